@@ -1,0 +1,54 @@
+# Shared functions of the stack scripts (sourced, not run).
+set -euo pipefail
+
+STACK_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$STACK_SRC/.." && pwd)"
+STACK_ENV="${STACK_ENV:-$STACK_SRC/stack.env}"
+# shellcheck disable=SC1090
+. "$STACK_ENV"
+STACK_DIR="${STACK_DIR:-$ROOT/.stack}"
+RUN_DIR="$STACK_DIR/run"
+LOG_DIR="$STACK_DIR/logs"
+LIB_DIR="$STACK_DIR/lib"
+BIN_DIR="$STACK_DIR/bin"
+JAVA="${JAVA:-java}"
+CLICKHOUSE_SERVER="${CLICKHOUSE_SERVER:-/usr/sbin/clickhouse-server}"
+TELEGRAF="${TELEGRAF:-$BIN_DIR/telegraf}"
+SERVERS="clickhouse kafka flink-jobmanager flink-taskmanager telegraf"
+
+say() { echo "stack: $*"; }
+die() { echo "stack: error: $*" >&2; exit 1; }
+
+pidfile() { echo "$RUN_DIR/$1.pid"; }
+
+# The PID of server $1 if it is running and is the process we started (its command line
+# names our stack directory, so a reused PID of some other program is never touched).
+running_pid() {
+  local f pid
+  f="$(pidfile "$1")"
+  [ -f "$f" ] || return 1
+  pid="$(cat "$f")"
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- "$STACK_DIR" || return 1
+  echo "$pid"
+}
+
+port_open() { (exec 3<>"/dev/tcp/$STACK_HOST/$1") 2>/dev/null; }
+
+# Is server $1 answering its clients?
+healthy() {
+  case "$1" in
+    clickhouse) [ "$(curl -fsS --max-time 2 "http://$STACK_HOST:$CLICKHOUSE_HTTP_PORT/ping" 2>/dev/null)" = "Ok." ] ;;
+    kafka) port_open "$KAFKA_PORT" && [ -f "$RUN_DIR/kafka.topics-ok" ] ;;
+    flink-jobmanager) curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/config" >/dev/null 2>&1 ;;
+    flink-taskmanager)
+      curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/overview" 2>/dev/null \
+        | grep -Eq '"taskmanagers":[1-9]' ;;
+    telegraf) running_pid telegraf >/dev/null && grep -q "Loaded outputs: kafka" "$LOG_DIR/telegraf.log" 2>/dev/null \
+        && ! tail -n 5 "$LOG_DIR/telegraf.log" | grep -q "E! " ;;
+    *) return 1 ;;
+  esac
+}
+
+kafka_cp() { echo "$LIB_DIR/kafka/*"; }
+flink_cp() { echo "$LIB_DIR/flink/*"; }
