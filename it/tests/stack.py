@@ -1,0 +1,62 @@
+"""Helpers for tests over the real local stack: find it running or start it, and talk to it."""
+
+import os
+import subprocess
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def env():
+    """stack/stack.env as a dict (the one file with the stack's ports)."""
+    out = {}
+    path = os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                k, v = line.split("=", 1)
+                out[k] = v
+    return out
+
+
+E = env()
+HOST = E["STACK_HOST"]
+KAFKA = "%s:%s" % (HOST, E["KAFKA_PORT"])
+FLINK = "http://%s:%s" % (HOST, E["FLINK_REST_PORT"])
+CLICKHOUSE = "http://%s:%s" % (HOST, E["CLICKHOUSE_HTTP_PORT"])
+STACK_DIR = os.environ.get("STACK_DIR", os.path.join(ROOT, ".stack"))
+
+
+def status():
+    return subprocess.run([os.path.join(ROOT, "stack", "status.sh")], capture_output=True, text=True)
+
+
+def ensure_up():
+    """Find the stack healthy, or start it with make up (bounded by up.sh's own waits)."""
+    if status().returncode == 0:
+        return
+    r = subprocess.run(["make", "-C", ROOT, "--no-print-directory", "up"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, "make up failed:\n" + r.stdout + r.stderr
+
+
+def pids():
+    """{server: pid} of the servers whose pid files exist."""
+    out = {}
+    run = os.path.join(STACK_DIR, "run")
+    for fn in os.listdir(run) if os.path.isdir(run) else []:
+        if fn.endswith(".pid"):
+            with open(os.path.join(run, fn)) as f:
+                out[fn[:-4]] = int(f.read().strip())
+    return out
+
+
+def wait_until(pred, timeout, what, interval=0.5):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))

@@ -1,0 +1,121 @@
+"""Smoke test of the local stack: every server does its job for a client.
+
+Kafka: an Avro CpiSample in the project's wire format goes through cpi2.samples and back.
+Flink: a trivial job runs on the session cluster and its accumulator has the right value.
+ClickHouse: a row is inserted and selected. Telegraf: host metrics arrive on Kafka.
+"""
+
+import json
+import os
+import time
+import uuid
+
+import pytest
+import requests
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource
+
+import stack
+import wire
+
+
+@pytest.fixture(scope="module", autouse=True)
+def up():
+    stack.ensure_up()
+
+
+def test_topics_have_partitions_retention_and_compaction():
+    admin = AdminClient({"bootstrap.servers": stack.KAFKA})
+    md = admin.list_topics(timeout=10)
+    with open(os.path.join(stack.ROOT, "stack", "kafka", "topics.conf")) as f:
+        wanted = [l.split() for l in f if l.strip() and not l.startswith("#")]
+    for name, parts, retention, policy, *_ in wanted:
+        assert name in md.topics, name
+        assert len(md.topics[name].partitions) == int(parts), name
+        res = ConfigResource(ConfigResource.Type.TOPIC, name)
+        cfg = admin.describe_configs([res])[res].result(timeout=10)
+        assert cfg["cleanup.policy"].value == policy, name
+        assert cfg["retention.ms"].value == retention, name
+
+
+def test_avro_sample_through_kafka():
+    host = "smoke-" + uuid.uuid4().hex[:8]
+    sample = {
+        "host": host, "task": "smoke.slice/t1", "job": "smoke", "task_id": "1", "platform": "test/1/2/cpu",
+        "task_class": "BATCH", "is_protected": False, "window_start_us": int(time.time() * 1e6),
+        "window_us": 10_000_000, "cycles": 2000, "instructions": 1000, "counter_source": "SIMULATED",
+        "time_running_ratio": 1.0, "cpu_usage": 0.5, "cpi": 2.0, "llc_misses": None, "numa_score": None, "threads": 3,
+    }
+    delivered = []
+    p = Producer({"bootstrap.servers": stack.KAFKA, "enable.idempotence": True})
+    p.produce("cpi2.samples", key=host, value=wire.encode("CpiSample", sample),
+              on_delivery=lambda err, msg: delivered.append((err, msg)))
+    assert p.flush(30) == 0
+    err, msg = delivered[0]
+    assert err is None, err
+    c = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "smoke-" + host, "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition("cpi2.samples", msg.partition(), msg.offset())])
+        got = stack.wait_until(lambda: c.poll(1.0), 30, "the sample back from Kafka")
+        assert got.error() is None, got.error()
+        assert got.key().decode() == host
+        assert got.value()[:2] == b"\xc3\x01"
+        assert wire.decode("CpiSample", got.value()) == sample
+    finally:
+        c.close()
+
+
+def test_trivial_job_runs_on_flink():
+    jar = os.path.join(stack.ROOT, "it", "smoke-job", "target", "cpi2-smoke-job-0.1.0.jar")
+    assert os.path.exists(jar), "build it first: make -C it build"
+    with open(jar, "rb") as f:
+        up = requests.post(stack.FLINK + "/jars/upload", files={"jarfile": ("smoke.jar", f, "application/x-java-archive")}, timeout=60)
+    assert up.status_code == 200, up.text
+    jar_id = up.json()["filename"].rsplit("/", 1)[-1]
+    try:
+        n = 5000
+        run = requests.post(stack.FLINK + "/jars/%s/run" % jar_id,
+                            json={"entryClass": "org.cpi2.it.SmokeJob", "programArgsList": [str(n)]}, timeout=120)
+        assert run.status_code == 200, run.text
+        job = run.json()["jobid"]
+        state = stack.wait_until(
+            lambda: (lambda s: s if s in ("FINISHED", "FAILED", "CANCELED") else None)(
+                requests.get(stack.FLINK + "/jobs/" + job, timeout=10).json()["state"]), 120, "the smoke job to end")
+        assert state == "FINISHED", requests.get(stack.FLINK + "/jobs/%s/exceptions" % job, timeout=10).text
+        acc = requests.get(stack.FLINK + "/jobs/%s/accumulators" % job, timeout=10).json()
+        values = {a["name"]: a["value"] for a in acc["user-task-accumulators"]}
+        assert int(values["sum"]) == n * (n + 1)
+    finally:
+        requests.delete(stack.FLINK + "/jars/" + jar_id, timeout=10)
+
+
+def _ch(sql, data=None):
+    r = requests.post(stack.CLICKHOUSE + "/", params={"query": sql} if data is not None else None,
+                      data=data if data is not None else sql, timeout=30)
+    assert r.status_code == 200, "%s\n%s" % (sql, r.text)
+    return r.text
+
+
+def test_clickhouse_insert_and_select():
+    _ch("CREATE DATABASE IF NOT EXISTS cpi2_smoke")
+    _ch("CREATE TABLE IF NOT EXISTS cpi2_smoke.t (id String, cpi Float64) ENGINE = MergeTree ORDER BY id")
+    rid = uuid.uuid4().hex
+    _ch("INSERT INTO cpi2_smoke.t FORMAT JSONEachRow", json.dumps({"id": rid, "cpi": 1.25}))
+    assert _ch("SELECT cpi FROM cpi2_smoke.t WHERE id = '%s' FORMAT TabSeparated" % rid).strip() == "1.25"
+    _ch("DROP TABLE cpi2_smoke.t")
+
+
+def test_telegraf_ships_host_metrics_to_kafka():
+    c = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "smoke-telegraf-" + uuid.uuid4().hex[:6],
+                  "auto.offset.reset": "latest"})
+    c.subscribe(["cpi2.host-metrics"])
+    names = set()
+    deadline = time.time() + 60
+    try:
+        while time.time() < deadline and not {"cpu", "mem", "system"} <= names:
+            m = c.poll(1.0)
+            if m is not None and m.error() is None:
+                names.add(json.loads(m.value())["name"])
+    finally:
+        c.close()
+    assert {"cpu", "mem", "system"} <= names, "got only %s from Telegraf in 60 s" % names
