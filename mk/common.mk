@@ -7,6 +7,7 @@ PY        := $(VENV)/bin/python
 PYTEST    := $(VENV)/bin/pytest
 C_BUILD   ?= $(ROOT)/build/c
 MVN       ?= mvn -B -q -f $(ROOT)/pom.xml
-# Ports and addresses of the local stack (one file; see stack/stack.env).
-include $(ROOT)/stack/stack.env
+# Ports and addresses of the local stack (one file; STACK_ENV=other.env to use another).
+STACK_ENV ?= $(ROOT)/stack/stack.env
+include $(STACK_ENV)
 export

@@ -7,7 +7,7 @@
 # --- configuration checks: fail early with what to fix ---------------------------------------
 check_config() {
   local seen="" var val
-  for var in KAFKA_PORT KAFKA_CONTROLLER_PORT FLINK_REST_PORT FLINK_RPC_PORT CLICKHOUSE_HTTP_PORT \
+  for var in KAFKA_PORT KAFKA_CONTROLLER_PORT FLINK_REST_PORT FLINK_RPC_PORT FLINK_BLOB_PORT CLICKHOUSE_HTTP_PORT \
              CLICKHOUSE_TCP_PORT CLICKHOUSE_INTERSERVER_PORT; do
     val="${!var:-}"
     [[ "$val" =~ ^[0-9]+$ ]] && [ "$val" -ge 1 ] && [ "$val" -le 65535 ] \

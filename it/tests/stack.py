@@ -7,11 +7,13 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+ENV_PATH = os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))
+
+
 def env():
-    """stack/stack.env as a dict (the one file with the stack's ports)."""
+    """stack/stack.env (or $STACK_ENV) as a dict: the one file with the stack's ports."""
     out = {}
-    path = os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))
-    with open(path, encoding="utf-8") as f:
+    with open(ENV_PATH, encoding="utf-8") as f:
         for line in f:
             line = line.strip()
             if line and not line.startswith("#") and "=" in line:

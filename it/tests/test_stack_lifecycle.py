@@ -16,7 +16,7 @@ def _run(cmd, **env):
 
 def test_bad_port_fails_with_what_to_fix(tmp_path):
     bad = tmp_path / "stack.env"
-    text = open(os.path.join(stack.ROOT, "stack", "stack.env")).read().replace("KAFKA_PORT=", "KAFKA_PORT=70000\n#", 1)
+    text = open(stack.ENV_PATH).read().replace("KAFKA_PORT=", "KAFKA_PORT=70000\n#", 1)
     bad.write_text(text)
     r = _run([UP], STACK_ENV=str(bad))
     assert r.returncode != 0
@@ -25,7 +25,7 @@ def test_bad_port_fails_with_what_to_fix(tmp_path):
 
 def test_duplicate_port_fails(tmp_path):
     bad = tmp_path / "stack.env"
-    text = open(os.path.join(stack.ROOT, "stack", "stack.env")).read()
+    text = open(stack.ENV_PATH).read()
     bad.write_text(text + "\nFLINK_REST_PORT=%s\n" % stack.E["KAFKA_PORT"])
     r = _run([UP], STACK_ENV=str(bad))
     assert r.returncode != 0 and "used twice" in r.stderr, r.stderr
