@@ -25,9 +25,8 @@ build: ## Build everything: Java modules, C agents
 test: setup build ## Run every test: unit tests, then the tests over the real local stack
 	@$(ROOT)/stack/run-tests.sh $(MODULES)
 
-bench: setup build ## Run every benchmark and write bench-report/REPORT.md
-	@mkdir -p bench-report
-	@for m in $(MODULES); do $(MAKE) --no-print-directory -C $$m bench || exit 1; done
+bench: setup build ## Run every benchmark over the local stack and write bench-report/REPORT.md
+	@$(ROOT)/stack/run-bench.sh $(MODULES)
 
 clean: ## Remove build outputs (not the stack's state)
 	rm -rf build target */target
