@@ -1,0 +1,72 @@
+package org.cpi2.flink.logic;
+
+import java.util.List;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.Suspect;
+import org.cpi2.schema.TaskClass;
+
+/**
+ * Paper section 5: a latency-sensitive or explicitly protected victim with a usable spec is
+ * protected by hard-capping the highest-correlated batch or best-effort suspect whose correlation
+ * reaches the threshold (best-effort to {@code capBestEffort}, other batch to {@code capBatch}).
+ * Latency-sensitive suspects are never capped automatically; suspects of UNKNOWN class are not
+ * capped either (their class is not known to be batch). Otherwise the decision says why not.
+ */
+public final class DecisionPolicy {
+  private final double threshold;
+  private final double minCpuUsage;
+  private final double capBatch;
+  private final double capBestEffort;
+  private final int capDurationS;
+
+  public DecisionPolicy(
+      double threshold, double minCpuUsage, double capBatch, double capBestEffort, int capDurationS) {
+    this.threshold = threshold;
+    this.minCpuUsage = minCpuUsage;
+    this.capBatch = capBatch;
+    this.capBestEffort = capBestEffort;
+    this.capDurationS = capDurationS;
+  }
+
+  /** What to do; {@code antagonist} is set only with THROTTLE. */
+  public record Verdict(Decision decision, Suspect antagonist, Double capCpu, Integer capDurationS) {}
+
+  /** {@code ranked} is sorted by correlation, highest first. */
+  public Verdict decide(
+      TaskClass victimClass,
+      boolean victimProtected,
+      boolean specUsable,
+      double victimCpuMean,
+      List<Suspect> ranked) {
+    if (!specUsable) {
+      return none(Decision.SPEC_NOT_USABLE);
+    }
+    if (victimClass != TaskClass.LATENCY_SENSITIVE && !victimProtected) {
+      return none(Decision.VICTIM_NOT_PROTECTED);
+    }
+    if (victimCpuMean < minCpuUsage) {
+      return none(Decision.VICTIM_CPU_TOO_LOW);
+    }
+    if (ranked.isEmpty()) {
+      return none(Decision.NO_SUSPECTS);
+    }
+    boolean anyAbove = false;
+    for (Suspect s : ranked) {
+      if (s.getCorrelation() < threshold) {
+        break;
+      }
+      anyAbove = true;
+      if (s.getTaskClass() == TaskClass.BEST_EFFORT) {
+        return new Verdict(Decision.THROTTLE, s, capBestEffort, capDurationS);
+      }
+      if (s.getTaskClass() == TaskClass.BATCH) {
+        return new Verdict(Decision.THROTTLE, s, capBatch, capDurationS);
+      }
+    }
+    return none(anyAbove ? Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS : Decision.NO_SUSPECT_ABOVE_THRESHOLD);
+  }
+
+  private static Verdict none(Decision d) {
+    return new Verdict(d, null, null, null);
+  }
+}

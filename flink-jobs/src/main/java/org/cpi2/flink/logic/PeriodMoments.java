@@ -1,0 +1,21 @@
+package org.cpi2.flink.logic;
+
+/**
+ * Moments of one aggregation period of one (job, platform): count, sum and sum of squares of CPI,
+ * and the sum of CPU usage, over the samples that pass {@link SpecMath#counts}. A Flink POJO.
+ */
+public class PeriodMoments {
+  public long count;
+  public double sum;
+  public double sumSq;
+  public double cpuSum;
+
+  public PeriodMoments() {}
+
+  public void add(double cpi, double cpuUsage) {
+    count++;
+    sum += cpi;
+    sumSq += cpi * cpi;
+    cpuSum += cpuUsage;
+  }
+}

@@ -1,0 +1,53 @@
+package org.cpi2.flink.logic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class AntagonistCorrelationTest {
+  private static final long[] T = {60, 120, 180, 240};
+
+  private static double corr(double[] cpi, double threshold, long[] ts, double[] cpu) {
+    return AntagonistCorrelation.correlate(T, cpi, T.length, threshold, ts, cpu, ts.length);
+  }
+
+  @Test
+  void handComputedExample() {
+    // c_t = 2; terms: c=1 -> 1/2-1 = -0.5, c=2 -> 0, c=4 -> 1-2/4 = 0.5 (twice).
+    // u = 1,1,4,4 normalised to 0.1,0.1,0.4,0.4: -0.05 + 0 + 0.2 + 0.2 = 0.35.
+    assertEquals(0.35, corr(new double[] {1, 2, 4, 4}, 2, T, new double[] {1, 1, 4, 4}), 1e-12);
+  }
+
+  @Test
+  void allUsageEqualIsTheMeanTerm() {
+    // u = 0.25 each: 0.25 * (-0.5 + 0 + 0.5 + 0.5) = 0.125, whatever the usage level.
+    assertEquals(0.125, corr(new double[] {1, 2, 4, 4}, 2, T, new double[] {0.7, 0.7, 0.7, 0.7}), 1e-12);
+  }
+
+  @Test
+  void victimBelowThresholdThroughoutIsNegative() {
+    assertEquals(-0.5, corr(new double[] {1, 1, 1, 1}, 2, T, new double[] {0.1, 3, 0.5, 2}), 1e-12);
+  }
+
+  @Test
+  void suspectWithZeroUsageCorrelatesZero() {
+    assertEquals(0.0, corr(new double[] {4, 4, 4, 4}, 2, T, new double[] {0, 0, 0, 0}), 0);
+  }
+
+  @Test
+  void onlyTimeAlignedPairsCount() {
+    // The suspect has samples at 120 and 240 (c = 2 -> 0 and c = 4 -> 0.5) and at 300 (no victim).
+    long[] ts = {120, 240, 300};
+    double c = corr(new double[] {1, 2, 4, 4}, 2, ts, new double[] {1, 3, 5});
+    assertEquals(0.375, c, 1e-12); // (1*0 + 3*0.5) / (1 + 3)
+    assertEquals(0.0, corr(new double[] {1, 2, 4, 4}, 2, new long[] {1, 2}, new double[] {1, 1}), 0);
+  }
+
+  @Test
+  void staysWithinMinusOneAndOne() {
+    double high = corr(new double[] {1e9, 1e9, 1e9, 1e9}, 1, T, new double[] {1, 2, 3, 4});
+    double low = corr(new double[] {1e-9, 1e-9, 1e-9, 1e-9}, 1, T, new double[] {1, 2, 3, 4});
+    assertEquals(1.0, high, 1e-6);
+    assertEquals(-1.0, low, 1e-6);
+  }
+}

@@ -1,0 +1,55 @@
+package org.cpi2.flink.logic;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.Suspect;
+import org.cpi2.schema.TaskClass;
+import org.junit.jupiter.api.Test;
+
+class DecisionPolicyTest {
+  private final DecisionPolicy policy = new DecisionPolicy(0.35, 0.25, 0.1, 0.01, 300);
+
+  private static Suspect s(String task, TaskClass c, double corr) {
+    return Suspect.newBuilder().setTask(task).setJob("j").setTaskClass(c).setCorrelation(corr).setCpuUsage(1).build();
+  }
+
+  private Decision decide(TaskClass victim, boolean prot, boolean usable, double cpu, List<Suspect> ranked) {
+    return policy.decide(victim, prot, usable, cpu, ranked).decision();
+  }
+
+  @Test
+  void batchAntagonistOfLatencySensitiveVictimGetsBatchCap() {
+    DecisionPolicy.Verdict v =
+        policy.decide(TaskClass.LATENCY_SENSITIVE, false, true, 1, List.of(s("a", TaskClass.BATCH, 0.35)));
+    assertEquals(Decision.THROTTLE, v.decision());
+    assertEquals(0.1, v.capCpu(), 0);
+    assertEquals(300, v.capDurationS());
+  }
+
+  @Test
+  void protectedBatchVictimIsDefended() {
+    assertEquals(Decision.THROTTLE, decide(TaskClass.BATCH, true, true, 1, List.of(s("a", TaskClass.BEST_EFFORT, 0.9))));
+    assertEquals(Decision.VICTIM_NOT_PROTECTED, decide(TaskClass.BATCH, false, true, 1, List.of(s("a", TaskClass.BEST_EFFORT, 0.9))));
+  }
+
+  @Test
+  void reasonsForDoingNothing() {
+    List<Suspect> good = List.of(s("a", TaskClass.BATCH, 0.9));
+    assertEquals(Decision.SPEC_NOT_USABLE, decide(TaskClass.LATENCY_SENSITIVE, false, false, 1, good));
+    assertEquals(Decision.VICTIM_CPU_TOO_LOW, decide(TaskClass.LATENCY_SENSITIVE, false, true, 0.24, good));
+    assertEquals(Decision.NO_SUSPECTS, decide(TaskClass.LATENCY_SENSITIVE, false, true, 1, List.of()));
+    assertEquals(
+        Decision.NO_SUSPECT_ABOVE_THRESHOLD,
+        decide(TaskClass.LATENCY_SENSITIVE, false, true, 1, List.of(s("a", TaskClass.BATCH, 0.3499))));
+    assertEquals(
+        Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS,
+        decide(
+            TaskClass.LATENCY_SENSITIVE,
+            false,
+            true,
+            1,
+            List.of(s("a", TaskClass.LATENCY_SENSITIVE, 0.8), s("u", TaskClass.UNKNOWN, 0.5), s("b", TaskClass.BATCH, 0.2))));
+  }
+}
