@@ -6,7 +6,7 @@ VENV      ?= $(ROOT)/.venv
 PY        := $(VENV)/bin/python
 PYTEST    := $(VENV)/bin/pytest
 C_BUILD   ?= $(ROOT)/build/c
-MVN       ?= mvn -B -q -f $(ROOT)/pom.xml
+MVN       ?= mvn -B -q -Dstyle.color=never -f $(ROOT)/pom.xml
 # Ports and addresses of the local stack (one file; STACK_ENV=other.env to use another).
 STACK_ENV ?= $(ROOT)/stack/stack.env
 include $(STACK_ENV)
