@@ -1,0 +1,164 @@
+package org.cpi2.flink;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.streaming.api.datastream.BroadcastStream;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.cpi2.flink.functions.AnomalyDetectorFunction;
+import org.cpi2.flink.functions.CorrelatorFunction;
+import org.cpi2.flink.functions.DecodeFunction;
+import org.cpi2.flink.functions.OutcomeJudgeFunction;
+import org.cpi2.flink.functions.RecordTypes;
+import org.cpi2.flink.functions.SpecBuilderFunction;
+import org.cpi2.flink.functions.Validators;
+import org.cpi2.flink.functions.Watermarks;
+import org.cpi2.flink.io.ClickHouseSinks;
+import org.cpi2.flink.io.KafkaIo;
+import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.schema.ActionCause;
+import org.cpi2.schema.ActionKind;
+import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.DeadLetter;
+import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
+
+/**
+ * The CPI² streaming job: samples → specs (job × platform) → outliers and anomalies (task) →
+ * antagonist analyses and incidents (host) → cap outcomes (victim). Sources and sinks are given,
+ * so tests run the same graph on in-memory data. Operator uids are stable: do not change them,
+ * savepoints map state by uid.
+ */
+public final class Cpi2Job {
+  public static final String COMPONENT = "flink-jobs";
+
+  private final Cpi2Options options;
+  private final Cpi2Sources sources;
+  private final Cpi2Sinks sinks;
+
+  public Cpi2Job(Cpi2Options options, Cpi2Sources sources, Cpi2Sinks sinks) {
+    this.options = options;
+    this.sources = sources;
+    this.sinks = sinks;
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
+      System.out.println("Usage: Cpi2Job [--config FILE] [--name value ...]\nOptions and defaults:");
+      System.out.print(Cpi2Options.defaults().describe());
+      return;
+    }
+    Cpi2Options options = Cpi2Options.fromArgs(args);
+    Cpi2Sinks sinks = KafkaIo.sinks(options);
+    if (!options.get(Cpi2Options.CLICKHOUSE_URL).isEmpty()) {
+      sinks = Cpi2Sinks.both(sinks, new ClickHouseSinks(options));
+    }
+    new Cpi2Job(options, KafkaIo.sources(options), sinks).execute("cpi2-flink-jobs");
+  }
+
+  /** The environment with this project's settings: no Kryo, checkpoints on. */
+  public static StreamExecutionEnvironment environment(Cpi2Options options) {
+    Configuration conf = new Configuration();
+    conf.set(PipelineOptions.GENERIC_TYPES, false);
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+    env.enableCheckpointing(options.getLong(Cpi2Options.CHECKPOINT_INTERVAL_MS));
+    return env;
+  }
+
+  public void execute(String name) throws Exception {
+    StreamExecutionEnvironment env = environment(options);
+    build(env);
+    env.execute(name);
+  }
+
+  /** Adds the whole graph to {@code env}. */
+  public void build(StreamExecutionEnvironment env) {
+    long ooo = options.getLong(Cpi2Options.OUT_OF_ORDERNESS_S);
+    long idle = options.getLong(Cpi2Options.SOURCE_IDLENESS_S);
+
+    SingleOutputStreamOperator<CpiSample> decodedSamples =
+        sources.samples(env)
+            .process(new DecodeFunction<>(CpiSample.class, COMPONENT + "/decode-samples", Validators::sample), RecordTypes.SAMPLE)
+            .uid("decode-samples")
+            .name("Decode samples");
+    DataStream<CpiSample> samples =
+        decodedSamples
+            .assignTimestampsAndWatermarks(Watermarks.samples(ooo, idle))
+            .uid("sample-watermarks")
+            .name("Sample event time");
+
+    SingleOutputStreamOperator<EnforcementAction> decodedActions =
+        sources.actions(env)
+            .process(new DecodeFunction<>(EnforcementAction.class, COMPONENT + "/decode-actions", Validators::action), RecordTypes.ACTION)
+            .uid("decode-actions")
+            .name("Decode actions");
+    DataStream<EnforcementAction> actions =
+        decodedActions.assignTimestampsAndWatermarks(Watermarks.actions()).uid("action-watermarks").name("Action event time");
+
+    SingleOutputStreamOperator<CpiSpec> decodedSeeds =
+        sources.specSeeds(env)
+            .process(new DecodeFunction<>(CpiSpec.class, COMPONENT + "/decode-spec-seeds", s -> s.getJob().isEmpty() ? "CpiSpec without job" : null), RecordTypes.SPEC)
+            .uid("decode-spec-seeds")
+            .name("Decode spec seeds");
+    DataStream<CpiSpec> seeds =
+        decodedSeeds.assignTimestampsAndWatermarks(Watermarks.specs()).uid("spec-seed-watermarks").name("Spec seed event time");
+
+    // Specs per job × platform (paper 3.1).
+    SingleOutputStreamOperator<CpiSpec> specs =
+        samples
+            .keyBy(s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()), TypeInformation.of(String.class))
+            .connect(seeds.keyBy(s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()), TypeInformation.of(String.class)))
+            .process(new SpecBuilderFunction(options), RecordTypes.SPEC)
+            .uid("spec-builder")
+            .name("Spec builder (job x platform)");
+
+    // Outliers and anomalies per task (paper 4.1), specs broadcast to every instance.
+    BroadcastStream<CpiSpec> specBroadcast = specs.broadcast(AnomalyDetectorFunction.SPECS);
+    SingleOutputStreamOperator<ScoredSample> scored =
+        samples
+            .keyBy(AnomalyDetectorFunction::key, TypeInformation.of(String.class))
+            .connect(specBroadcast)
+            .process(new AnomalyDetectorFunction(options), TypeInformation.of(ScoredSample.class))
+            .uid("anomaly-detector")
+            .name("Outlier and anomaly detector (task)");
+
+    // Antagonist analyses per host (paper 4.2, 5).
+    SingleOutputStreamOperator<Incident> incidents =
+        scored
+            .keyBy(s -> s.host, TypeInformation.of(String.class))
+            .connect(actions.keyBy(EnforcementAction::getHost, TypeInformation.of(String.class)))
+            .process(new CorrelatorFunction(options), RecordTypes.INCIDENT)
+            .uid("correlator")
+            .name("Antagonist correlator (host)");
+
+    // Judging every cap (paper 7.2).
+    DataStream<EnforcementAction> applied =
+        actions
+            .filter(a -> a.getKind() == ActionKind.APPLIED && a.getCause() == ActionCause.INCIDENT && a.getVictimTask() != null)
+            .uid("applied-caps")
+            .name("Caps applied for incidents");
+    SingleOutputStreamOperator<CapOutcome> outcomes =
+        scored
+            .keyBy(s -> s.host + "|" + s.task, TypeInformation.of(String.class))
+            .connect(applied.keyBy(a -> a.getHost() + "|" + a.getVictimTask(), TypeInformation.of(String.class)))
+            .process(new OutcomeJudgeFunction(options), RecordTypes.OUTCOME)
+            .uid("outcome-judge")
+            .name("Cap outcome judge (victim)");
+
+    DataStream<DeadLetter> deadLetters =
+        decodedSamples
+            .getSideOutput(RecordTypes.DEAD_LETTERS)
+            .union(decodedActions.getSideOutput(RecordTypes.DEAD_LETTERS), decodedSeeds.getSideOutput(RecordTypes.DEAD_LETTERS));
+
+    sinks.samples(decodedSamples);
+    sinks.specs(specs);
+    sinks.incidents(incidents);
+    sinks.actions(decodedActions);
+    sinks.outcomes(outcomes);
+    sinks.deadLetters(deadLetters);
+  }
+}

@@ -1,0 +1,101 @@
+package org.cpi2.flink.functions;
+
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.BroadcastState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ReadOnlyBroadcastState;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
+import org.apache.flink.util.Collector;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.logic.AnomalyWindow;
+import org.cpi2.flink.logic.OutlierRule;
+import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+
+/**
+ * Paper section 4.1, keyed by host|task: judges every sample against its job's spec on its
+ * platform (specs arrive as broadcast state) and emits it as a {@link ScoredSample}, flagged as an
+ * outlier and, when it completes enough outliers within the anomaly window, as anomalous. Specs
+ * that are not yet usable still give a threshold, so that the incident can say why nothing was
+ * done. Out-of-order samples are placed by event time (see {@link AnomalyWindow}).
+ */
+public class AnomalyDetectorFunction
+    extends KeyedBroadcastProcessFunction<String, CpiSample, CpiSpec, ScoredSample> {
+  private static final long serialVersionUID = 1L;
+
+  /** Broadcast state: the latest spec per job|platform. */
+  public static final MapStateDescriptor<String, CpiSpec> SPECS =
+      new MapStateDescriptor<>("specs", Types.STRING, RecordTypes.SPEC);
+
+  private final double sigmas;
+  private final double minCpu;
+  private final int outliers;
+  private final long windowUs;
+  private final long taskTtlS;
+
+  private transient OutlierRule rule;
+  private transient AnomalyWindow window;
+  private transient ValueState<long[]> outlierTimes;
+
+  public AnomalyDetectorFunction(Cpi2Options o) {
+    this.sigmas = o.getDouble(Cpi2Options.OUTLIER_SIGMAS);
+    this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
+    this.outliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
+    this.windowUs = o.getLong(Cpi2Options.ANOMALY_WINDOW_S) * 1_000_000L;
+    this.taskTtlS = o.getLong(Cpi2Options.TASK_TTL_S);
+  }
+
+  /** The key of the detector's state for one task. */
+  public static String key(CpiSample s) {
+    return s.getHost() + "|" + s.getTask();
+  }
+
+  @Override
+  public void open(OpenContext ctx) {
+    rule = new OutlierRule(sigmas, minCpu);
+    window = new AnomalyWindow(outliers, windowUs);
+    ValueStateDescriptor<long[]> d =
+        new ValueStateDescriptor<>(
+            "outlier-times", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
+    d.enableTimeToLive(StateTtl.forTasks(taskTtlS));
+    outlierTimes = getRuntimeContext().getState(d);
+  }
+
+  @Override
+  public void processElement(CpiSample s, ReadOnlyContext ctx, Collector<ScoredSample> out)
+      throws Exception {
+    ScoredSample o = ScoredSample.of(s);
+    ReadOnlyBroadcastState<String, CpiSpec> specs = ctx.getBroadcastState(SPECS);
+    CpiSpec spec = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
+    if (spec != null && spec.getWeightedCount() > 0) {
+      o.specKnown = true;
+      o.specUsable = spec.getUsable();
+      o.specMean = spec.getCpiMean();
+      o.specStddev = spec.getCpiStddev();
+      o.threshold = rule.threshold(o.specMean, o.specStddev);
+      o.outlier = rule.isOutlier(o.cpi, o.cpu, o.threshold);
+      if (o.outlier) {
+        long[] times = window.insert(outlierTimes.value(), o.timeUs);
+        outlierTimes.update(times);
+        o.anomalous = window.isAnomalous(times, o.timeUs);
+      }
+    }
+    out.collect(o);
+  }
+
+  @Override
+  public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<ScoredSample> out)
+      throws Exception {
+    BroadcastState<String, CpiSpec> specs = ctx.getBroadcastState(SPECS);
+    String key = SpecBuilderFunction.key(spec.getJob(), spec.getPlatform());
+    CpiSpec known = specs.get(key);
+    if (known == null || spec.getPeriodEndUs() >= known.getPeriodEndUs()) {
+      specs.put(key, spec);
+    }
+  }
+}

@@ -1,0 +1,217 @@
+package org.cpi2.flink.functions;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.util.Collector;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.logic.Analyzer;
+import org.cpi2.flink.logic.DecisionPolicy;
+import org.cpi2.flink.logic.TaskSeries;
+import org.cpi2.flink.records.CapState;
+import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.schema.ActionKind;
+import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
+
+/**
+ * Paper sections 4.2 and 5, keyed by host. Keeps the last correlation window of every task's CPI
+ * and CPU usage (input 1, scored samples) and the caps in force (input 2, the enforcers'
+ * actions). An anomalous sample queues its task for analysis; the analysis runs when the
+ * watermark passes the sample's time, so every tenant's sample of that window is in (within the
+ * out-of-orderness bound), and at most once per {@code correlation.min-interval-ms} of event time
+ * per host. A victim is analysed again only after as many new outliers as make an anomaly since
+ * its last incident; capped tasks are left out, and when the victim is still anomalous under a cap
+ * naming it, the new incident is the next round (paper 5: "analyse again without the capped task").
+ */
+public class CorrelatorFunction
+    extends KeyedCoProcessFunction<String, ScoredSample, EnforcementAction, Incident> {
+  private static final long serialVersionUID = 1L;
+
+  private final Cpi2Options options;
+  private final long windowUs;
+  private final long minIntervalMs;
+  private final int anomalyOutliers;
+
+  private transient Analyzer analyzer;
+  private transient MapState<String, TaskSeries> series;
+  private transient MapState<String, Long> pending;
+  private transient MapState<String, Long> lastIncidentUs;
+  private transient MapState<String, Integer> lastRound;
+  private transient MapState<String, CapState> caps;
+  private transient ValueState<Long> lastAnalysisMs;
+
+  public CorrelatorFunction(Cpi2Options o) {
+    this.options = o;
+    this.windowUs = o.getLong(Cpi2Options.CORRELATION_WINDOW_S) * 1_000_000L;
+    this.minIntervalMs = o.getLong(Cpi2Options.ANALYSIS_MIN_INTERVAL_MS);
+    this.anomalyOutliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
+  }
+
+  @Override
+  public void open(OpenContext ctx) {
+    double minCpu = options.getDouble(Cpi2Options.MIN_CPU_USAGE);
+    DecisionPolicy policy =
+        new DecisionPolicy(
+            options.getDouble(Cpi2Options.CORRELATION_THRESHOLD),
+            minCpu,
+            options.getDouble(Cpi2Options.CAP_BATCH),
+            options.getDouble(Cpi2Options.CAP_BEST_EFFORT),
+            options.getInt(Cpi2Options.CAP_DURATION_S));
+    analyzer = new Analyzer(windowUs, minCpu, policy);
+    long ttl = options.getLong(Cpi2Options.TASK_TTL_S);
+    MapStateDescriptor<String, TaskSeries> sd =
+        new MapStateDescriptor<>("series", Types.STRING, TypeInformation.of(TaskSeries.class));
+    sd.enableTimeToLive(StateTtl.forTasks(ttl));
+    series = getRuntimeContext().getMapState(sd);
+    pending = getRuntimeContext().getMapState(new MapStateDescriptor<>("pending", Types.STRING, Types.LONG));
+    MapStateDescriptor<String, Long> li = new MapStateDescriptor<>("last-incident", Types.STRING, Types.LONG);
+    li.enableTimeToLive(StateTtl.forTasks(ttl));
+    lastIncidentUs = getRuntimeContext().getMapState(li);
+    MapStateDescriptor<String, Integer> lr = new MapStateDescriptor<>("last-round", Types.STRING, Types.INT);
+    lr.enableTimeToLive(StateTtl.forTasks(ttl));
+    lastRound = getRuntimeContext().getMapState(lr);
+    caps =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>("caps", Types.STRING, TypeInformation.of(CapState.class)));
+    lastAnalysisMs = getRuntimeContext().getState(new ValueStateDescriptor<>("last-analysis", Types.LONG));
+  }
+
+  @Override
+  public void processElement1(ScoredSample s, Context ctx, Collector<Incident> out) throws Exception {
+    TaskSeries ts = series.get(s.task);
+    if (ts == null) {
+      ts = new TaskSeries();
+      ts.task = s.task;
+    }
+    ts.job = s.job;
+    ts.platform = s.platform;
+    ts.taskClass = s.taskClass;
+    ts.isProtected = s.isProtected;
+    if (s.specKnown) {
+      ts.specKnown = true;
+      ts.specUsable = s.specUsable;
+      ts.specMean = s.specMean;
+      ts.specStddev = s.specStddev;
+      ts.threshold = s.threshold;
+    }
+    ts.add(s.timeUs, s.cpi, s.cpu, s.outlier, windowUs);
+    series.put(s.task, ts);
+    if (s.anomalous && ts.specKnown) {
+      Long queued = pending.get(s.task);
+      if (queued == null || queued < s.timeUs) {
+        pending.put(s.task, s.timeUs);
+      }
+      ctx.timerService().registerEventTimeTimer(Math.max(s.timeUs / 1000, nextAllowedMs()));
+    }
+  }
+
+  @Override
+  public void processElement2(EnforcementAction a, Context ctx, Collector<Incident> out) throws Exception {
+    ActionKind kind = a.getKind();
+    if ((kind == ActionKind.APPLIED || kind == ActionKind.RENEWED) && a.getExpiresAtUs() != null) {
+      CapState c = new CapState();
+      c.task = a.getTask();
+      c.victimTask = a.getVictimTask();
+      c.incidentId = a.getIncidentId();
+      c.appliedAtUs = a.getAtUs();
+      c.expiresAtUs = a.getExpiresAtUs();
+      CapState old = caps.get(a.getTask());
+      if (old != null && kind == ActionKind.RENEWED) {
+        c.appliedAtUs = old.appliedAtUs;
+      }
+      caps.put(a.getTask(), c);
+    } else if (kind == ActionKind.RELEASED || kind == ActionKind.FAILED) {
+      caps.remove(a.getTask());
+    }
+  }
+
+  @Override
+  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<Incident> out) throws Exception {
+    if (timestampMs < nextAllowedMs()) {
+      ctx.timerService().registerEventTimeTimer(nextAllowedMs());
+      return;
+    }
+    long watermarkUs = timestampMs * 1000;
+    // The earliest queued victim whose time the watermark has passed.
+    String victim = null;
+    long detectedAt = Long.MAX_VALUE;
+    for (Map.Entry<String, Long> e : pending.entries()) {
+      if (e.getValue() <= watermarkUs && e.getValue() < detectedAt) {
+        victim = e.getKey();
+        detectedAt = e.getValue();
+      }
+    }
+    if (victim == null) {
+      return;
+    }
+    pending.remove(victim);
+    if (analyse(ctx.getCurrentKey(), victim, detectedAt, out)) {
+      lastAnalysisMs.update(timestampMs);
+    }
+    if (!pending.isEmpty()) {
+      ctx.timerService().registerEventTimeTimer(nextAllowedMs());
+    }
+  }
+
+  /** Runs one analysis if the victim has fresh evidence; true if it ran. */
+  private boolean analyse(String host, String victim, long detectedAt, Collector<Incident> out)
+      throws Exception {
+    TaskSeries v = series.get(victim);
+    if (v == null) {
+      return false;
+    }
+    Long last = lastIncidentUs.get(victim);
+    if (last != null && v.outliersAfter(last) < anomalyOutliers) {
+      return false;
+    }
+    TreeSet<String> excluded = new TreeSet<>();
+    boolean cappedForVictim = false;
+    List<String> expired = new ArrayList<>();
+    for (Map.Entry<String, CapState> e : caps.entries()) {
+      CapState c = e.getValue();
+      if (c.expiresAtUs <= detectedAt - windowUs) {
+        expired.add(e.getKey());
+      } else if (c.activeAt(detectedAt)) {
+        excluded.add(c.task);
+        cappedForVictim |= victim.equals(c.victimTask);
+      }
+    }
+    for (String k : expired) {
+      caps.remove(k);
+    }
+    List<TaskSeries> tenants = new ArrayList<>();
+    List<String> gone = new ArrayList<>();
+    for (Map.Entry<String, TaskSeries> e : series.entries()) {
+      if (e.getValue().newest() <= detectedAt - windowUs) {
+        gone.add(e.getKey());
+      } else {
+        tenants.add(e.getValue());
+      }
+    }
+    for (String k : gone) {
+      series.remove(k);
+    }
+    Integer prev = lastRound.get(victim);
+    int round = cappedForVictim && prev != null ? prev + 1 : 1;
+    Incident incident = analyzer.analyse(host, v, tenants, excluded, detectedAt, round);
+    lastIncidentUs.put(victim, detectedAt);
+    lastRound.put(victim, round);
+    out.collect(incident);
+    return true;
+  }
+
+  private long nextAllowedMs() throws Exception {
+    Long last = lastAnalysisMs.value();
+    return last == null ? Long.MIN_VALUE : last + minIntervalMs;
+  }
+}

@@ -1,0 +1,31 @@
+package org.cpi2.flink.functions;
+
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.formats.avro.typeutils.AvroTypeInfo;
+import org.apache.flink.util.OutputTag;
+import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.DeadLetter;
+import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
+
+/**
+ * Type information of every record that crosses an operator boundary or lives in state. Avro
+ * records are serialised by flink-avro's AvroSerializer (schema-evolution aware in savepoints),
+ * never by Kryo.
+ */
+public final class RecordTypes {
+  public static final TypeInformation<CpiSample> SAMPLE = new AvroTypeInfo<>(CpiSample.class);
+  public static final TypeInformation<CpiSpec> SPEC = new AvroTypeInfo<>(CpiSpec.class);
+  public static final TypeInformation<Incident> INCIDENT = new AvroTypeInfo<>(Incident.class);
+  public static final TypeInformation<EnforcementAction> ACTION =
+      new AvroTypeInfo<>(EnforcementAction.class);
+  public static final TypeInformation<CapOutcome> OUTCOME = new AvroTypeInfo<>(CapOutcome.class);
+  public static final TypeInformation<DeadLetter> DEAD_LETTER = new AvroTypeInfo<>(DeadLetter.class);
+
+  /** Side output of every decoder: what could not be used, with the reason. */
+  public static final OutputTag<DeadLetter> DEAD_LETTERS = new OutputTag<>("dead-letters", DEAD_LETTER);
+
+  private RecordTypes() {}
+}

@@ -1,0 +1,109 @@
+package org.cpi2.flink.io;
+
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.function.SerializableFunction;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Cpi2Sinks;
+import org.cpi2.flink.Cpi2Sources;
+import org.cpi2.flink.functions.SpecBuilderFunction;
+import org.cpi2.flink.records.RawRecord;
+import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.DeadLetter;
+import org.cpi2.schema.Incident;
+
+/**
+ * The job's Kafka topics (DESIGN.md). Sources start from the committed offsets of the job's
+ * consumer group, or the earliest offsets the first time; the spec seed source always reads the
+ * compacted cpi2.specs from the beginning. Sinks are at-least-once: consumers deduplicate by the
+ * records' ids (incident_id, action_id) and the compacted spec topic keeps the latest per key.
+ */
+public final class KafkaIo {
+  public static final String SAMPLES = "cpi2.samples";
+  public static final String SPECS = "cpi2.specs";
+  public static final String INCIDENTS = "cpi2.incidents";
+  public static final String ACTIONS = "cpi2.actions";
+  public static final String OUTCOMES = "cpi2.outcomes";
+  public static final String DEAD_LETTER = "cpi2.dead-letter";
+
+  private KafkaIo() {}
+
+  public static Cpi2Sources sources(Cpi2Options o) {
+    String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
+    String group = o.get(Cpi2Options.KAFKA_GROUP);
+    return new Cpi2Sources() {
+      @Override
+      public DataStream<RawRecord> samples(StreamExecutionEnvironment env) {
+        return from(env, bootstrap, group, SAMPLES, OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST));
+      }
+
+      @Override
+      public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
+        return from(env, bootstrap, group, ACTIONS, OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST));
+      }
+
+      @Override
+      public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
+        return from(env, bootstrap, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest());
+      }
+    };
+  }
+
+  private static DataStream<RawRecord> from(
+      StreamExecutionEnvironment env, String bootstrap, String group, String topic, OffsetsInitializer start) {
+    KafkaSource<RawRecord> source =
+        KafkaSource.<RawRecord>builder()
+            .setBootstrapServers(bootstrap)
+            .setGroupId(group)
+            .setTopics(topic)
+            .setStartingOffsets(start)
+            .setDeserializer(new RawRecordDeserializer())
+            .setProperty("partition.discovery.interval.ms", "60000")
+            .build();
+    return env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topic).uid("kafka-source-" + topic);
+  }
+
+  public static Cpi2Sinks sinks(Cpi2Options o) {
+    String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
+    return new Cpi2Sinks() {
+      @Override
+      public void specs(DataStream<CpiSpec> s) {
+        to(s, bootstrap, CpiSpec.class, SPECS, x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
+      }
+
+      @Override
+      public void incidents(DataStream<Incident> s) {
+        to(s, bootstrap, Incident.class, INCIDENTS, Incident::getHost);
+      }
+
+      @Override
+      public void outcomes(DataStream<CapOutcome> s) {
+        to(s, bootstrap, CapOutcome.class, OUTCOMES, CapOutcome::getHost);
+      }
+
+      @Override
+      public void deadLetters(DataStream<DeadLetter> s) {
+        to(s, bootstrap, DeadLetter.class, DEAD_LETTER, DeadLetter::getSourceTopic);
+      }
+    };
+  }
+
+  private static <T extends SpecificRecord> void to(
+      DataStream<T> stream, String bootstrap, Class<T> type, String topic, SerializableFunction<T, String> key) {
+    KafkaSink<T> sink =
+        KafkaSink.<T>builder()
+            .setBootstrapServers(bootstrap)
+            .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+            .setRecordSerializer(new WireSerializer<>(type, topic, key))
+            .build();
+    stream.sinkTo(sink).uid("kafka-sink-" + topic).name("Kafka " + topic);
+  }
+}

@@ -1,0 +1,44 @@
+package org.cpi2.flink.records;
+
+import org.cpi2.schema.CpiSample;
+
+/**
+ * A sample judged against its job's spec by the anomaly detector: whether it is an outlier and
+ * whether it made its task anomalous, with the spec it was judged against. Flat so that the
+ * correlator and the judge keep only what they need. CPI is NaN when the sample had none.
+ */
+public class ScoredSample {
+  public String host;
+  public String task;
+  public String job;
+  public String platform;
+  public String taskClass;
+  public boolean isProtected;
+  public long timeUs;
+  public double cpi;
+  public double cpu;
+  public boolean outlier;
+  public boolean anomalous;
+  public boolean specKnown;
+  public boolean specUsable;
+  public double specMean;
+  public double specStddev;
+  public double threshold;
+
+  public ScoredSample() {}
+
+  /** The sample's fields; the judgement fields are left unset. */
+  public static ScoredSample of(CpiSample s) {
+    ScoredSample o = new ScoredSample();
+    o.host = s.getHost();
+    o.task = s.getTask();
+    o.job = s.getJob();
+    o.platform = s.getPlatform();
+    o.taskClass = s.getTaskClass().name();
+    o.isProtected = s.getIsProtected();
+    o.timeUs = s.getWindowStartUs();
+    o.cpi = s.getCpi() == null ? Double.NaN : s.getCpi();
+    o.cpu = s.getCpuUsage();
+    return o;
+  }
+}
