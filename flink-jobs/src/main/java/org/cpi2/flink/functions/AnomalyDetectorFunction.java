@@ -1,7 +1,11 @@
 package org.cpi2.flink.functions;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.BroadcastState;
+import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ReadOnlyBroadcastState;
 import org.apache.flink.api.common.state.ValueState;
@@ -22,7 +26,13 @@ import org.cpi2.schema.CpiSpec;
  * platform (specs arrive as broadcast state) and emits it as a {@link ScoredSample}, flagged as an
  * outlier and, when it completes enough outliers within the anomaly window, as anomalous. Specs
  * that are not yet usable still give a threshold, so that the incident can say why nothing was
- * done. Out-of-order samples are placed by event time (see {@link AnomalyWindow}).
+ * done.
+ *
+ * <p>Samples are judged in event-time order: each waits in state until the watermark passes it, so
+ * that the spec of its period (which the spec builder emits before forwarding that watermark) is
+ * in the broadcast state, and replays judge history against the specs of their time. A late
+ * sample (at or before the watermark when it arrives) is judged at once against the current spec
+ * and placed among the outliers by its own time (see {@link AnomalyWindow}).
  */
 public class AnomalyDetectorFunction
     extends KeyedBroadcastProcessFunction<String, CpiSample, CpiSpec, ScoredSample> {
@@ -41,6 +51,7 @@ public class AnomalyDetectorFunction
   private transient OutlierRule rule;
   private transient AnomalyWindow window;
   private transient ValueState<long[]> outlierTimes;
+  private transient MapState<Long, CpiSample> waiting;
 
   public AnomalyDetectorFunction(Cpi2Options o) {
     this.sigmas = o.getDouble(Cpi2Options.OUTLIER_SIGMAS);
@@ -64,13 +75,42 @@ public class AnomalyDetectorFunction
             "outlier-times", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
     d.enableTimeToLive(StateTtl.forTasks(taskTtlS));
     outlierTimes = getRuntimeContext().getState(d);
+    waiting =
+        getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", Types.LONG, RecordTypes.SAMPLE));
   }
 
   @Override
   public void processElement(CpiSample s, ReadOnlyContext ctx, Collector<ScoredSample> out)
       throws Exception {
-    ScoredSample o = ScoredSample.of(s);
+    long tMs = s.getWindowStartUs() / 1000;
+    if (tMs <= ctx.timerService().currentWatermark()) {
+      out.collect(judge(s, ctx.getBroadcastState(SPECS)));
+      return;
+    }
+    waiting.put(s.getWindowStartUs(), s);
+    ctx.timerService().registerEventTimeTimer(tMs);
+  }
+
+  @Override
+  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<ScoredSample> out)
+      throws Exception {
+    List<Long> due = new ArrayList<>();
+    for (Long t : waiting.keys()) {
+      if (t / 1000 <= timestampMs) {
+        due.add(t);
+      }
+    }
+    Collections.sort(due);
     ReadOnlyBroadcastState<String, CpiSpec> specs = ctx.getBroadcastState(SPECS);
+    for (Long t : due) {
+      out.collect(judge(waiting.get(t), specs));
+      waiting.remove(t);
+    }
+  }
+
+  private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, CpiSpec> specs)
+      throws Exception {
+    ScoredSample o = ScoredSample.of(s);
     CpiSpec spec = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
     if (spec != null && spec.getWeightedCount() > 0) {
       o.specKnown = true;
@@ -85,7 +125,7 @@ public class AnomalyDetectorFunction
         o.anomalous = window.isAnomalous(times, o.timeUs);
       }
     }
-    out.collect(o);
+    return o;
   }
 
   @Override

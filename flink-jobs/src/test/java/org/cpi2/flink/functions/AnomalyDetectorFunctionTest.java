@@ -1,0 +1,92 @@
+package org.cpi2.flink.functions;
+
+import static org.cpi2.flink.Fixtures.MIN;
+import static org.cpi2.flink.Fixtures.sample;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.TaskClass;
+import org.junit.jupiter.api.Test;
+
+class AnomalyDetectorFunctionTest {
+  private static CpiSpec spec(double mean, double sd, long periodEnd) {
+    return CpiSpec.newBuilder()
+        .setJob("web").setPlatform("p1").setPeriodEndUs(periodEnd).setNumSamples(1000).setNumTasks(10)
+        .setEligibleTasks(10).setCpuUsageMean(0.8).setCpiMean(mean).setCpiStddev(sd).setUsable(true)
+        .setWeightedCount(1000).setWeightedSum(1000 * mean).setWeightedSumSq(0).setWeightedCpuSum(800)
+        .build();
+  }
+
+  private static KeyedBroadcastOperatorTestHarness<String, CpiSample, CpiSpec, ScoredSample> harness() throws Exception {
+    return ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
+        new AnomalyDetectorFunction(Cpi2Options.defaults()),
+        AnomalyDetectorFunction::key,
+        Types.STRING,
+        AnomalyDetectorFunction.SPECS);
+  }
+
+  private static void add(KeyedBroadcastOperatorTestHarness<String, CpiSample, CpiSpec, ScoredSample> h, long t, double cpi, double cpu)
+      throws Exception {
+    h.processElement(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, t, cpi, cpu), t / 1000);
+  }
+
+  @Test
+  void threeOutliersInFiveMinutesOutOfOrderMakeAnAnomaly() throws Exception {
+    var h = harness();
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // threshold 1.5
+    add(h, 4 * MIN, 2.0, 0.8); // outlier
+    add(h, 1 * MIN, 2.0, 0.8); // outlier, arrives out of order
+    add(h, 2 * MIN, 3.0, 0.1); // high CPI but idle: not an outlier (CPU < 0.25)
+    add(h, 3 * MIN, 1.4, 0.8); // below the threshold
+    assertTrue(h.extractOutputValues().isEmpty(), "samples wait for the watermark");
+    h.processWatermark(4 * MIN / 1000);
+    h.processBroadcastWatermark(4 * MIN / 1000);
+    List<ScoredSample> out = h.extractOutputValues();
+    assertEquals(4, out.size());
+    assertEquals(List.of(1 * MIN, 2 * MIN, 3 * MIN, 4 * MIN), out.stream().map(s -> s.timeUs).toList(), "event-time order");
+    assertEquals(List.of(true, false, false, true), out.stream().map(s -> s.outlier).toList());
+    assertEquals(1.5, out.get(0).threshold, 1e-12);
+    assertFalse(out.get(3).anomalous, "two outliers only");
+    // A third outlier within five minutes of the first arrives late (behind the watermark).
+    add(h, 3 * MIN + 30_000_000L, 1.6, 0.8);
+    ScoredSample late = h.extractOutputValues().get(4);
+    assertTrue(late.outlier);
+    assertTrue(late.anomalous, "1, 3.5 and 4 minutes: three outliers within five minutes");
+    h.close();
+  }
+
+  @Test
+  void outliersMoreThanFiveMinutesApartAreNotAnAnomaly() throws Exception {
+    var h = harness();
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
+    for (long m : new long[] {1, 4, 7, 10}) {
+      add(h, m * MIN, 2.0, 0.8);
+    }
+    h.processWatermark(Long.MAX_VALUE);
+    h.processBroadcastWatermark(Long.MAX_VALUE);
+    assertTrue(h.extractOutputValues().stream().allMatch(s -> s.outlier && !s.anomalous));
+    h.close();
+  }
+
+  @Test
+  void withoutASpecNothingIsJudged() throws Exception {
+    var h = harness();
+    add(h, 1 * MIN, 50.0, 0.8);
+    h.processWatermark(Long.MAX_VALUE);
+    h.processBroadcastWatermark(Long.MAX_VALUE);
+    ScoredSample s = h.extractOutputValues().get(0);
+    assertFalse(s.specKnown);
+    assertFalse(s.outlier);
+    h.close();
+  }
+}

@@ -1,0 +1,129 @@
+package org.cpi2.flink.functions;
+
+import static org.cpi2.flink.Fixtures.MIN;
+import static org.cpi2.flink.Fixtures.sample;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.TaskClass;
+import org.junit.jupiter.api.Test;
+
+class SpecBuilderFunctionTest {
+  private static final Cpi2Options OPTIONS =
+      Fixtures.options(Cpi2Options.SPEC_PERIOD_S, "600", Cpi2Options.SPEC_MIN_TASKS, "2", Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "2");
+
+  private static KeyedTwoInputStreamOperatorTestHarness<String, CpiSample, CpiSpec, CpiSpec> harness() throws Exception {
+    return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(
+        new SpecBuilderFunction(OPTIONS),
+        s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+        s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+        Types.STRING);
+  }
+
+  private static void add(KeyedTwoInputStreamOperatorTestHarness<String, CpiSample, CpiSpec, CpiSpec> h, String task, long t, double cpi, double cpu)
+      throws Exception {
+    h.processElement1(sample("h1", task, TaskClass.LATENCY_SENSITIVE, t, cpi, cpu), t / 1000);
+  }
+
+  @Test
+  void foldsPeriodsWithAgeWeightingWhenTheWatermarkPasses() throws Exception {
+    var h = harness();
+    // Period [0, 10 min): CPI 1, 2, 3 (CPU 0.5) from two tasks; CPI 100 at CPU 0.1 is filtered.
+    add(h, "web/0", 1 * MIN, 1, 0.5);
+    add(h, "web/1", 2 * MIN, 2, 0.5);
+    add(h, "web/0", 3 * MIN, 3, 0.5);
+    add(h, "web/1", 4 * MIN, 100, 0.1);
+    // An out-of-order sample of the next period arrives before this period closes.
+    add(h, "web/0", 11 * MIN, 2, 1.0);
+    assertEquals(2, h.numEventTimeTimers());
+    h.processBothWatermarks(new Watermark(10 * MIN / 1000 - 2));
+    assertTrue(h.extractOutputValues().isEmpty(), "nothing before the period ends");
+    h.processBothWatermarks(new Watermark(10 * MIN / 1000));
+    List<CpiSpec> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    CpiSpec first = out.get(0);
+    assertEquals("web", first.getJob());
+    assertEquals("p1", first.getPlatform());
+    assertEquals(10 * MIN, first.getPeriodEndUs());
+    assertEquals(3, first.getNumSamples());
+    assertEquals(2, first.getNumTasks());
+    assertEquals(2.0, first.getCpiMean(), 1e-12);
+    assertEquals(Math.sqrt(14.0 / 3 - 4), first.getCpiStddev(), 1e-12);
+    assertEquals(1, first.getEligibleTasks(), "web/0 has 2 samples, web/1 only 1 counted");
+    assertFalse(first.getUsable());
+
+    // Period [10, 20 min): CPI 2 (already in) and 4, both CPU 1.0. Weighted moments as in
+    // SpecMathTest: mean 11.4 / 4.7, stddev sqrt(32.6/4.7 - mean^2).
+    add(h, "web/1", 12 * MIN, 4, 1.0);
+    add(h, "web/0", 5 * MIN, 9, 1.0); // late: its period was published
+    h.processBothWatermarks(new Watermark(20 * MIN / 1000));
+    CpiSpec second = h.extractOutputValues().get(1);
+    assertEquals(2.425531914893617, second.getCpiMean(), 1e-12);
+    assertEquals(1.026140898024467, second.getCpiStddev(), 1e-12);
+    assertEquals(2, second.getNumSamples());
+    assertEquals(2, second.getEligibleTasks());
+    assertTrue(second.getUsable());
+    h.close();
+  }
+
+  @Test
+  void specsSurviveASnapshotAndRestore() throws Exception {
+    var h = harness();
+    add(h, "web/0", 1 * MIN, 1, 0.5);
+    add(h, "web/1", 2 * MIN, 3, 0.5);
+    h.processBothWatermarks(new Watermark(10 * MIN / 1000));
+    add(h, "web/0", 12 * MIN, 2, 0.5); // in flight: the open period
+    OperatorSubtaskState snapshot = h.snapshot(1, 1);
+    h.close();
+
+    // A new operator instance, as after a restart: state comes only from the snapshot.
+    var restored =
+        new KeyedTwoInputStreamOperatorTestHarness<>(
+            new KeyedCoProcessOperator<>(new SpecBuilderFunction(OPTIONS)),
+            (CpiSample s) -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+            (CpiSpec s) -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+            Types.STRING);
+    restored.initializeState(snapshot);
+    restored.open();
+    restored.processBothWatermarks(new Watermark(20 * MIN / 1000));
+    CpiSpec spec = restored.extractOutputValues().get(0);
+    // Restored moments 0.9 * (2, 4, 10) plus the in-flight sample (1, 2, 4): mean 5.6 / 2.8.
+    assertEquals(2.8, spec.getWeightedCount(), 1e-12);
+    assertEquals(2.0, spec.getCpiMean(), 1e-12);
+    assertEquals(20 * MIN, spec.getPeriodEndUs());
+    restored.close();
+  }
+
+  @Test
+  void aFreshDeploymentIsSeededFromTheSpecTopic() throws Exception {
+    var h = harness();
+    CpiSpec seed =
+        CpiSpec.newBuilder()
+            .setJob("web").setPlatform("p1").setPeriodEndUs(10 * MIN).setNumSamples(10).setNumTasks(5)
+            .setEligibleTasks(5).setCpuUsageMean(0.5).setCpiMean(2.0).setCpiStddev(0.0).setUsable(true)
+            .setWeightedCount(10).setWeightedSum(20).setWeightedSumSq(40).setWeightedCpuSum(5)
+            .build();
+    h.processElement2(seed, 0);
+    h.processElement2(seed, 0); // its own spec read back: not newer, ignored
+    assertEquals(List.of(seed), h.extractOutputValues());
+    add(h, "web/0", 12 * MIN, 4, 1.0);
+    h.processBothWatermarks(new Watermark(20 * MIN / 1000));
+    CpiSpec next = h.extractOutputValues().get(1);
+    assertEquals(10.0, next.getWeightedCount(), 1e-12); // 0.9 * 10 + 1
+    assertEquals(2.2, next.getCpiMean(), 1e-12); // (0.9 * 20 + 4) / 10
+    assertTrue(next.getUsable(), "the seed's eligibility holds until history catches up");
+    h.close();
+  }
+}
