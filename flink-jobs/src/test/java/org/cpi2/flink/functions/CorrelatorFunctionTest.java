@@ -1,0 +1,126 @@
+package org.cpi2.flink.functions;
+
+import static org.cpi2.flink.Fixtures.MIN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
+import org.junit.jupiter.api.Test;
+
+class CorrelatorFunctionTest {
+  private static final double THRESHOLD = 2.0; // spec 1.5 + 2 * 0.25
+
+  private static KeyedTwoInputStreamOperatorTestHarness<String, ScoredSample, EnforcementAction, Incident> harness()
+      throws Exception {
+    return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(
+        new CorrelatorFunction(Cpi2Options.defaults()), s -> s.host, EnforcementAction::getHost, Types.STRING);
+  }
+
+  /** A scored sample as the detector emits it. */
+  private static ScoredSample s(String task, String cls, long t, double cpi, double cpu, boolean anomalous) {
+    ScoredSample o = new ScoredSample();
+    o.host = "h1";
+    o.task = task;
+    o.job = task.replaceAll("/.*", "");
+    o.platform = "p1";
+    o.taskClass = cls;
+    o.timeUs = t;
+    o.cpi = cpi;
+    o.cpu = cpu;
+    o.specKnown = true;
+    o.specUsable = true;
+    o.specMean = 1.5;
+    o.specStddev = 0.25;
+    o.threshold = THRESHOLD;
+    o.outlier = cpu >= 0.25 && cpi > THRESHOLD;
+    o.anomalous = anomalous && o.outlier;
+    return o;
+  }
+
+  private static void feed(KeyedTwoInputStreamOperatorTestHarness<String, ScoredSample, EnforcementAction, Incident> h, ScoredSample... ss)
+      throws Exception {
+    for (ScoredSample x : ss) {
+      h.processElement1(x, x.timeUs / 1000);
+    }
+  }
+
+  @Test
+  void analysesOnceTheWatermarkPassesAndThrottlesTheBatchAntagonist() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 5; i++) {
+      long t = i * MIN;
+      boolean high = i % 2 == 1;
+      feed(h,
+          s("web/0", "LATENCY_SENSITIVE", t, high ? 4 : 1, 0.8, i == 5),
+          s("video/7", "BEST_EFFORT", t, 1, high ? 1.0 : 0.0, false),
+          s("mr/1", "BATCH", t, 1, high ? 0.9 : 0.1, false));
+    }
+    assertEquals(List.of(), h.extractOutputValues(), "waits for the watermark");
+    h.processBothWatermarks(new Watermark(5 * MIN / 1000));
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    Incident inc = out.get(0);
+    // video/7: (1*0.5*3) / 3 = 0.5; mr/1: (0.9*0.5*3 - 0.1*0.5*2) / 2.9 = 1.25 / 2.9.
+    assertEquals("video/7", inc.getSuspects().get(0).getTask());
+    assertEquals(0.5, inc.getSuspects().get(0).getCorrelation(), 1e-12);
+    assertEquals(1.25 / 2.9, inc.getSuspects().get(1).getCorrelation(), 1e-12);
+    assertEquals(Decision.THROTTLE, inc.getDecision());
+    assertEquals("video/7", inc.getAntagonistTask());
+    assertEquals(0.01, inc.getCapCpu(), 0);
+    assertEquals(1, inc.getRound());
+    assertEquals(5 * MIN, inc.getDetectedAtUs());
+
+    // The enforcer caps video/7 for five minutes; the victim stays bad (CPI 4 from minute 6 on).
+    h.processElement2(Fixtures.applied("a1", "h1", "video/7", "web/0", 5 * MIN + 30_000_000L, 10 * MIN + 30_000_000L), 0);
+    for (int i = 6; i <= 8; i++) {
+      long t = i * MIN;
+      feed(h,
+          s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, true),
+          s("video/7", "BEST_EFFORT", t, 1, 0.01, false),
+          s("mr/1", "BATCH", t, 1, 0.9, false));
+      h.processBothWatermarks(new Watermark(t / 1000));
+    }
+    out = h.extractOutputValues();
+    assertEquals(2, out.size(), "one new analysis after three new outliers: " + out);
+    Incident round2 = out.get(1);
+    assertEquals(2, round2.getRound());
+    assertEquals(8 * MIN, round2.getDetectedAtUs());
+    assertEquals(List.of("video/7"), round2.getExcludedTasks());
+    assertEquals(1, round2.getSuspects().size());
+    // mr/1 over minutes 1..8: usage .9,.1,.9,.1,.9,.9,.9,.9 against terms +-0.5: 2.6 / 5.6.
+    assertEquals(2.6 / 5.6, round2.getCorrelation(), 1e-12);
+    assertEquals("mr/1", round2.getAntagonistTask());
+    assertEquals(0.1, round2.getCapCpu(), 0);
+    assertNotEquals(inc.getIncidentId(), round2.getIncidentId());
+    h.close();
+  }
+
+  @Test
+  void atMostOneAnalysisPerHostPerSecond() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      long t = i * MIN;
+      feed(h,
+          s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
+          s("web/1", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
+          s("mr/1", "BATCH", t, 1, 0.9, false));
+    }
+    h.processBothWatermarks(new Watermark(3 * MIN / 1000 + 999));
+    assertEquals(1, h.extractOutputValues().size());
+    h.processBothWatermarks(new Watermark(3 * MIN / 1000 + 1000));
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(2, out.size());
+    assertEquals(List.of("web/0", "web/1"), out.stream().map(Incident::getVictimTask).sorted().toList());
+    h.close();
+  }
+}
