@@ -11,6 +11,7 @@ import org.apache.flink.api.common.state.ReadOnlyBroadcastState;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
 import org.apache.flink.util.Collector;
@@ -18,12 +19,13 @@ import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.AnomalyWindow;
 import org.cpi2.flink.logic.OutlierRule;
 import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.flink.records.SpecHistory;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 
 /**
  * Paper section 4.1, keyed by host|task: judges every sample against its job's spec on its
- * platform (specs arrive as broadcast state) and emits it as a {@link ScoredSample}, flagged as an
+ * platform in force at the sample's time (specs arrive as broadcast state) and emits it as a {@link ScoredSample}, flagged as an
  * outlier and, when it completes enough outliers within the anomaly window, as anomalous. Specs
  * that are not yet usable still give a threshold, so that the incident can say why nothing was
  * done.
@@ -31,16 +33,16 @@ import org.cpi2.schema.CpiSpec;
  * <p>Samples are judged in event-time order: each waits in state until the watermark passes it, so
  * that the spec of its period (which the spec builder emits before forwarding that watermark) is
  * in the broadcast state, and replays judge history against the specs of their time. A late
- * sample (at or before the watermark when it arrives) is judged at once against the current spec
+ * sample (at or before the watermark when it arrives) is judged at once against the spec of its time
  * and placed among the outliers by its own time (see {@link AnomalyWindow}).
  */
 public class AnomalyDetectorFunction
     extends KeyedBroadcastProcessFunction<String, CpiSample, CpiSpec, ScoredSample> {
   private static final long serialVersionUID = 1L;
 
-  /** Broadcast state: the latest spec per job|platform. */
-  public static final MapStateDescriptor<String, CpiSpec> SPECS =
-      new MapStateDescriptor<>("specs", Types.STRING, RecordTypes.SPEC);
+  /** Broadcast state: the recent specs per job|platform. */
+  public static final MapStateDescriptor<String, SpecHistory> SPECS =
+      new MapStateDescriptor<>("specs", Types.STRING, TypeInformation.of(SpecHistory.class));
 
   private final double sigmas;
   private final double minCpu;
@@ -101,17 +103,18 @@ public class AnomalyDetectorFunction
       }
     }
     Collections.sort(due);
-    ReadOnlyBroadcastState<String, CpiSpec> specs = ctx.getBroadcastState(SPECS);
+    ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
     for (Long t : due) {
       out.collect(judge(waiting.get(t), specs));
       waiting.remove(t);
     }
   }
 
-  private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, CpiSpec> specs)
+  private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs)
       throws Exception {
     ScoredSample o = ScoredSample.of(s);
-    CpiSpec spec = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
+    SpecHistory history = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
+    CpiSpec spec = history == null ? null : history.at(s.getWindowStartUs());
     if (spec != null && spec.getWeightedCount() > 0) {
       o.specKnown = true;
       o.specUsable = spec.getUsable();
@@ -131,11 +134,9 @@ public class AnomalyDetectorFunction
   @Override
   public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<ScoredSample> out)
       throws Exception {
-    BroadcastState<String, CpiSpec> specs = ctx.getBroadcastState(SPECS);
+    BroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
     String key = SpecBuilderFunction.key(spec.getJob(), spec.getPlatform());
-    CpiSpec known = specs.get(key);
-    if (known == null || spec.getPeriodEndUs() >= known.getPeriodEndUs()) {
-      specs.put(key, spec);
-    }
+    SpecHistory known = specs.get(key);
+    specs.put(key, (known == null ? new SpecHistory() : known).with(spec));
   }
 }

@@ -18,6 +18,7 @@ import org.cpi2.flink.logic.Analyzer;
 import org.cpi2.flink.logic.DecisionPolicy;
 import org.cpi2.flink.logic.TaskSeries;
 import org.cpi2.flink.records.CapState;
+import org.cpi2.flink.records.PendingAnalysis;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.schema.ActionKind;
 import org.cpi2.schema.EnforcementAction;
@@ -44,7 +45,7 @@ public class CorrelatorFunction
 
   private transient Analyzer analyzer;
   private transient MapState<String, TaskSeries> series;
-  private transient MapState<String, Long> pending;
+  private transient MapState<String, PendingAnalysis> pending;
   private transient MapState<String, Long> lastIncidentUs;
   private transient MapState<String, Integer> lastRound;
   private transient MapState<String, CapState> caps;
@@ -73,7 +74,9 @@ public class CorrelatorFunction
         new MapStateDescriptor<>("series", Types.STRING, TypeInformation.of(TaskSeries.class));
     sd.enableTimeToLive(StateTtl.forTasks(ttl));
     series = getRuntimeContext().getMapState(sd);
-    pending = getRuntimeContext().getMapState(new MapStateDescriptor<>("pending", Types.STRING, Types.LONG));
+    pending =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>("pending", Types.STRING, TypeInformation.of(PendingAnalysis.class)));
     MapStateDescriptor<String, Long> li = new MapStateDescriptor<>("last-incident", Types.STRING, Types.LONG);
     li.enableTimeToLive(StateTtl.forTasks(ttl));
     lastIncidentUs = getRuntimeContext().getMapState(li);
@@ -104,12 +107,17 @@ public class CorrelatorFunction
       ts.specStddev = s.specStddev;
       ts.threshold = s.threshold;
     }
-    ts.add(s.timeUs, s.cpi, s.cpu, s.outlier, windowUs);
+    ts.add(s.timeUs, s.cpi, s.cpu, s.outlier);
+    // Analyses run at the watermark, which may lag the newest sample: keep one window behind it.
+    long wm = ctx.timerService().currentWatermark();
+    if (wm != Long.MIN_VALUE) {
+      ts.evictUpTo(wm * 1000 - windowUs);
+    }
     series.put(s.task, ts);
-    if (s.anomalous && ts.specKnown) {
-      Long queued = pending.get(s.task);
-      if (queued == null || queued < s.timeUs) {
-        pending.put(s.task, s.timeUs);
+    if (s.anomalous && s.specKnown) {
+      PendingAnalysis queued = pending.get(s.task);
+      if (queued == null || queued.timeUs < s.timeUs) {
+        pending.put(s.task, PendingAnalysis.of(s));
       }
       ctx.timerService().registerEventTimeTimer(Math.max(s.timeUs / 1000, nextAllowedMs()));
     }
@@ -144,18 +152,19 @@ public class CorrelatorFunction
     long watermarkUs = timestampMs * 1000;
     // The earliest queued victim whose time the watermark has passed.
     String victim = null;
-    long detectedAt = Long.MAX_VALUE;
-    for (Map.Entry<String, Long> e : pending.entries()) {
-      if (e.getValue() <= watermarkUs && e.getValue() < detectedAt) {
+    PendingAnalysis due = null;
+    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
+      PendingAnalysis p = e.getValue();
+      if (p.timeUs <= watermarkUs && (due == null || p.timeUs < due.timeUs)) {
         victim = e.getKey();
-        detectedAt = e.getValue();
+        due = p;
       }
     }
     if (victim == null) {
       return;
     }
     pending.remove(victim);
-    if (analyse(ctx.getCurrentKey(), victim, detectedAt, out)) {
+    if (analyse(ctx.getCurrentKey(), victim, due, out)) {
       lastAnalysisMs.update(timestampMs);
     }
     if (!pending.isEmpty()) {
@@ -164,12 +173,14 @@ public class CorrelatorFunction
   }
 
   /** Runs one analysis if the victim has fresh evidence; true if it ran. */
-  private boolean analyse(String host, String victim, long detectedAt, Collector<Incident> out)
+  private boolean analyse(String host, String victim, PendingAnalysis due, Collector<Incident> out)
       throws Exception {
     TaskSeries v = series.get(victim);
     if (v == null) {
       return false;
     }
+    long detectedAt = due.timeUs;
+    due.applySpecTo(v); // judged against the spec of the anomalous sample's time
     Long last = lastIncidentUs.get(victim);
     if (last != null && v.outliersAfter(last) < anomalyOutliers) {
       return false;

@@ -73,8 +73,12 @@ public class OutcomeJudgeFunction
       ts.specKnown = true;
       ts.specStddev = s.specStddev;
     }
-    // Keep what a cap applied now would need, before and during it.
-    ts.add(s.timeUs, s.cpu >= minCpu ? s.cpi : Double.NaN, s.cpu, s.outlier, beforeUs + 2 * capDurationUs);
+    ts.add(s.timeUs, s.cpu >= minCpu ? s.cpi : Double.NaN, s.cpu, s.outlier);
+    // Keep what a cap that has not expired at the watermark needs: its time before and during.
+    long wm = ctx.timerService().currentWatermark();
+    if (wm != Long.MIN_VALUE) {
+      ts.evictUpTo(wm * 1000 - beforeUs - 2 * capDurationUs);
+    }
     recent.update(ts);
   }
 
@@ -92,12 +96,21 @@ public class OutcomeJudgeFunction
     c.appliedAtUs = a.getAtUs();
     c.expiresAtUs = a.getExpiresAtUs() != null ? a.getExpiresAtUs() : a.getAtUs() + capDurationUs;
     caps.put(a.getActionId(), c);
-    ctx.timerService().registerEventTimeTimer(c.expiresAtUs / 1000);
+    if (c.expiresAtUs / 1000 <= ctx.timerService().currentWatermark()) {
+      judgeDue(ctx.getCurrentKey(), ctx.timerService().currentWatermark(), out); // a late action
+    } else {
+      ctx.timerService().registerEventTimeTimer(c.expiresAtUs / 1000);
+    }
   }
 
   @Override
   public void onTimer(long timestampMs, OnTimerContext ctx, Collector<CapOutcome> out) throws Exception {
-    String[] hostTask = ctx.getCurrentKey().split("\\|", 2);
+    judgeDue(ctx.getCurrentKey(), timestampMs, out);
+  }
+
+  /** Judges every cap of this victim that expired at or before {@code timestampMs}. */
+  private void judgeDue(String key, long timestampMs, Collector<CapOutcome> out) throws Exception {
+    String[] hostTask = key.split("\\|", 2);
     TaskSeries ts = recent.value();
     List<String> done = new ArrayList<>();
     for (Map.Entry<String, CapState> e : caps.entries()) {

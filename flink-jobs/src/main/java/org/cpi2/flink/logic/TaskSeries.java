@@ -35,10 +35,10 @@ public class TaskSeries {
   }
 
   /**
-   * Adds one sample in time order (a sample with an existing time replaces it: a replay is not
-   * counted twice), then drops samples at or before the newest time minus {@code retainUs}.
+   * Adds one sample in time order; a sample with an existing time replaces it, so a replay is not
+   * counted twice. Callers bound the series with {@link #evictUpTo}.
    */
-  public void add(long t, double cpiValue, double cpuValue, boolean isOutlier, long retainUs) {
+  public void add(long t, double cpiValue, double cpuValue, boolean isOutlier) {
     int pos = Arrays.binarySearch(times, t);
     if (pos >= 0) {
       cpi[pos] = cpiValue;
@@ -51,7 +51,6 @@ public class TaskSeries {
       cpu = insert(cpu, at, cpuValue);
       outlier = insert(outlier, at, isOutlier);
     }
-    evictUpTo(newest() - retainUs);
   }
 
   /** Drops samples whose time is at or before {@code t}; true when nothing is left. */

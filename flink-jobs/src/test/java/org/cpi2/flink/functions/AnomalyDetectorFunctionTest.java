@@ -79,6 +79,23 @@ class AnomalyDetectorFunctionTest {
   }
 
   @Test
+  void eachSampleIsJudgedAgainstTheSpecOfItsTime() throws Exception {
+    var h = harness();
+    h.processBroadcastElement(spec(3.0, 0.25, 20 * MIN), 0); // newer spec arrives first
+    h.processBroadcastElement(spec(1.0, 0.25, 10 * MIN), 0);
+    add(h, 15 * MIN, 2.0, 0.8); // period of the 10-minute spec: threshold 1.5
+    add(h, 21 * MIN, 2.0, 0.8); // 20-minute spec: threshold 3.5
+    add(h, 5 * MIN, 2.0, 0.8); // before any spec
+    h.processWatermark(Long.MAX_VALUE);
+    h.processBroadcastWatermark(Long.MAX_VALUE);
+    List<ScoredSample> out = h.extractOutputValues();
+    assertEquals(List.of(false, true, true), out.stream().map(s -> s.specKnown).toList());
+    assertEquals(List.of(false, true, false), out.stream().map(s -> s.outlier).toList());
+    assertEquals(3.5, out.get(2).threshold, 1e-12);
+    h.close();
+  }
+
+  @Test
   void withoutASpecNothingIsJudged() throws Exception {
     var h = harness();
     add(h, 1 * MIN, 50.0, 0.8);

@@ -13,7 +13,7 @@ final class Series {
     s.platform = "p1";
     s.taskClass = taskClass;
     for (int i = 0; i < cpu.length; i++) {
-      s.add((i + 1) * MIN, cpi == null ? Double.NaN : cpi[i], cpu[i], false, 10 * MIN);
+      s.add((i + 1) * MIN, cpi == null ? Double.NaN : cpi[i], cpu[i], false);
     }
     return s;
   }

@@ -1,0 +1,172 @@
+package org.cpi2.flink;
+
+import static org.cpi2.flink.Fixtures.MIN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.cpi2.flink.records.RawRecord;
+import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.DeadLetter;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
+import org.cpi2.schema.Verdict;
+import org.cpi2.wire.Wire;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The whole graph on a MiniCluster, from Kafka-shaped bytes to incidents, specs, outcomes and dead
+ * letters. Five hosts each run a task of the latency-sensitive job "web"; host h0 also runs a
+ * best-effort "video" task and a batch "mr" task. From minute 31 to 35 video/0 bursts on odd
+ * minutes and web/0's CPI triples with it; the enforcer caps video/0 at minute 36 and web/0
+ * recovers.
+ */
+class Cpi2JobIT {
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+
+  /** An epoch-like start aligned on the 10-minute spec period. */
+  static final long T0 = 1_700_000_400L * 1_000_000L;
+
+  static final Cpi2Options OPTIONS =
+      Fixtures.options(
+          Cpi2Options.SPEC_PERIOD_S, "600",
+          Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "5",
+          Cpi2Options.CHECKPOINT_INTERVAL_MS, "500");
+
+  static List<RawRecord> samples() {
+    Wire<CpiSample> wire = Wire.of(CpiSample.class);
+    List<RawRecord> out = new ArrayList<>();
+    long offset = 0;
+    for (int i = 1; i <= 45; i++) {
+      long t = T0 + i * MIN;
+      boolean burst = i >= 31 && i <= 35 && i % 2 == 1;
+      for (int k = 0; k < 5; k++) {
+        double cpi = 1.0 + 0.05 * ((i + k) % 3 - 1);
+        if (k == 0 && burst) {
+          cpi = 3.0;
+        }
+        CpiSample s = Fixtures.sample("h" + k, "web/" + k, TaskClass.LATENCY_SENSITIVE, t, cpi, 0.8);
+        out.add(RawRecord.of("cpi2.samples", 0, offset++, null, wire.encode(s)));
+      }
+      double video = i <= 30 ? 0.2 : i <= 35 ? (burst ? 1.0 : 0.05) : 0.01;
+      out.add(raw(wire, Fixtures.sample("h0", "video/0", TaskClass.BEST_EFFORT, t, 1.5, video), offset++));
+      out.add(raw(wire, Fixtures.sample("h0", "mr/0", TaskClass.BATCH, t, 1.2, 0.5), offset++));
+      if (i == 20) {
+        out.add(RawRecord.of("cpi2.samples", 0, offset++, null, new byte[] {1, 2, 3}));
+        out.add(RawRecord.of("cpi2.samples", 0, offset++, null, "{\"json\": true}".getBytes()));
+      }
+    }
+    return out;
+  }
+
+  static RawRecord raw(Wire<CpiSample> wire, CpiSample s, long offset) {
+    return RawRecord.of("cpi2.samples", 0, offset, null, wire.encode(s));
+  }
+
+  @Test
+  void bytesInIncidentsSpecsOutcomesAndDeadLettersOut() throws Exception {
+    String run = UUID.randomUUID().toString();
+    CollectSink<Incident> incidents = new CollectSink<>(run + "incidents");
+    CollectSink<CpiSpec> specs = new CollectSink<>(run + "specs");
+    CollectSink<CapOutcome> outcomes = new CollectSink<>(run + "outcomes");
+    CollectSink<DeadLetter> dead = new CollectSink<>(run + "dead");
+    EnforcementAction cap =
+        Fixtures.applied("a1", "h0", "video/0", "web/0", T0 + 36 * MIN, T0 + 41 * MIN);
+    List<RawRecord> actions =
+        List.of(
+            RawRecord.of("cpi2.actions", 0, 0, null, Wire.of(EnforcementAction.class).encode(cap)),
+            RawRecord.of("cpi2.actions", 0, 1, null, new byte[0]));
+    List<RawRecord> seeds = List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1}));
+    TypeInformation<RawRecord> rawType = TypeInformation.of(RawRecord.class);
+    Cpi2Sources sources =
+        new Cpi2Sources() {
+          @Override
+          public DataStream<RawRecord> samples(StreamExecutionEnvironment env) {
+            return env.fromData(Cpi2JobIT.samples(), rawType);
+          }
+
+          @Override
+          public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
+            return env.fromData(actions, rawType);
+          }
+
+          @Override
+          public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
+            return env.fromData(seeds, rawType);
+          }
+        };
+    Cpi2Sinks sinks =
+        new Cpi2Sinks() {
+          @Override
+          public void incidents(DataStream<Incident> s) {
+            s.sinkTo(incidents);
+          }
+
+          @Override
+          public void specs(DataStream<CpiSpec> s) {
+            s.sinkTo(specs);
+          }
+
+          @Override
+          public void outcomes(DataStream<CapOutcome> s) {
+            s.sinkTo(outcomes);
+          }
+
+          @Override
+          public void deadLetters(DataStream<DeadLetter> s) {
+            s.sinkTo(dead);
+          }
+        };
+    StreamExecutionEnvironment env = Cpi2Job.environment(OPTIONS);
+    env.setParallelism(2);
+    new Cpi2Job(OPTIONS, sources, sinks).build(env);
+    env.execute("cpi2-it");
+
+    List<Incident> got = incidents.values();
+    assertEquals(1, got.size(), "incidents: " + got);
+    Incident inc = got.get(0);
+    assertEquals("h0", inc.getHost());
+    assertEquals("web/0", inc.getVictimTask());
+    assertEquals(T0 + 35 * MIN, inc.getDetectedAtUs(), "third outlier in five minutes");
+    assertEquals(Decision.THROTTLE, inc.getDecision(), inc.toString());
+    assertEquals("video/0", inc.getAntagonistTask());
+    assertEquals(TaskClass.BEST_EFFORT, inc.getAntagonistClass());
+    assertEquals(0.01, inc.getCapCpu(), 0);
+    assertEquals(List.of("video/0", "mr/0"), inc.getSuspects().stream().map(s -> s.getTask()).toList());
+    assertTrue(inc.getCorrelation() >= 0.35, "correlation " + inc.getCorrelation());
+
+    List<CpiSpec> webSpecs = specs.values().stream().filter(s -> s.getJob().equals("web")).toList();
+    assertEquals(5, webSpecs.size(), "periods ending at 10, 20, 30, 40, 50 minutes: " + webSpecs);
+    CpiSpec first = webSpecs.stream().filter(s -> s.getPeriodEndUs() == T0 + 10 * MIN).findFirst().orElseThrow();
+    assertTrue(first.getUsable());
+    assertEquals(5, first.getNumTasks());
+    assertEquals(1.0, first.getCpiMean(), 0.01);
+    assertTrue(specs.values().stream().filter(s -> s.getJob().equals("video")).noneMatch(CpiSpec::getUsable), "one task only");
+
+    List<CapOutcome> judged = outcomes.values();
+    assertEquals(1, judged.size(), "outcomes: " + judged);
+    assertEquals(Verdict.TRUE_POSITIVE, judged.get(0).getVerdict());
+    assertTrue(judged.get(0).getRelativeCpi() < 0.8, "relative CPI " + judged.get(0).getRelativeCpi());
+
+    List<DeadLetter> letters = dead.values();
+    assertEquals(4, letters.size(), "dead letters: " + letters);
+    assertEquals(2, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.samples")).count());
+    assertEquals(1, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.actions")).count());
+    assertEquals(1, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.specs")).count());
+  }
+}
