@@ -1,0 +1,375 @@
+#include "fleet.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpi_model.h"
+#include "rng.h"
+#include "truth.h"
+
+struct fleet_host {
+	char name[2 * SCN_NAME_MAX];
+	int platform;
+	int64_t phase_us; /* offset of this host's window inside the period */
+	int first_task, ntasks;
+	struct rng rng;
+};
+
+struct fleet_task {
+	int host, job, index;
+	char path[3 * SCN_NAME_MAX];    /* cgroup path relative to the host's root */
+	char dir[5 * SCN_NAME_MAX];     /* <host>/<path> */
+	char task_id[16];
+	const struct cpi_model *model; /* the job's model on this host's platform */
+	int *events, nevents;          /* scripted events of this task (indexes) */
+	double cap;                    /* CPU-sec/sec, INFINITY when uncapped */
+	double cpu, pressure;          /* this period */
+	double self_factor;            /* this period: CPI factor of a self-inflicted event */
+};
+
+struct fleet {
+	const struct scenario *s;
+	struct fleet_host *hosts;
+	int nhosts;
+	struct fleet_task *tasks;
+	int ntasks;
+	struct cpi_model *models; /* [job * nplatforms + platform] */
+	int *event_index;         /* storage behind fleet_task.events */
+	int64_t start_us, warmup_end_us, now_us;
+	uint64_t seed;
+	FILE *truth;
+	int ncapped;
+};
+
+static int cmp_host(const void *a, const void *b)
+{
+	const struct fleet_task *x = a, *y = b;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	if (x->job != y->job)
+		return x->job < y->job ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Places every job's tasks: a [hosts] target is filled round robin, continuing where the
+ * previous job stopped so jobs spread over the group. */
+static int place_tasks(struct fleet *f)
+{
+	const struct scenario *s = f->s;
+	int *cursor = calloc((size_t)s->nhosts_groups, sizeof(int));
+	int n = 0;
+
+	if (!cursor)
+		return -ENOMEM;
+	for (int j = 0; j < s->njobs; j++) {
+		const struct scn_job *job = &s->jobs[j];
+		int index = 0;
+		for (int k = 0; k < job->nplace; k++) {
+			const struct scn_placement *pl = &job->place[k];
+			int g = -1, hi = -1;
+			for (int x = 0; x < s->nhosts_groups; x++)
+				if (!strcmp(s->hosts[x].name, pl->target))
+					g = x;
+			if (g < 0 && scenario__find_host(s, pl->target, &g, &hi)) {
+				free(cursor);
+				return -EINVAL; /* the parser resolved it: cannot happen */
+			}
+			for (int c = 0; c < pl->count; c++) {
+				struct fleet_task *t = &f->tasks[n++];
+				int i = hi >= 0 ? hi : cursor[g]++ % s->hosts[g].count;
+				t->host = s->hosts[g].first_host + i;
+				t->job = j;
+				t->index = index++;
+			}
+		}
+	}
+	free(cursor);
+	return 0;
+}
+
+int fleet__new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
+	       char *err, size_t errsz)
+{
+	struct fleet *f = calloc(1, sizeof(*f));
+	int total = 0, h = 0;
+
+	*out = NULL;
+	if (!f)
+		return -ENOMEM;
+	f->s = s;
+	f->seed = seed;
+	f->start_us = start_us;
+	f->now_us = start_us;
+	f->warmup_end_us = start_us + (int64_t)(s->warmup_s * 1e6);
+	for (int j = 0; j < s->njobs; j++)
+		total += s->jobs[j].ntasks;
+	f->nhosts = s->nhosts;
+	f->ntasks = total;
+	f->hosts = calloc((size_t)s->nhosts, sizeof(*f->hosts));
+	f->tasks = calloc((size_t)total, sizeof(*f->tasks));
+	f->models = calloc((size_t)s->njobs * (size_t)s->nplatforms, sizeof(*f->models));
+	f->event_index = calloc((size_t)s->nevents + 1, sizeof(int));
+	if (!f->hosts || !f->tasks || !f->models || !f->event_index || place_tasks(f)) {
+		snprintf(err, errsz, "out of memory building a fleet of %d tasks", total);
+		fleet__delete(f);
+		return -ENOMEM;
+	}
+	for (int g = 0; g < s->nhosts_groups; g++)
+		for (int i = 0; i < s->hosts[g].count; i++, h++) {
+			struct fleet_host *fh = &f->hosts[h];
+			scenario__host_name(s, g, i, fh->name, sizeof(fh->name));
+			fh->platform = s->hosts[g].platform;
+			rng__seed(&fh->rng, rng__mix(seed, (uint64_t)h));
+			fh->phase_us = (int64_t)(rng__next(&fh->rng) %
+						 (uint64_t)((FLEET_PERIOD_US - FLEET_WINDOW_US) / 1000000)) *
+				       1000000;
+		}
+	for (int j = 0; j < s->njobs; j++) {
+		const struct scn_job *job = &s->jobs[j];
+		struct rng r;
+		rng__seed(&r, rng__mix(seed ^ 0x6a6f62ULL, (uint64_t)j));
+		double phase = 2 * M_PI * rng__uniform(&r); /* jobs peak at different hours */
+		for (int p = 0; p < s->nplatforms; p++) {
+			double scale = s->platforms[p].cpi_scale;
+			cpi_model__init(&f->models[j * s->nplatforms + p], job->cpi * scale,
+					job->cpi_sd * scale, job->shape, job->diurnal_cv, phase);
+		}
+	}
+	qsort(f->tasks, (size_t)total, sizeof(*f->tasks), cmp_host);
+	for (int t = 0; t < total; t++) {
+		struct fleet_task *ft = &f->tasks[t];
+		struct fleet_host *fh = &f->hosts[ft->host];
+		if (!fh->ntasks)
+			fh->first_task = t;
+		fh->ntasks++;
+		snprintf(ft->path, sizeof(ft->path), "jobs/%s/%d", s->jobs[ft->job].name, ft->index);
+		snprintf(ft->dir, sizeof(ft->dir), "%s/%s", fh->name, ft->path);
+		snprintf(ft->task_id, sizeof(ft->task_id), "%d", ft->index);
+		ft->model = &f->models[ft->job * s->nplatforms + fh->platform];
+		ft->cap = INFINITY;
+	}
+	/* attach events to their tasks, in file order (a later event wins where they overlap) */
+	for (int t = 0, k = 0; t < total; t++) {
+		struct fleet_task *ft = &f->tasks[t];
+		ft->events = &f->event_index[k];
+		for (int e = 0; e < s->nevents; e++)
+			if (s->events[e].job == ft->job && s->events[e].task_index == ft->index) {
+				f->event_index[k++] = e;
+				ft->nevents++;
+			}
+	}
+	*out = f;
+	return 0;
+}
+
+void fleet__delete(struct fleet *f)
+{
+	if (!f)
+		return;
+	free(f->hosts);
+	free(f->tasks);
+	free(f->models);
+	free(f->event_index);
+	free(f);
+}
+
+static struct truth_task truth_of(const struct fleet *f, const struct fleet_task *t)
+{
+	return (struct truth_task){
+		.host = f->hosts[t->host].name,
+		.task = t->path,
+		.job = f->s->jobs[t->job].name,
+		.task_class = scenario__class_name(f->s->jobs[t->job].task_class),
+	};
+}
+
+static int64_t clip(int64_t v, int64_t end_us)
+{
+	return v < end_us ? v : end_us;
+}
+
+void fleet__write_truth(struct fleet *f, FILE *truth, int64_t end_us)
+{
+	const struct scenario *s = f->s;
+
+	f->truth = truth;
+	truth__scenario(truth, s->name, f->seed, f->start_us, f->warmup_end_us, end_us);
+	for (int t = 0; t < f->ntasks; t++) {
+		const struct fleet_task *a = &f->tasks[t];
+		const struct fleet_host *h = &f->hosts[a->host];
+		struct truth_task ta = truth_of(f, a);
+		for (int k = 0; k < a->nevents; k++) {
+			const struct scn_event *e = &s->events[a->events[k]];
+			int64_t start = f->warmup_end_us + (int64_t)(e->start_s * 1e6);
+			int64_t end = clip(f->warmup_end_us + (int64_t)(e->end_s * 1e6), end_us);
+			if (start >= end_us)
+				continue;
+			if (e->kind == SCN_EV_SELF_INFLICTED) {
+				truth__self_inflicted(truth, &ta, start, end);
+				continue;
+			}
+			double press = e->pressure >= 0 ? e->pressure : s->jobs[a->job].pressure;
+			for (int v = h->first_task; v < h->first_task + h->ntasks; v++) {
+				const struct fleet_task *vt = &f->tasks[v];
+				double inc = s->jobs[vt->job].sensitivity * press * e->cpu;
+				if (v == t || inc < s->truth_threshold)
+					continue;
+				struct truth_task tv = truth_of(f, vt);
+				truth__antagonism(truth, &ta, &tv, start, end, e->cpu, inc);
+			}
+		}
+	}
+	fflush(truth);
+}
+
+/* CPU demand of a task under one event at time rel_s after the warmup, between cpu_low and cpu. */
+static double pattern_cpu(const struct scn_event *e, double low, double rel_s)
+{
+	double tau = rel_s - e->start_s + e->phase_s, x;
+
+	switch (e->pattern) {
+	case SCN_PAT_SQUARE:
+		x = fmod(tau, e->period_s) < e->period_s / 2 ? 1.0 : 0.0;
+		break;
+	case SCN_PAT_SINE:
+		x = 0.5 + 0.5 * sin(2 * M_PI * tau / e->period_s);
+		break;
+	case SCN_PAT_RAMP:
+		x = tau >= e->period_s ? 1.0 : (tau > 0 ? tau / e->period_s : 0.0);
+		break;
+	default:
+		x = 1.0;
+	}
+	return low + (e->cpu - low) * x;
+}
+
+long fleet__step(struct fleet *f, fleet_emit emit, void *ctx)
+{
+	const struct scenario *s = f->s;
+	double t_s = (double)f->now_us / 1e6;
+	double rel_s = (double)(f->now_us - f->warmup_end_us) / 1e6;
+	long n = 0;
+
+	for (int h = 0; h < f->nhosts; h++) {
+		struct fleet_host *fh = &f->hosts[h];
+		const struct scn_platform *pl = &s->platforms[fh->platform];
+		struct fleet_task *first = &f->tasks[fh->first_task], *end = first + fh->ntasks;
+		double host_pressure = 0;
+
+		for (struct fleet_task *t = first; t < end; t++) {
+			const struct scn_job *job = &s->jobs[t->job];
+			double demand = job->cpu, cpu;
+			t->pressure = job->pressure;
+			t->self_factor = 1.0;
+			for (int k = 0; k < t->nevents; k++) {
+				const struct scn_event *e = &s->events[t->events[k]];
+				if (rel_s < e->start_s || rel_s >= e->end_s)
+					continue;
+				double low = e->cpu_low >= 0 ? e->cpu_low : job->cpu;
+				demand = pattern_cpu(e, low, rel_s);
+				if (e->pressure >= 0)
+					t->pressure = e->pressure;
+				if (e->kind == SCN_EV_SELF_INFLICTED && e->cpu > low)
+					t->self_factor =
+						1.0 + e->self_gain * (e->cpu - demand) / (e->cpu - low);
+			}
+			cpu = demand * (1.0 + job->cpu_jitter * rng__normal(&fh->rng));
+			if (cpu < 0)
+				cpu = 0;
+			if (cpu > t->cap)
+				cpu = t->cap;
+			t->cpu = cpu;
+			host_pressure += t->pressure * cpu;
+		}
+		for (struct fleet_task *t = first; t < end; t++) {
+			const struct scn_job *job = &s->jobs[t->job];
+			double interference = job->sensitivity * (host_pressure - t->pressure * t->cpu);
+			double cpi = cpi_model__sample(t->model, &fh->rng, t_s, interference,
+						       t->self_factor);
+			struct fleet_sample smp = {
+				.host = fh->name,
+				.task = t->path,
+				.job = job->name,
+				.task_id = t->task_id,
+				.platform = pl->label,
+				.task_class = job->task_class,
+				.is_protected = job->is_protected,
+				.window_start_us = f->now_us + fh->phase_us,
+				.window_us = FLEET_WINDOW_US,
+				.cpu_usage = t->cpu,
+				.threads = job->threads,
+			};
+			smp.cycles = llround(t->cpu * (FLEET_WINDOW_US / 1e6) * pl->ghz * 1e9);
+			smp.instructions = llround((double)smp.cycles / cpi);
+			smp.has_cpi = smp.instructions > 0;
+			smp.cpi = smp.has_cpi ? (double)smp.cycles / (double)smp.instructions : 0;
+			smp.llc_misses = llround((double)smp.instructions * job->mpki *
+						 (1.0 + interference) / 1000.0);
+			int rc = emit(ctx, &smp);
+			if (rc)
+				return rc;
+			n++;
+		}
+	}
+	f->now_us += FLEET_PERIOD_US;
+	return n;
+}
+
+int64_t fleet__now_us(const struct fleet *f)
+{
+	return f->now_us;
+}
+
+int64_t fleet__warmup_end_us(const struct fleet *f)
+{
+	return f->warmup_end_us;
+}
+
+int fleet__ntasks(const struct fleet *f)
+{
+	return f->ntasks;
+}
+
+int fleet__nhosts(const struct fleet *f)
+{
+	return f->nhosts;
+}
+
+const char *fleet__task_dir(const struct fleet *f, int task)
+{
+	return f->tasks[task].dir;
+}
+
+int fleet__find_task(const struct fleet *f, const char *host, const char *task_path)
+{
+	for (int t = 0; t < f->ntasks; t++)
+		if (!strcmp(f->tasks[t].path, task_path) &&
+		    !strcmp(f->hosts[f->tasks[t].host].name, host))
+			return t;
+	return -1;
+}
+
+void fleet__set_cap(struct fleet *f, int task, double cap)
+{
+	struct fleet_task *t;
+
+	if (task < 0 || task >= f->ntasks)
+		return;
+	t = &f->tasks[task];
+	if (isinf(cap) || cap < 0)
+		cap = INFINITY;
+	if (isinf(t->cap) != isinf(cap))
+		f->ncapped += isinf(cap) ? -1 : 1;
+	t->cap = cap;
+	if (f->truth) {
+		struct truth_task tt = truth_of(f, t);
+		truth__cap(f->truth, &tt, f->now_us, cap);
+	}
+}
+
+int fleet__ncapped(const struct fleet *f)
+{
+	return f->ncapped;
+}

@@ -1,0 +1,61 @@
+/* The simulated fleet: hosts, tasks placed on them, and one sampling period at a time of CPI
+ * samples, as each host's collector would publish them. */
+#ifndef FLEETSIM_FLEET_H
+#define FLEETSIM_FLEET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "scenario.h"
+
+#define FLEET_PERIOD_US (60 * 1000000LL) /* one sample per task per minute (paper 3.1) */
+#define FLEET_WINDOW_US (10 * 1000000LL) /* counted over 10 s */
+
+/* One sample; field names and meanings as in libcpi2's struct cpi2_sample. */
+struct fleet_sample {
+	const char *host, *task, *job, *task_id, *platform;
+	int task_class; /* enum scn_class, same numbers as CPI2_TC_* */
+	bool is_protected;
+	int64_t window_start_us, window_us, cycles, instructions;
+	double cpu_usage;
+	bool has_cpi;
+	double cpi;
+	int64_t llc_misses;
+	int32_t threads;
+};
+
+/* Receives each sample; a non-zero return stops the period and is returned by fleet__step. */
+typedef int (*fleet_emit)(void *ctx, const struct fleet_sample *s);
+
+struct fleet;
+
+/* Builds the fleet of a scenario (which must outlive it). Simulated time starts at start_us;
+ * scripted events are relative to start_us + the scenario's warmup. 0 or -errno. */
+int fleet__new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
+	       char *err, size_t errsz);
+void fleet__delete(struct fleet *f);
+
+/* Writes the ground truth known in advance (scenario line, antagonisms, self-inflicted) and
+ * keeps f to append cap lines. end_us is the end of the simulation. */
+void fleet__write_truth(struct fleet *f, FILE *truth, int64_t end_us);
+
+/* Produces every task's sample for the current period, then moves to the next period.
+ * Returns the number of samples, or the emitter's non-zero result. */
+long fleet__step(struct fleet *f, fleet_emit emit, void *ctx);
+
+/* Start of the current period, microseconds since the epoch (simulated). */
+int64_t fleet__now_us(const struct fleet *f);
+int64_t fleet__warmup_end_us(const struct fleet *f);
+int fleet__ntasks(const struct fleet *f);
+int fleet__nhosts(const struct fleet *f);
+/* "<host>/<task cgroup path>": the task's folder under a cgroup root. */
+const char *fleet__task_dir(const struct fleet *f, int task);
+/* Looks a task up by host and cgroup path; -1 when absent. */
+int fleet__find_task(const struct fleet *f, const char *host, const char *task_path);
+/* Caps a task's CPU usage (CPU-sec/sec; INFINITY lifts the cap) from the next period on. */
+void fleet__set_cap(struct fleet *f, int task, double cap);
+/* Number of tasks under a cap now. */
+int fleet__ncapped(const struct fleet *f);
+
+#endif

@@ -1,0 +1,103 @@
+/* Scenario files: platforms, host groups, jobs and their placement, scripted events.
+ * The format is documented in scenarios/README.md. Parsing never aborts: every error names
+ * the file and line. */
+#ifndef FLEETSIM_SCENARIO_H
+#define FLEETSIM_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCN_NAME_MAX 64
+#define SCN_LABEL_MAX 160
+
+enum scn_class { SCN_LATENCY_SENSITIVE = 0, SCN_BATCH = 1, SCN_BEST_EFFORT = 2, SCN_UNKNOWN = 3 };
+enum scn_event_kind { SCN_EV_ANTAGONIST, SCN_EV_SELF_INFLICTED };
+enum scn_pattern { SCN_PAT_STEADY, SCN_PAT_SQUARE, SCN_PAT_SINE, SCN_PAT_RAMP };
+
+struct scn_platform {
+	char name[SCN_NAME_MAX];
+	char label[SCN_LABEL_MAX]; /* what samples carry as platform (vendor/family/model/name) */
+	double ghz;                /* reference clock: cycles per second of CPU time / 1e9 */
+	double cpi_scale;          /* every job's CPI on this platform is multiplied by this */
+	int line;
+};
+
+struct scn_hosts {
+	char name[SCN_NAME_MAX]; /* count 1: the host's name; else hosts are NAME-000, NAME-001, ... */
+	char platform_name[SCN_NAME_MAX];
+	int platform; /* index into platforms, resolved */
+	int count;
+	int first_host; /* index of the group's first host in the fleet, resolved */
+	int line;
+};
+
+struct scn_placement {
+	char target[SCN_NAME_MAX]; /* a [hosts] name (round robin over it) or one host's name */
+	int count;
+	int line;
+};
+
+struct scn_job {
+	char name[SCN_NAME_MAX];
+	int task_class; /* enum scn_class */
+	bool is_protected;
+	double cpi, cpi_sd, shape, diurnal_cv;
+	double cpu, cpu_jitter; /* mean CPU-sec/sec per task and its relative noise */
+	double sensitivity;     /* relative CPI rise per unit of neighbours' pressure x CPU */
+	double pressure;        /* interference this job's tasks cause per CPU-sec/sec they use */
+	int threads;
+	double mpki; /* LLC misses per 1000 instructions without interference */
+	int count;   /* > 1: a template expanded into count jobs, "{i}" in the name numbers them */
+	struct scn_placement *place;
+	int nplace;
+	int ntasks; /* sum of the placement counts */
+	int line;
+};
+
+struct scn_event {
+	int kind; /* enum scn_event_kind */
+	char task_ref[2 * SCN_NAME_MAX]; /* "job/index" as written */
+	int job, task_index;             /* resolved */
+	double start_s, end_s;           /* relative to the end of the warmup */
+	double cpu, cpu_low;             /* high and low CPU demand of the pattern; cpu_low < 0: job's */
+	int pattern;
+	double period_s, phase_s;
+	double pressure;  /* < 0: the job's own */
+	double self_gain; /* self-inflicted: relative CPI rise at cpu_low */
+	int line;
+};
+
+struct scenario {
+	char name[SCN_NAME_MAX];
+	char description[SCN_LABEL_MAX];
+	double duration_s, warmup_s;
+	double truth_threshold; /* predicted relative CPI rise from which a neighbour counts as victim */
+	uint64_t seed;
+	struct scn_platform *platforms;
+	int nplatforms;
+	struct scn_hosts *hosts;
+	int nhosts_groups;
+	int nhosts; /* hosts in the whole fleet */
+	struct scn_job *jobs;
+	int njobs;
+	struct scn_event *events;
+	int nevents;
+};
+
+/* Parses scenario text (NUL-terminated). On error returns -EINVAL and writes
+ * "FILE:LINE: what" into err; *out is NULL. On success *out is owned by the caller. */
+int scenario__parse(const char *text, const char *filename, struct scenario **out, char *err,
+		    size_t errsz);
+/* Reads and parses a file (at most 4 MiB). Returns 0, -errno or -EINVAL with err set. */
+int scenario__load(const char *path, struct scenario **out, char *err, size_t errsz);
+/* Finds a host's group and index in the group by the host's full name; -1 when absent. */
+int scenario__find_host(const struct scenario *s, const char *host, int *group, int *index);
+/* Writes host number `index` of group g's name into buf. */
+void scenario__host_name(const struct scenario *s, int g, int index, char *buf, size_t bufsz);
+/* Frees a scenario (NULL is fine). */
+void scenario__delete(struct scenario *s);
+/* Name of a task class as used in files and ground truth. */
+const char *scenario__class_name(int task_class);
+
+#endif

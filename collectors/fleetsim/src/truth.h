@@ -1,0 +1,26 @@
+/* Ground truth of a run, as JSON lines: one object per line, "type" first. Types:
+ *   scenario        the run: scenario, seed, start_us, warmup_end_us, end_us (sim time)
+ *   antagonism      antagonist (host, task, job, class) raises victim's CPI from start_us to
+ *                   end_us; peak_cpu of the antagonist, predicted_cpi_increase (relative)
+ *   self_inflicted  a task's CPI swings with its own CPU usage: no antagonist exists
+ *   cap / uncap     the simulator saw a cap file change (at_us = sim time, cap in CPU-sec/sec) */
+#ifndef FLEETSIM_TRUTH_H
+#define FLEETSIM_TRUTH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct truth_task {
+	const char *host, *task, *job, *task_class;
+};
+
+void truth__scenario(FILE *f, const char *scenario, uint64_t seed, int64_t start_us,
+		     int64_t warmup_end_us, int64_t end_us);
+void truth__antagonism(FILE *f, const struct truth_task *antagonist,
+		       const struct truth_task *victim, int64_t start_us, int64_t end_us,
+		       double peak_cpu, double predicted_increase);
+void truth__self_inflicted(FILE *f, const struct truth_task *t, int64_t start_us, int64_t end_us);
+/* cap < 0 or infinite: the cap was lifted. */
+void truth__cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap);
+
+#endif
