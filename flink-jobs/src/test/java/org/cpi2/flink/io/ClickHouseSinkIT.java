@@ -1,0 +1,152 @@
+package org.cpi2.flink.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.functions.RecordTypes;
+import org.cpi2.flink.logic.Analyzer;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.DeadLetter;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.Incident;
+import org.cpi2.schema.Suspect;
+import org.cpi2.schema.TaskClass;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The ClickHouse sink against the local ClickHouse (18.16 here): rows land as JSONEachRow,
+ * replays are invisible to FINAL queries on ReplacingMergeTree tables, bad tables fail at once
+ * with ClickHouse's message, an unreachable server fails after the retries. Tables are created
+ * in a throw-away database with the column contract agreed with clickhouse/.
+ */
+class ClickHouseSinkIT {
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(1).build());
+
+  static final String DB = "cpi2_sink_test_" + ProcessHandle.current().pid();
+
+  @BeforeAll
+  static void createTables() throws Exception {
+    String missing = LocalClickHouse.ensureUp();
+    Assumptions.assumeTrue(missing == null, missing);
+    LocalClickHouse.query("CREATE DATABASE IF NOT EXISTS " + DB);
+    LocalClickHouse.query(
+        "CREATE TABLE " + DB + ".samples (host String, task String, job String, task_id String, platform String,"
+            + " task_class String, is_protected UInt8, window_start_us Int64, window_us Int64, cycles Int64,"
+            + " instructions Int64, counter_source String, time_running_ratio Float64, cpu_usage Float64,"
+            + " cpi Nullable(Float64), llc_misses Nullable(Int64), numa_score Nullable(Float64), threads Nullable(Int32))"
+            + " ENGINE = ReplacingMergeTree() ORDER BY (host, task, window_start_us)");
+    LocalClickHouse.query(
+        "CREATE TABLE " + DB + ".incidents (incident_id String, host String, detected_at_us Int64, round Int32,"
+            + " victim_task String, victim_protected UInt8, decision String, antagonist_task Nullable(String),"
+            + " correlation Nullable(Float64), excluded_tasks Array(String))"
+            + " ENGINE = ReplacingMergeTree() ORDER BY (host, incident_id)");
+    LocalClickHouse.query(
+        "CREATE TABLE " + DB + ".incident_suspects (incident_id String, host String, detected_at_us Int64, rank Int32,"
+            + " task String, job String, task_class String, correlation Float64, cpu_usage Float64)"
+            + " ENGINE = ReplacingMergeTree() ORDER BY (host, incident_id, rank)");
+    LocalClickHouse.query(
+        "CREATE TABLE " + DB + ".dead_letters (at_us Int64, component String, source_topic String, partition Int32,"
+            + " offset Int64, reason String, payload String)"
+            + " ENGINE = ReplacingMergeTree() ORDER BY (source_topic, partition, offset)");
+  }
+
+  @AfterAll
+  static void dropDatabase() throws Exception {
+    if (LocalClickHouse.answers()) {
+      LocalClickHouse.query("DROP DATABASE IF EXISTS " + DB);
+    }
+  }
+
+  static Incident incident(String victim) {
+    List<Suspect> suspects = new ArrayList<>();
+    suspects.add(Suspect.newBuilder().setTask("video/7").setJob("video").setTaskClass(TaskClass.BEST_EFFORT).setCorrelation(0.5).setCpuUsage(1e-5).build());
+    suspects.add(Suspect.newBuilder().setTask("mr \"quoted\"/1").setJob("mr").setTaskClass(TaskClass.BATCH).setCorrelation(-0.25).setCpuUsage(0.5).build());
+    return Incident.newBuilder()
+        .setIncidentId(Analyzer.incidentId("h1", victim, 600_000_000L, 1)).setHost("h1").setDetectedAtUs(600_000_000L)
+        .setVictimTask(victim).setVictimJob("web").setVictimPlatform("p1").setVictimClass(TaskClass.LATENCY_SENSITIVE)
+        .setVictimCpi(2.5).setVictimCpuUsage(0.8).setCpiThreshold(2).setSpecMean(1.5).setSpecStddev(0.25)
+        .setWindowStartUs(0).setWindowEndUs(600_000_000L).setSuspects(suspects).setExcludedTasks(List.of("old/1"))
+        .setDecision(Decision.THROTTLE).setAntagonistTask("video/7").setAntagonistJob("video")
+        .setAntagonistClass(TaskClass.BEST_EFFORT).setCorrelation(0.5).setCapCpu(0.01).setCapDurationS(300)
+        .build();
+  }
+
+  @Test
+  void rowsLandAndReplaysAreIdempotentUnderFinal() throws Exception {
+    ClickHouseSinks sinks = new ClickHouseSinks(LocalClickHouse.URL, DB, 100);
+    List<Incident> incidents = List.of(incident("web/0"), incident("web/1"));
+    // The second run replays the same records, as after a restore; its CPU usage differs only so
+    // that the test can see that its rows landed and replaced the first run's.
+    for (double cpu : new double[] {0.8, 0.9}) {
+      List<CpiSample> samples = new ArrayList<>();
+      for (int i = 1; i <= 250; i++) {
+        samples.add(Fixtures.sample("h1", "web/" + (i % 5), TaskClass.LATENCY_SENSITIVE, i * 60_000_000L, i % 7 == 0 ? null : 1.0 + i / 1000.0, cpu));
+      }
+      StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+      env.setParallelism(1);
+      sinks.samples(env.fromData(samples, RecordTypes.SAMPLE));
+      sinks.incidents(env.fromData(incidents, RecordTypes.INCIDENT));
+      env.execute("clickhouse-sink-it");
+    }
+    assertEquals("250\t250\n", LocalClickHouse.query("SELECT count(), countIf(cpu_usage = 0.9) FROM " + DB + ".samples FINAL"));
+    assertEquals("35\n", LocalClickHouse.query("SELECT countIf(cpi IS NULL) FROM " + DB + ".samples FINAL"));
+    assertEquals("2\n", LocalClickHouse.query("SELECT count() FROM " + DB + ".incidents FINAL"));
+    assertEquals("4\n", LocalClickHouse.query("SELECT count() FROM " + DB + ".incident_suspects FINAL"));
+    assertEquals(
+        "web/0\tTHROTTLE\tvideo/7\t0.5\t['old/1']\n",
+        LocalClickHouse.query("SELECT victim_task, decision, antagonist_task, correlation, excluded_tasks FROM " + DB
+            + ".incidents FINAL WHERE victim_task = 'web/0'"));
+    assertEquals(
+        "1\tvideo/7\tBEST_EFFORT\t0.00001\n2\tmr \"quoted\"/1\tBATCH\t0.5\n",
+        LocalClickHouse.query("SELECT rank, task, task_class, cpu_usage FROM " + DB
+            + ".incident_suspects FINAL WHERE incident_id = '" + incidents.get(0).getIncidentId() + "' ORDER BY rank"));
+  }
+
+  @Test
+  void deadLetterPayloadIsBase64() throws Exception {
+    SinkWriter<DeadLetter> w =
+        new ClickHouseSink<DeadLetter>(LocalClickHouse.URL, DB, "dead_letters", 10, 60_000, r -> List.of(JsonRows.row(r, Set.of())))
+            .createWriter(null);
+    w.write(
+        DeadLetter.newBuilder().setAtUs(1).setComponent("flink-jobs/decode-samples").setSourceTopic("cpi2.samples")
+            .setPartition(3).setOffset(42).setReason("not Avro\nsingle-object").setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0}))
+            .build(),
+        null);
+    w.flush(false);
+    assertEquals("wwEA\tnot Avro\\nsingle-object\n", LocalClickHouse.query("SELECT payload, reason FROM " + DB + ".dead_letters FINAL WHERE offset = 42"));
+  }
+
+  @Test
+  void aMissingTableFailsAtOnceWithClickHousesMessage() {
+    ClickHouseHttp http = new ClickHouseHttp(LocalClickHouse.URL, DB, "no_such_table", 5, 10_000);
+    long start = System.nanoTime();
+    IOException e = assertThrows(IOException.class, () -> http.insert("{\"a\":1}\n", 1));
+    assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
+    assertTrue(System.nanoTime() - start < 5_000_000_000L, "no retries for a refused insert");
+  }
+
+  @Test
+  void anUnreachableServerFailsAfterTheRetries() {
+    ClickHouseHttp http = new ClickHouseHttp("http://127.0.0.1:1", DB, "samples", 3, 10);
+    IOException e = assertThrows(IOException.class, () -> http.insert("{}\n", 1));
+    assertTrue(e.getMessage().contains("after 3 attempts"), e.getMessage());
+  }
+}
