@@ -140,6 +140,13 @@ bad:
 	return fail(p, p->line, "%s: '%s' is not a duration (like 90s, 10m, 2h, 1h30m, 1d)", key, v);
 }
 
+int scenario__duration(const char *text, double *seconds)
+{
+	char err[256];
+	struct parser p = {.file = "", .err = err, .errsz = sizeof(err)};
+	return parse_duration(&p, "duration", text, seconds);
+}
+
 static int parse_bool(struct parser *p, const char *key, const char *v, bool *out)
 {
 	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1"))

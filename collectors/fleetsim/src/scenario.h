@@ -97,6 +97,9 @@ int scenario__find_host(const struct scenario *s, const char *host, int *group, 
 void scenario__host_name(const struct scenario *s, int g, int index, char *buf, size_t bufsz);
 /* Frees a scenario (NULL is fine). */
 void scenario__delete(struct scenario *s);
+/* Parses a duration as in scenario files ("90s", "10m", "2h", "1h30m", "1d", bare seconds).
+ * 0 or -EINVAL. */
+int scenario__duration(const char *text, double *seconds);
 /* Name of a task class as used in files and ground truth. */
 const char *scenario__class_name(int task_class);
 

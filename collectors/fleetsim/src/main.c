@@ -1,0 +1,406 @@
+/* cpi2-fleetsim: plays a scenario of simulated hosts and publishes their CPI samples exactly as
+ * cpi2-collector would (Avro CpiSample on cpi2.samples, key = host), faster than real time,
+ * writes the ground truth, and obeys caps written into a simulated cgroup tree. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capwatch.h"
+#include "fleet.h"
+#include "fslog.h"
+#include "output.h"
+#include "scenario.h"
+
+#define MAX_PROPS 64
+
+/* Every option of the program. */
+struct conf {
+	const char *scenario;     /* name in scenario_dir or a path */
+	const char *scenario_dir; /* where names are looked up */
+	double speed;             /* simulated seconds per wall second; 0 = as fast as possible */
+	double warmup_speed;      /* the same during the warmup */
+	double warmup_s;          /* < 0: the scenario's */
+	double duration_s;        /* after the warmup; < 0: the scenario's; INFINITY: forever */
+	int64_t start_us;         /* simulated start; 0: now - warmup, on a minute */
+	uint64_t seed;
+	int seed_given;
+	const char *brokers;
+	const char *topic;
+	const char *props[MAX_PROPS + 1]; /* -X key=value, NULL-terminated */
+	int nprops;
+	const char *cgroup_root; /* NULL: no cap loop */
+	const char *truth;       /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
+	enum output_mode mode;
+	double progress_s; /* wall seconds between progress lines */
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: cpi2-fleetsim [OPTIONS] --scenario NAME|FILE\n"
+		"Simulates a fleet of hosts and publishes one CpiSample per task per minute of\n"
+		"simulated time to Kafka, as cpi2-collector would (counter_source SIMULATED).\n"
+		"\n"
+		"  -s, --scenario NAME|FILE  scenario file, or NAME of one in --scenario-dir:\n"
+		"                            case1 case2 case3 case4 steady fleet300\n"
+		"      --scenario-dir DIR    default " FLEETSIM_SCENARIO_DIR "\n"
+		"      --speed N|max         simulated seconds per wall second (default 1)\n"
+		"      --warmup DURATION     normal behaviour before the scripted events, played\n"
+		"                            at --warmup-speed (default: the scenario's, e.g. 6h)\n"
+		"      --warmup-speed N|max  default max\n"
+		"      --duration DURATION|inf  simulated time after the warmup (default: scenario's)\n"
+		"      --start EPOCH_S|now   simulated start (default: now - warmup, so the events\n"
+		"                            begin about now)\n"
+		"      --seed N              random seed (default: the scenario's); same seed, same\n"
+		"                            samples\n"
+		"  -b, --brokers LIST        Kafka bootstrap servers (default 127.0.0.1:9092)\n"
+		"  -t, --topic NAME          default cpi2.samples\n"
+		"  -X key=value              librdkafka property, passed through (repeatable)\n"
+		"      --cgroup-root DIR     create <DIR>/<host>/<task> folders with cpu.max and\n"
+		"                            cpu.cfs_quota_us; caps written there clamp the task\n"
+		"      --truth FILE|none     ground truth, JSON lines (default\n"
+		"                            fleetsim-<scenario>.truth.jsonl)\n"
+		"      --stdout              print samples as JSON lines to stdout, no Kafka\n"
+		"      --dry-run             encode samples (Avro) and drop them, no Kafka\n"
+		"      --progress SECONDS    wall seconds between progress lines (default 5)\n"
+		"  -h, --help                this text\n"
+		"Durations: 90s, 10m, 2h, 1h30m, 1d. Scenario format: scenarios/README.md.\n");
+}
+
+static int parse_speed(const char *v, double *out)
+{
+	char *end;
+
+	if (!strcmp(v, "max")) {
+		*out = 0;
+		return 0;
+	}
+	*out = strtod(v, &end);
+	return (end == v || *end || !isfinite(*out) || *out <= 0) ? -EINVAL : 0;
+}
+
+static int parse_args(int argc, char **argv, struct conf *c)
+{
+	enum { O_DIR = 256, O_SPEED, O_WARMUP, O_WSPEED, O_DURATION, O_START, O_SEED, O_CGROUP,
+	       O_TRUTH, O_STDOUT, O_DRY, O_PROGRESS };
+	static const struct option opts[] = {
+		{"scenario", required_argument, 0, 's'}, {"scenario-dir", required_argument, 0, O_DIR},
+		{"speed", required_argument, 0, O_SPEED}, {"warmup", required_argument, 0, O_WARMUP},
+		{"warmup-speed", required_argument, 0, O_WSPEED},
+		{"duration", required_argument, 0, O_DURATION},
+		{"start", required_argument, 0, O_START}, {"seed", required_argument, 0, O_SEED},
+		{"brokers", required_argument, 0, 'b'}, {"topic", required_argument, 0, 't'},
+		{"cgroup-root", required_argument, 0, O_CGROUP},
+		{"truth", required_argument, 0, O_TRUTH}, {"stdout", no_argument, 0, O_STDOUT},
+		{"dry-run", no_argument, 0, O_DRY}, {"progress", required_argument, 0, O_PROGRESS},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	int o;
+	char *end;
+
+	while ((o = getopt_long(argc, argv, "s:b:t:X:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 's': c->scenario = optarg; break;
+		case O_DIR: c->scenario_dir = optarg; break;
+		case O_SPEED:
+			if (parse_speed(optarg, &c->speed))
+				goto bad;
+			break;
+		case O_WSPEED:
+			if (parse_speed(optarg, &c->warmup_speed))
+				goto bad;
+			break;
+		case O_WARMUP:
+			if (scenario__duration(optarg, &c->warmup_s))
+				goto bad;
+			break;
+		case O_DURATION:
+			if (!strcmp(optarg, "inf"))
+				c->duration_s = INFINITY;
+			else if (scenario__duration(optarg, &c->duration_s))
+				goto bad;
+			break;
+		case O_START:
+			if (!strcmp(optarg, "now")) {
+				c->start_us = -1;
+				break;
+			}
+			c->start_us = (int64_t)(strtod(optarg, &end) * 1e6);
+			if (end == optarg || *end || c->start_us <= 0)
+				goto bad;
+			break;
+		case O_SEED:
+			errno = 0;
+			c->seed = strtoull(optarg, &end, 10);
+			if (end == optarg || *end || errno)
+				goto bad;
+			c->seed_given = 1;
+			break;
+		case 'b': c->brokers = optarg; break;
+		case 't': c->topic = optarg; break;
+		case 'X':
+			if (!strchr(optarg, '=') || c->nprops >= MAX_PROPS) {
+				fprintf(stderr, "cpi2-fleetsim: -X needs key=value (at most %d)\n",
+					MAX_PROPS);
+				return -EINVAL;
+			}
+			c->props[c->nprops++] = optarg;
+			break;
+		case O_CGROUP: c->cgroup_root = optarg; break;
+		case O_TRUTH: c->truth = optarg; break;
+		case O_STDOUT: c->mode = OUTPUT_STDOUT; break;
+		case O_DRY:
+			if (c->mode != OUTPUT_STDOUT)
+				c->mode = OUTPUT_DISCARD;
+			break;
+		case O_PROGRESS:
+			c->progress_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(c->progress_s > 0))
+				goto bad;
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -EINVAL;
+		}
+		continue;
+bad:
+		fprintf(stderr, "cpi2-fleetsim: '%s' is not a valid value for this option (see "
+				"--help)\n", optarg);
+		return -EINVAL;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "cpi2-fleetsim: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!c->scenario) {
+		fprintf(stderr, "cpi2-fleetsim: --scenario is required (see --help)\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void format_time(int64_t us, char *buf, size_t n)
+{
+	time_t t = (time_t)(us / 1000000);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void on_cap(void *ctx, int task, double cap)
+{
+	struct fleet *f = ctx;
+	fs_log_info("%s: %s", fleet__task_dir(f, task), isinf(cap) ? "cap lifted" : "capped");
+	fleet__set_cap(f, task, cap);
+}
+
+/* Sleeps until wall time `until`, serving Kafka meanwhile; returns early on a signal. */
+static void pace(struct output *out, double until)
+{
+	for (;;) {
+		double left = until - wall_now();
+		if (left <= 0 || stop)
+			return;
+		if (left > 0.05)
+			left = 0.05;
+		struct timespec ts = {0, (long)(left * 1e9)};
+		nanosleep(&ts, NULL);
+		output__poll(out);
+	}
+}
+
+static const char *speed_text(double speed, char *buf, size_t n)
+{
+	if (speed <= 0)
+		return "max speed";
+	snprintf(buf, n, "speed %g", speed);
+	return buf;
+}
+
+static int load_scenario(const struct conf *c, struct scenario **s)
+{
+	char path[4096], err[1024] = "";
+	struct stat st;
+	const char *p = c->scenario;
+	int rc;
+
+	if (!strchr(p, '/') && stat(p, &st)) {
+		snprintf(path, sizeof(path), "%s/%s%s", c->scenario_dir, p,
+			 strstr(p, ".scn") ? "" : ".scn");
+		p = path;
+	}
+	rc = scenario__load(p, s, err, sizeof(err));
+	if (rc)
+		fs_log_error("scenario %s", err);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct conf c = {
+		.scenario_dir = FLEETSIM_SCENARIO_DIR,
+		.speed = 1,
+		.warmup_speed = 0,
+		.warmup_s = -1,
+		.duration_s = -1,
+		.brokers = "127.0.0.1:9092",
+		.topic = "cpi2.samples",
+		.mode = OUTPUT_KAFKA,
+		.progress_s = 5,
+	};
+	struct scenario *s = NULL;
+	struct fleet *f = NULL;
+	struct capwatch *cw = NULL;
+	struct output *out = NULL;
+	FILE *truth = NULL;
+	char err[1024] = "", truth_path[512], when[32], speed[32], wspeed[32];
+	double wall0 = wall_now();
+	uint64_t samples = 0;
+	int rc = 1;
+
+	if (parse_args(argc, argv, &c))
+		return 2;
+	if (load_scenario(&c, &s))
+		return 2;
+	if (c.warmup_s >= 0)
+		s->warmup_s = c.warmup_s;
+	if (c.duration_s >= 0)
+		s->duration_s = c.duration_s;
+	if (!c.seed_given)
+		c.seed = s->seed;
+	if (c.start_us <= 0) { /* now - warmup, on a minute boundary like a collector's clock */
+		int64_t now = (int64_t)time(NULL) * 1000000;
+		c.start_us = now - (int64_t)(s->warmup_s * 1e6);
+		c.start_us -= c.start_us % FLEET_PERIOD_US;
+	}
+	if (fleet__new(&f, s, c.seed, c.start_us, err, sizeof(err))) {
+		fs_log_error("%s", err);
+		goto out;
+	}
+	int64_t end_us = isinf(s->duration_s)
+				 ? INT64_MAX
+				 : fleet__warmup_end_us(f) + (int64_t)(s->duration_s * 1e6);
+	if (!c.truth) {
+		snprintf(truth_path, sizeof(truth_path), "fleetsim-%s.truth.jsonl", s->name);
+		c.truth = truth_path;
+	}
+	if (strcmp(c.truth, "none")) {
+		truth = fopen(c.truth, "w");
+		if (!truth) {
+			fs_log_error("ground truth %s: %s", c.truth, strerror(errno));
+			goto out;
+		}
+		fleet__write_truth(f, truth, end_us);
+	}
+	if (c.cgroup_root) {
+		if (capwatch__new(&cw, c.cgroup_root, fleet__ntasks(f), 0, err, sizeof(err))) {
+			fs_log_error("%s", err);
+			goto out;
+		}
+		for (int t = 0; t < fleet__ntasks(f); t++)
+			if (capwatch__add(cw, t, fleet__task_dir(f, t), err, sizeof(err))) {
+				fs_log_error("%s", err);
+				goto out;
+			}
+	}
+	if (output__new(&out, c.mode, c.brokers, c.topic, c.props, err, sizeof(err))) {
+		fs_log_error("kafka %s: %s", c.brokers, err);
+		goto out;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	format_time(c.start_us, when, sizeof(when));
+	fs_log_info("scenario %s (seed %" PRIu64 "): %d hosts, %d tasks, %d events; start %s, "
+		    "warmup %.0f s at %s, then %.0f s at %s; output %s%s%s%s; truth %s; "
+		    "cgroup root %s; samples are SIMULATED",
+		    s->name, c.seed, fleet__nhosts(f), fleet__ntasks(f), s->nevents, when,
+		    s->warmup_s, speed_text(c.warmup_speed, wspeed, sizeof(wspeed)), s->duration_s,
+		    speed_text(c.speed, speed, sizeof(speed)),
+		    c.mode == OUTPUT_KAFKA ? "kafka " : c.mode == OUTPUT_STDOUT ? "stdout" : "dry-run",
+		    c.mode == OUTPUT_KAFKA ? c.brokers : "", c.mode == OUTPUT_KAFKA ? " " : "",
+		    c.mode == OUTPUT_KAFKA ? c.topic : "",
+		    truth ? c.truth : "none", c.cgroup_root ? c.cgroup_root : "none (no caps)");
+
+	double last_log = wall_now(), phase_wall = last_log;
+	int64_t phase_sim = c.start_us;
+	uint64_t last_samples = 0;
+	int in_warmup = fleet__now_us(f) < fleet__warmup_end_us(f);
+
+	while (!stop && fleet__now_us(f) < end_us) {
+		int64_t now_us = fleet__now_us(f);
+		if (in_warmup && now_us >= fleet__warmup_end_us(f)) {
+			in_warmup = 0; /* the pace changes: measure from here */
+			phase_wall = wall_now();
+			phase_sim = now_us;
+			fs_log_info("warmup done: scripted part starts");
+		}
+		double speed = in_warmup ? c.warmup_speed : c.speed;
+		if (speed > 0) /* the period starts when its simulated time has come */
+			pace(out, phase_wall + (double)(now_us - phase_sim) / 1e6 / speed);
+		if (stop)
+			break;
+		if (cw)
+			capwatch__poll(cw, on_cap, f);
+		long n = fleet__step(f, output__emit, out);
+		if (n < 0) {
+			fs_log_error("output failed: %s", strerror((int)-n));
+			goto out;
+		}
+		samples += (uint64_t)n;
+		output__poll(out);
+		double w = wall_now();
+		if (w - last_log >= c.progress_s) {
+			struct output_stats st;
+			output__stats(out, &st);
+			format_time(fleet__now_us(f), when, sizeof(when));
+			fs_log_info("sim %s%s: %" PRIu64 " samples, %.0f samples/s, %d capped; kafka "
+				    "delivered %" PRIu64 " failed %" PRIu64 ", queue-full waits %" PRIu64,
+				    when, in_warmup ? " (warmup)" : "", samples,
+				    (double)(samples - last_samples) / (w - last_log), fleet__ncapped(f),
+				    st.delivered, st.failed, st.queue_full_waits);
+			last_log = w, last_samples = samples;
+		}
+	}
+	rc = 0;
+out:
+	if (out) {
+		struct output_stats st;
+		double secs = wall_now() - wall0;
+		output__stats(out, &st);
+		int left = output__close(out, 10000); /* flushes: the wait is part of the run */
+		fs_log_info("%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
+			    " encode errors, %" PRIu64 " queue-full waits; %d left unsent",
+			    stop ? "stopped" : "done", samples, secs,
+			    secs > 0 ? (double)samples / secs : 0.0, st.encode_errors,
+			    st.queue_full_waits, left);
+		if (left > 0)
+			rc = 1;
+	}
+	if (truth)
+		fclose(truth);
+	capwatch__delete(cw);
+	fleet__delete(f);
+	scenario__delete(s);
+	return rc;
+}

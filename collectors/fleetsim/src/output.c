@@ -1,0 +1,155 @@
+#include "output.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cpi2/kafka.h>
+#include <cpi2/sample.h>
+
+#include "fslog.h"
+
+struct output {
+	enum output_mode mode;
+	struct cpi2_producer *producer; /* Kafka mode only */
+	char *topic;
+	volatile const int *stop;
+	struct output_stats st;
+	char buf[4096];
+};
+
+int output__new(struct output **out, enum output_mode mode, const char *brokers,
+		const char *topic, const char *const *props, char *err, size_t errsz)
+{
+	struct output *o = calloc(1, sizeof(*o));
+	int rc;
+
+	*out = NULL;
+	if (!o)
+		return -ENOMEM;
+	o->mode = mode;
+	o->topic = strdup(topic);
+	if (!o->topic) {
+		free(o);
+		return -ENOMEM;
+	}
+	if (mode == OUTPUT_KAFKA) {
+		rc = cpi2_producer_new(&o->producer, brokers, props, err, errsz);
+		if (rc) {
+			free(o->topic);
+			free(o);
+			return rc < 0 ? rc : -EINVAL;
+		}
+	}
+	*out = o;
+	return 0;
+}
+
+static void to_cpi2(const struct fleet_sample *f, struct cpi2_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->host = f->host;
+	s->task = f->task;
+	s->job = f->job;
+	s->task_id = f->task_id;
+	s->platform = f->platform;
+	s->task_class = f->task_class; /* scn_class uses the CPI2_TC_* numbers */
+	s->is_protected = f->is_protected;
+	s->window_start_us = f->window_start_us;
+	s->window_us = f->window_us;
+	s->cycles = f->cycles;
+	s->instructions = f->instructions;
+	s->counter_source = CPI2_CS_SIMULATED;
+	s->time_running_ratio = 1.0;
+	s->cpu_usage = f->cpu_usage;
+	s->has_cpi = f->has_cpi;
+	s->cpi = f->cpi;
+	s->has_llc_misses = true;
+	s->llc_misses = f->llc_misses;
+	s->has_threads = true;
+	s->threads = f->threads;
+}
+
+static void wait_a_little(void)
+{
+	struct timespec ts = {0, 1000000}; /* 1 ms */
+	nanosleep(&ts, NULL);
+}
+
+int output__emit(void *ctx, const struct fleet_sample *f)
+{
+	struct output *o = ctx;
+	struct cpi2_sample s;
+	size_t len = 0;
+	int rc;
+
+	to_cpi2(f, &s);
+	o->st.emitted++;
+	if (o->mode == OUTPUT_STDOUT) {
+		rc = cpi2_sample_to_json(&s, o->buf, sizeof(o->buf));
+		if (rc < 0) {
+			o->st.encode_errors++;
+			return 0;
+		}
+		fputs(o->buf, stdout);
+		fputc('\n', stdout);
+		return 0;
+	}
+	rc = cpi2_sample_encode(&s, o->buf, sizeof(o->buf), &len);
+	if (rc) {
+		if (o->st.encode_errors++ == 0)
+			fs_log_error("encode sample of %s %s: %s", f->host, f->task, strerror(-rc));
+		return 0;
+	}
+	if (o->mode == OUTPUT_DISCARD)
+		return 0;
+	/* a load generator may wait for the queue (backpressure) where a collector drops */
+	while ((rc = cpi2_producer_send(o->producer, o->topic, f->host, strlen(f->host), o->buf,
+					len)) == -ENOBUFS) {
+		o->st.queue_full_waits++;
+		cpi2_producer_poll(o->producer);
+		wait_a_little();
+	}
+	if (rc) {
+		fs_log_error("send to %s: %s", o->topic, strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+void output__poll(struct output *o)
+{
+	if (o->producer)
+		cpi2_producer_poll(o->producer);
+}
+
+void output__stats(const struct output *o, struct output_stats *st)
+{
+	*st = o->st;
+	if (o->producer) {
+		struct cpi2_producer_stats ps;
+		cpi2_producer_get_stats(o->producer, &ps);
+		st->sent = ps.sent;
+		st->delivered = ps.delivered;
+		st->failed = ps.failed;
+		st->dropped_queue_full = ps.dropped_queue_full;
+	}
+}
+
+int output__close(struct output *o, int timeout_ms)
+{
+	int left = 0;
+
+	if (!o)
+		return 0;
+	if (o->mode == OUTPUT_STDOUT)
+		fflush(stdout);
+	if (o->producer)
+		left = cpi2_producer_close(o->producer, timeout_ms);
+	free(o->topic);
+	free(o);
+	return left;
+}

@@ -1,0 +1,33 @@
+/* Where samples go: Kafka (Avro single-object encoding, key = host, as a collector publishes),
+ * stdout as JSON lines, or nowhere after encoding (to measure generation + encoding). */
+#ifndef FLEETSIM_OUTPUT_H
+#define FLEETSIM_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fleet.h"
+
+enum output_mode { OUTPUT_KAFKA, OUTPUT_STDOUT, OUTPUT_DISCARD };
+
+struct output_stats {
+	uint64_t emitted;        /* samples handed to the output */
+	uint64_t encode_errors;  /* samples the encoder refused */
+	uint64_t queue_full_waits; /* times a full producer queue made us wait (backpressure) */
+	uint64_t sent, delivered, failed, dropped_queue_full; /* from the producer */
+};
+
+struct output;
+
+/* props: "key=value" librdkafka properties, NULL-terminated (may be NULL). 0 or -errno. */
+int output__new(struct output **out, enum output_mode mode, const char *brokers,
+		const char *topic, const char *const *props, char *err, size_t errsz);
+/* A fleet_emit: encodes one sample and sends, prints or drops it. 0, or -errno to stop. */
+int output__emit(void *ctx, const struct fleet_sample *s);
+/* Serves delivery reports; cheap, never blocks. */
+void output__poll(struct output *o);
+void output__stats(const struct output *o, struct output_stats *st);
+/* Flushes (at most timeout_ms) and frees. Returns what the producer had left, or 0. */
+int output__close(struct output *o, int timeout_ms);
+
+#endif
