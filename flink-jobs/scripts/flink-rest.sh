@@ -9,7 +9,7 @@ set -euo pipefail
 
 FLINK_URL="http://${STACK_HOST:-127.0.0.1}:${FLINK_REST_PORT:-8081}"
 CLICKHOUSE_URL="http://${STACK_HOST:-127.0.0.1}:${CLICKHOUSE_HTTP_PORT:-8123}"
-JOB_NAME=cpi2-flink-jobs
+JOB_NAME=${JOB_NAME:-cpi2-flink-jobs}
 STATE="${STACK_DIR:?}/flink-jobs"
 SAVEPOINTS="${STACK_DIR}/savepoints"
 

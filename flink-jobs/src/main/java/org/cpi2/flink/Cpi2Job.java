@@ -57,7 +57,7 @@ public final class Cpi2Job {
     if (!options.get(Cpi2Options.CLICKHOUSE_URL).isEmpty()) {
       sinks = Cpi2Sinks.both(sinks, new ClickHouseSinks(options));
     }
-    new Cpi2Job(options, KafkaIo.sources(options), sinks).execute("cpi2-flink-jobs");
+    new Cpi2Job(options, KafkaIo.sources(options), sinks).execute(options.get(Cpi2Options.JOB_NAME));
   }
 
   /** The environment with this project's settings: no Kryo, checkpoints on. */

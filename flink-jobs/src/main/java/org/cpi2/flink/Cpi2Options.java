@@ -40,8 +40,11 @@ public final class Cpi2Options implements Serializable {
   public static final String SOURCE_IDLENESS_S = "time.source-idleness-s";
   public static final String TASK_TTL_S = "state.task-ttl-s";
   public static final String CHECKPOINT_INTERVAL_MS = "checkpoint.interval-ms";
+  public static final String JOB_NAME = "job.name";
   public static final String KAFKA_BOOTSTRAP = "kafka.bootstrap";
   public static final String KAFKA_GROUP = "kafka.group";
+  /** Where a fresh start (no checkpoint or savepoint) reads samples and actions from. */
+  public static final String KAFKA_START = "kafka.start";
   public static final String CLICKHOUSE_URL = "clickhouse.url";
   public static final String CLICKHOUSE_DATABASE = "clickhouse.database";
   public static final String CLICKHOUSE_BATCH = "clickhouse.batch-rows";
@@ -68,8 +71,10 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(SOURCE_IDLENESS_S, "60");
     DEFAULTS.put(TASK_TTL_S, "3600");
     DEFAULTS.put(CHECKPOINT_INTERVAL_MS, "30000");
+    DEFAULTS.put(JOB_NAME, "cpi2-flink-jobs");
     DEFAULTS.put(KAFKA_BOOTSTRAP, "127.0.0.1:9092");
     DEFAULTS.put(KAFKA_GROUP, "cpi2-flink-jobs");
+    DEFAULTS.put(KAFKA_START, "committed-or-earliest"); // or earliest, latest, timestamp-ms:<ms>
     DEFAULTS.put(CLICKHOUSE_URL, "");
     DEFAULTS.put(CLICKHOUSE_DATABASE, "cpi2");
     DEFAULTS.put(CLICKHOUSE_BATCH, "5000");

@@ -21,8 +21,9 @@ import org.cpi2.schema.DeadLetter;
 import org.cpi2.schema.Incident;
 
 /**
- * The job's Kafka topics (DESIGN.md). Sources start from the committed offsets of the job's
- * consumer group, or the earliest offsets the first time; the spec seed source always reads the
+ * The job's Kafka topics (DESIGN.md). On a fresh start, samples and actions are read from where
+ * {@code kafka.start} says (by default the committed offsets of the job's consumer group, or the
+ * earliest the first time); after a restore, from the checkpointed offsets. The spec seed source reads the
  * compacted cpi2.specs from the beginning. Sinks are at-least-once: consumers deduplicate by the
  * records' ids (incident_id, action_id) and the compacted spec topic keeps the latest per key.
  */
@@ -39,15 +40,16 @@ public final class KafkaIo {
   public static Cpi2Sources sources(Cpi2Options o) {
     String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
     String group = o.get(Cpi2Options.KAFKA_GROUP);
+    OffsetsInitializer start = startingOffsets(o.get(Cpi2Options.KAFKA_START));
     return new Cpi2Sources() {
       @Override
       public DataStream<RawRecord> samples(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, group, SAMPLES, OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST));
+        return from(env, bootstrap, group, SAMPLES, start);
       }
 
       @Override
       public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, group, ACTIONS, OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST));
+        return from(env, bootstrap, group, ACTIONS, start);
       }
 
       @Override
@@ -55,6 +57,24 @@ public final class KafkaIo {
         return from(env, bootstrap, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest());
       }
     };
+  }
+
+  /** The {@code kafka.start} option: committed-or-earliest, earliest, latest, timestamp-ms:MS. */
+  static OffsetsInitializer startingOffsets(String spec) {
+    if (spec.equals("committed-or-earliest")) {
+      return OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+    }
+    if (spec.equals("earliest")) {
+      return OffsetsInitializer.earliest();
+    }
+    if (spec.equals("latest")) {
+      return OffsetsInitializer.latest();
+    }
+    if (spec.startsWith("timestamp-ms:")) {
+      return OffsetsInitializer.timestamp(Long.parseLong(spec.substring("timestamp-ms:".length())));
+    }
+    throw new IllegalArgumentException(
+        Cpi2Options.KAFKA_START + ": expected committed-or-earliest, earliest, latest or timestamp-ms:MS, got " + spec);
   }
 
   private static DataStream<RawRecord> from(

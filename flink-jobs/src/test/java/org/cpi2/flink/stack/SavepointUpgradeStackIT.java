@@ -1,0 +1,206 @@
+package org.cpi2.flink.stack;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.TaskClass;
+import org.cpi2.wire.Wire;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Upgrade from a savepoint on the real local stack (Kafka, Flink session cluster, ClickHouse):
+ * v1 of the job learns a spec and holds an open period; it is stopped with a savepoint; v2 (the
+ * same jar with a changed graph: ClickHouse sinks added, and a changed age weight) resumes from it.
+ * The spec v2 publishes for the open period must count the samples v1 had accumulated and fold
+ * v1's learned spec with v2's weight. Run by `make -C flink-jobs upgrade-test`.
+ */
+class SavepointUpgradeStackIT {
+  static final String HOST = System.getenv().getOrDefault("STACK_HOST", "127.0.0.1");
+  static final String FLINK = "http://" + HOST + ":" + System.getenv().getOrDefault("FLINK_REST_PORT", "8081");
+  static final String KAFKA = HOST + ":" + System.getenv().getOrDefault("KAFKA_PORT", "9092");
+  static final String CLICKHOUSE = "http://" + HOST + ":" + System.getenv().getOrDefault("CLICKHOUSE_HTTP_PORT", "8123");
+  static final long S = 1_000_000L;
+
+  private final String run = "upg" + UUID.randomUUID().toString().substring(0, 8);
+  private final Wire<CpiSample> samples = Wire.of(CpiSample.class);
+  private final Wire<CpiSpec> specs = Wire.of(CpiSpec.class);
+
+  @Test
+  void learnedSpecsAndOpenPeriodsSurviveAnUpgrade() throws Exception {
+    FlinkRest flink = new FlinkRest(FLINK);
+    if (!flink.answers()) {
+      new ProcessBuilder("make", "-C", new File(System.getProperty("user.dir")).getParent(), "up").inheritIO().start().waitFor(5, TimeUnit.MINUTES);
+    }
+    Assumptions.assumeTrue(flink.answers(), "no Flink REST API at " + FLINK + " even after `make up`");
+    Path jar = Path.of("target/cpi2-flink-jobs-0.1.0.jar").toAbsolutePath();
+    assertTrue(Files.exists(jar), "the shaded job jar is built in the package phase: " + jar);
+    Path savepoints = Path.of(System.getProperty("user.dir")).getParent().resolve(".stack/savepoints");
+    Files.createDirectories(savepoints);
+    String db = "cpi2_" + run;
+    String specKey = run + "|p1";
+    long startMs = System.currentTimeMillis();
+    long b = (startMs / 1000 / 60 + 2) * 60; // a minute boundary ahead of every other producer's clock
+
+    List<String> common =
+        List.of("--kafka.bootstrap", KAFKA, "--kafka.group", run, "--kafka.start", "timestamp-ms:" + startMs,
+            "--job.name", "cpi2-upgrade-test-" + run, "--spec.period-s", "60", "--spec.min-samples-per-task", "6",
+            "--checkpoint.interval-ms", "2000");
+    String jarId = flink.upload(jar);
+    String v1 = flink.run(jarId, common, null);
+    String v2 = null;
+    try (KafkaProducer<byte[], byte[]> producer = producer()) {
+      flink.waitRunning(v1, Duration.ofSeconds(60));
+      Thread.sleep(3000); // let the sources take their partitions
+      // Period [b, b+60): five tasks, CPI 0.8 .. 1.2, six windows each: mean 1.0.
+      for (int w = 0; w < 6; w++) {
+        for (int k = 0; k < 5; k++) {
+          send(producer, sample(k, b + 10 * w, 0.8 + 0.1 * k));
+        }
+      }
+      // Open period [b+60, b+120): ten samples of CPI 2.0 before the savepoint.
+      for (int w = 6; w < 8; w++) {
+        for (int k = 0; k < 5; k++) {
+          send(producer, sample(k, b + 10 * w, 2.0));
+        }
+      }
+      // Another job's sample pushes the watermark to b+70 (30 s out-of-orderness): period 1 closes.
+      send(producer, Fixtures.sample("hpush", run + "push/0", TaskClass.BATCH, (b + 100) * S, 1.0, 1.0));
+      producer.flush();
+      CpiSpec first = awaitSpec(specKey, s -> s.getPeriodEndUs() == (b + 60) * S);
+      assertEquals(30, first.getNumSamples());
+      assertEquals(1.0, first.getCpiMean(), 1e-9);
+      assertEquals(5, first.getEligibleTasks());
+      assertTrue(first.getUsable());
+
+      String savepoint = flink.stopWithSavepoint(v1, savepoints);
+      v1 = null;
+      // While the job is down: ten more samples of the open period.
+      for (int w = 8; w < 10; w++) {
+        for (int k = 0; k < 5; k++) {
+          send(producer, sample(k, b + 10 * w, 2.0));
+        }
+      }
+      producer.flush();
+
+      // v2: ClickHouse sinks added (new operators), age weight 0.5 instead of 0.9.
+      createTables(db);
+      List<String> changed = new ArrayList<>(common);
+      changed.addAll(List.of("--clickhouse.url", CLICKHOUSE, "--clickhouse.database", db, "--spec.age-weight", "0.5"));
+      v2 = flink.run(jarId, changed, savepoint);
+      flink.waitRunning(v2, Duration.ofSeconds(60));
+      send(producer, Fixtures.sample("hpush", run + "push/0", TaskClass.BATCH, (b + 200) * S, 1.0, 1.0));
+      producer.flush();
+      CpiSpec second = awaitSpec(specKey, s -> s.getPeriodEndUs() == (b + 120) * S);
+      // Restored: 20 samples in the open period (10 from v1's state) and v1's spec weighted by
+      // v2's 0.5: count 0.5 * 30 + 20 = 35, mean (0.5 * 30 * 1.0 + 20 * 2.0) / 35.
+      assertEquals(20, second.getNumSamples(), "samples of the open period before and after the upgrade: " + second);
+      assertEquals(35.0, second.getWeightedCount(), 1e-9, second.toString());
+      assertEquals(55.0 / 35, second.getCpiMean(), 1e-9);
+      String row = "";
+      for (int i = 0; i < 60 && !row.contains(String.valueOf((b + 120) * S)); i++) {
+        Thread.sleep(500);
+        row = query("SELECT period_end_us, num_samples FROM " + db + ".specs FINAL WHERE job = '" + run + "'");
+      }
+      assertTrue(row.contains((b + 120) * S + "\t20"), "v2's spec in ClickHouse: " + row);
+    } finally {
+      for (String job : new String[] {v1, v2}) {
+        if (job != null) {
+          flink.cancel(job);
+        }
+      }
+      query("DROP DATABASE IF EXISTS " + db);
+    }
+  }
+
+  private CpiSample sample(int k, long tS, double cpi) {
+    return Fixtures.sample("h" + run + k, run + "/" + k, TaskClass.LATENCY_SENSITIVE, tS * S, cpi, 0.8);
+  }
+
+  private void send(KafkaProducer<byte[], byte[]> p, CpiSample s) {
+    p.send(new ProducerRecord<>("cpi2.samples", s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer() {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", KAFKA);
+    p.put("acks", "all");
+    return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  /** Reads cpi2.specs from the beginning until a spec with {@code key} matches, for 90 s at most. */
+  private CpiSpec awaitSpec(String key, Predicate<CpiSpec> match) throws Exception {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", KAFKA);
+    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> parts = new ArrayList<>();
+      for (PartitionInfo info : c.partitionsFor("cpi2.specs")) {
+        parts.add(new TopicPartition(info.topic(), info.partition()));
+      }
+      c.assign(parts);
+      c.seekToBeginning(parts);
+      List<CpiSpec> seen = new ArrayList<>();
+      long end = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+      while (System.nanoTime() < end) {
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
+          if (r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals(key)) {
+            CpiSpec s = specs.decode(r.value());
+            seen.add(s);
+            if (match.test(s)) {
+              return s;
+            }
+          }
+        }
+      }
+      throw new AssertionError("no matching spec for " + key + " on cpi2.specs within 90 s; seen: " + seen);
+    }
+  }
+
+  private static void createTables(String db) throws Exception {
+    query("CREATE DATABASE IF NOT EXISTS " + db);
+    String engine = " ENGINE = ReplacingMergeTree() ORDER BY ";
+    query("CREATE TABLE " + db + ".samples (host String, task String, window_start_us Int64)" + engine + "(host, task, window_start_us)");
+    query("CREATE TABLE " + db + ".specs (job String, platform String, period_end_us Int64, num_samples Int64, cpi_mean Float64)" + engine + "(job, platform, period_end_us)");
+    query("CREATE TABLE " + db + ".incidents (incident_id String, host String)" + engine + "(host, incident_id)");
+    query("CREATE TABLE " + db + ".incident_suspects (incident_id String, host String, rank Int32)" + engine + "(host, incident_id, rank)");
+    query("CREATE TABLE " + db + ".actions (action_id String, host String)" + engine + "(host, action_id)");
+    query("CREATE TABLE " + db + ".outcomes (action_id String, host String)" + engine + "(host, action_id)");
+    query("CREATE TABLE " + db + ".dead_letters (source_topic String, partition Int32, offset Int64)" + engine + "(source_topic, partition, offset)");
+  }
+
+  private static String query(String sql) throws Exception {
+    var http = java.net.http.HttpClient.newHttpClient();
+    var req =
+        java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(CLICKHOUSE + "/?query=" + java.net.URLEncoder.encode(sql, StandardCharsets.UTF_8)))
+            .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
+            .build();
+    var resp = http.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());
+    if (resp.statusCode() != 200) {
+      throw new AssertionError("clickhouse: " + sql + ": " + resp.body());
+    }
+    return resp.body();
+  }
+}
