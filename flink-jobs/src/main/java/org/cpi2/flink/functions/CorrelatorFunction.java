@@ -83,9 +83,10 @@ public class CorrelatorFunction
     MapStateDescriptor<String, Integer> lr = new MapStateDescriptor<>("last-round", Types.STRING, Types.INT);
     lr.enableTimeToLive(StateTtl.forTasks(ttl));
     lastRound = getRuntimeContext().getMapState(lr);
-    caps =
-        getRuntimeContext()
-            .getMapState(new MapStateDescriptor<>("caps", Types.STRING, TypeInformation.of(CapState.class)));
+    MapStateDescriptor<String, CapState> cd =
+        new MapStateDescriptor<>("caps", Types.STRING, TypeInformation.of(CapState.class));
+    cd.enableTimeToLive(StateTtl.forTasks(ttl)); // caps last minutes; a silent host's go too
+    caps = getRuntimeContext().getMapState(cd);
     lastAnalysisMs = getRuntimeContext().getState(new ValueStateDescriptor<>("last-analysis", Types.LONG));
   }
 
