@@ -342,15 +342,6 @@ const char *fleet__task_dir(const struct fleet *f, int task)
 	return f->tasks[task].dir;
 }
 
-int fleet__find_task(const struct fleet *f, const char *host, const char *task_path)
-{
-	for (int t = 0; t < f->ntasks; t++)
-		if (!strcmp(f->tasks[t].path, task_path) &&
-		    !strcmp(f->hosts[f->tasks[t].host].name, host))
-			return t;
-	return -1;
-}
-
 void fleet__set_cap(struct fleet *f, int task, double cap)
 {
 	struct fleet_task *t;

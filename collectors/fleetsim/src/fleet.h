@@ -51,8 +51,6 @@ int fleet__ntasks(const struct fleet *f);
 int fleet__nhosts(const struct fleet *f);
 /* "<host>/<task cgroup path>": the task's folder under a cgroup root. */
 const char *fleet__task_dir(const struct fleet *f, int task);
-/* Looks a task up by host and cgroup path; -1 when absent. */
-int fleet__find_task(const struct fleet *f, const char *host, const char *task_path);
 /* Caps a task's CPU usage (CPU-sec/sec; INFINITY lifts the cap) from the next period on. */
 void fleet__set_cap(struct fleet *f, int task, double cap);
 /* Number of tasks under a cap now. */

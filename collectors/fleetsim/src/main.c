@@ -342,7 +342,8 @@ int main(int argc, char **argv)
 		    c.mode == OUTPUT_KAFKA ? c.topic : "",
 		    truth ? c.truth : "none", c.cgroup_root ? c.cgroup_root : "none (no caps)");
 
-	double last_log = wall_now(), phase_wall = last_log;
+	wall0 = wall_now(); /* rates count the simulation, not the setup of the tree */
+	double last_log = wall0, phase_wall = wall0;
 	int64_t phase_sim = c.start_us;
 	uint64_t last_samples = 0;
 	int in_warmup = fleet__now_us(f) < fleet__warmup_end_us(f);

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""cpi2-fleetsim against the real local Kafka: what it publishes decodes with the project's wire
+codec (schemas/tools/wire.py) as CpiSample, keyed by host, SIMULATED, and carries exactly the
+samples the same seed prints with --stdout. Uses a temporary topic (deleted afterwards) so the
+pipeline's cpi2.samples is not polluted. Starts the stack (make up) if Kafka does not answer.
+
+Usage: test_kafka_roundtrip.py PATH/TO/cpi2-fleetsim
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "schemas", "tools"))
+
+import wire  # noqa: E402
+from confluent_kafka import Consumer, TopicPartition  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+
+def stack_env():
+    out = {}
+    with open(os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                k, v = line.split("=", 1)
+                out[k] = v
+    return out
+
+
+def answers(host, port):
+    try:
+        with socket.create_connection((host, int(port)), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def main():
+    binary = sys.argv[1]
+    env = stack_env()
+    host, port = env["STACK_HOST"], env["KAFKA_PORT"]
+    brokers = "%s:%s" % (host, port)
+    if not answers(host, port):
+        print("Kafka at %s does not answer: make up" % brokers, file=sys.stderr)
+        subprocess.run(["make", "-C", ROOT, "up"], check=True)
+    admin = AdminClient({"bootstrap.servers": brokers})
+    topic = "fleetsim-test-%s" % uuid.uuid4().hex[:8]
+    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(30)
+    try:
+        args = ["-s", "case2", "--seed", "11", "--warmup", "0", "--duration", "5m",
+                "--speed", "max", "--start", "1305504000", "--truth", "none"]
+        run = subprocess.run([binary, *args, "-b", brokers, "-t", topic, "-X", "linger.ms=5"],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, "fleetsim exit %d:\n%s" % (run.returncode, run.stderr)
+        printed = subprocess.run([binary, *args, "--stdout"], capture_output=True, text=True,
+                                 timeout=120, check=True).stdout.splitlines()
+        want = {}
+        for line in printed:
+            s = json.loads(line)
+            want[(s["host"], s["task"], s["window_start_us"])] = s
+        assert len(want) == 252 * 5, "stdout run printed %d distinct samples" % len(want)
+
+        consumer = Consumer({"bootstrap.servers": brokers, "group.id": topic,
+                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(2)])
+        got, deadline = {}, time.time() + 60
+        while len(got) < len(want) and time.time() < deadline:
+            for m in consumer.consume(num_messages=5000, timeout=1.0):
+                assert not m.error(), m.error()
+                s = wire.decode("CpiSample", m.value())
+                assert m.key().decode() == s["host"], "key %r for host %s" % (m.key(), s["host"])
+                got[(s["host"], s["task"], s["window_start_us"])] = s
+        consumer.close()
+        assert len(got) == len(want), "consumed %d of %d samples" % (len(got), len(want))
+        for k, s in got.items():
+            w = want[k]
+            assert s["counter_source"] == "SIMULATED", s
+            assert s["window_us"] == 10_000_000, s
+            assert s["cycles"] == w["cycles"] and s["instructions"] == w["instructions"], (s, w)
+            assert s["job"] == w["job"] and s["platform"].endswith("(simulated)"), s
+            assert abs(s["cpi"] - s["cycles"] / s["instructions"]) < 1e-9, s
+        print("kafka roundtrip: %d samples decoded from %s, identical to --stdout" % (len(got), topic))
+    finally:
+        admin.delete_topics([topic])[topic].result(30)
+
+
+if __name__ == "__main__":
+    main()
