@@ -47,11 +47,6 @@ public final class Cpi2Job {
   }
 
   public static void main(String[] args) throws Exception {
-    if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
-      System.out.println("Usage: Cpi2Job [--config FILE] [--name value ...]\nOptions and defaults:");
-      System.out.print(Cpi2Options.defaults().describe());
-      return;
-    }
     Cpi2Options options = Cpi2Options.fromArgs(args);
     Cpi2Sinks sinks = KafkaIo.sinks(options);
     if (!options.get(Cpi2Options.CLICKHOUSE_URL).isEmpty()) {
