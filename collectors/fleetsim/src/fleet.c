@@ -25,6 +25,8 @@ struct fleet_task {
 	const struct cpi_model *model; /* the job's model on this host's platform */
 	int *events, nevents;          /* scripted events of this task (indexes) */
 	double cap;                    /* CPU-sec/sec, INFINITY when uncapped */
+	int64_t lame_until_us;         /* in lame-duck mode until then (after a cap) */
+	int32_t threads;               /* this period */
 	double cpu, pressure;          /* this period */
 	double self_factor;            /* this period: CPI factor of a self-inflicted event */
 };
@@ -275,6 +277,13 @@ long fleet__step(struct fleet *f, fleet_emit emit, void *ctx)
 					t->self_factor =
 						1.0 + e->self_gain * (e->cpu - demand) / (e->cpu - low);
 			}
+			t->threads = job->threads;
+			if (f->now_us < t->lame_until_us) { /* offloads work to its peers */
+				demand *= 0.25;
+				t->threads = job->threads / 4 > 0 ? job->threads / 4 : 1;
+			}
+			if (!isinf(t->cap)) /* capped tasks pile up threads (paper 6.2: 8 -> 80) */
+				t->threads = job->threads * 10;
 			cpu = demand * (1.0 + job->cpu_jitter * rng__normal(&fh->rng));
 			if (cpu < 0)
 				cpu = 0;
@@ -299,7 +308,7 @@ long fleet__step(struct fleet *f, fleet_emit emit, void *ctx)
 				.window_start_us = f->now_us + fh->phase_us,
 				.window_us = FLEET_WINDOW_US,
 				.cpu_usage = t->cpu,
-				.threads = job->threads,
+				.threads = t->threads,
 			};
 			smp.cycles = llround(t->cpu * (FLEET_WINDOW_US / 1e6) * pl->ghz * 1e9);
 			smp.instructions = llround((double)smp.cycles / cpi);
@@ -353,6 +362,8 @@ void fleet__set_cap(struct fleet *f, int task, double cap)
 		cap = INFINITY;
 	if (isinf(t->cap) != isinf(cap))
 		f->ncapped += isinf(cap) ? -1 : 1;
+	if (!isinf(t->cap) && isinf(cap))
+		t->lame_until_us = f->now_us + (int64_t)(f->s->jobs[t->job].lame_duck_s * 1e6);
 	t->cap = cap;
 	if (f->truth) {
 		struct truth_task tt = truth_of(f, t);

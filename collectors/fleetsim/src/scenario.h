@@ -48,6 +48,7 @@ struct scn_job {
 	double pressure;        /* interference this job's tasks cause per CPU-sec/sec they use */
 	int threads;
 	double mpki; /* LLC misses per 1000 instructions without interference */
+	double lame_duck_s; /* after a cap is lifted: this long at 1/4 CPU and threads (paper 6.2) */
 	int count;   /* > 1: a template expanded into count jobs, "{i}" in the name numbers them */
 	struct scn_placement *place;
 	int nplace;

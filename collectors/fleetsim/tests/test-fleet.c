@@ -21,6 +21,7 @@ struct recorder {
 	char path[MAX_WATCHED][200];
 	int task_class[MAX_WATCHED];
 	double cpu[MAX_WATCHED][MAX_PERIODS], cpi[MAX_WATCHED][MAX_PERIODS];
+	int threads[MAX_WATCHED][MAX_PERIODS];
 	int period;
 	double spec_sum, spec_sum2;
 	long spec_n;
@@ -64,6 +65,7 @@ static int record(void *ctx, const struct fleet_sample *s)
 	if (i < MAX_WATCHED) {
 		r->cpu[i][r->period] = s->cpu_usage;
 		r->cpi[i][r->period] = s->has_cpi ? s->cpi : 0;
+		r->threads[i][r->period] = s->threads;
 	}
 	return 0;
 }
@@ -403,6 +405,48 @@ static void test_case4_cap_barely_helps(void)
 	fclose(truth);
 }
 
+/* Paper 6.2: threads pile up under a cap, then a lame-duck mode (few threads, little CPU) keeps
+ * the victim's CPI low for a while after the cap before the antagonist reverts. */
+static void test_case5_lame_duck(void)
+{
+	struct scenario *s = load("case5");
+	struct recorder *r = calloc(1, sizeof(*r));
+	struct fleet *f;
+	char err[256];
+	int a_task = -1;
+
+	if (!s || !r)
+		return;
+	r->host = "case5-host";
+	CHECK(fleet__new(&f, s, 5, START, err, sizeof(err)) == 0, "%s", err);
+	for (int t = 0; t < fleet__ntasks(f); t++)
+		if (!strcmp(fleet__task_dir(f, t), "case5-host/jobs/replayer-batch/0"))
+			a_task = t;
+	CHECK(a_task >= 0, "no replayer-batch/0 on case5-host");
+	run(f, r, 30);
+	fleet__set_cap(f, a_task, 0.1);
+	run(f, r, 20);
+	fleet__set_cap(f, a_task, INFINITY);
+	run(f, r, 80); /* 40 minutes of lame duck, then normal */
+	int v = find(r, "jobs/query-serving/0"), a = find(r, "jobs/replayer-batch/0");
+	CHECK(r->threads[a][10] == 8 && r->threads[a][40] == 80 && r->threads[a][60] == 2 &&
+		      r->threads[a][100] == 8,
+	      "threads %d normal, %d capped, %d lame duck, %d after", r->threads[a][10],
+	      r->threads[a][40], r->threads[a][60], r->threads[a][100]);
+	double before = mean_of(r->cpi[v], 0, 30), lame = mean_of(r->cpi[v], 52, 88);
+	double after = mean_of(r->cpi[v], 95, 130);
+	fprintf(stderr, "case5: victim CPI %.2f before, %.2f in lame duck, %.2f after\n", before,
+		lame, after);
+	CHECK(mean_of(r->cpu[a], 52, 88) < 1.5 && mean_of(r->cpu[a], 95, 130) > 3.0,
+	      "antagonist usage %f in lame duck, %f after", mean_of(r->cpu[a], 52, 88),
+	      mean_of(r->cpu[a], 95, 130));
+	CHECK(lame < 0.75 * before && after > 0.9 * before, "victim CPI %f / %f / %f", before,
+	      lame, after);
+	fleet__delete(f);
+	scenario__delete(s);
+	free(r);
+}
+
 int main(void)
 {
 	test_determinism();
@@ -410,5 +454,6 @@ int main(void)
 	test_case3_self_inflicted();
 	test_case2_cap_halves_cpi();
 	test_case4_cap_barely_helps();
+	test_case5_lame_duck();
 	TEST_DONE("test-fleet");
 }
