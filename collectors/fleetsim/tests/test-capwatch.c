@@ -47,6 +47,33 @@ static void test_parse(void)
 	}
 }
 
+/* Random and mutated text: an error or a positive cap, never a crash (ASan in sanitize builds). */
+static void test_parse_fuzz(void)
+{
+	static const char alphabet[] = "0123456789 max-\n\t+xe.";
+	char a[32], b[32];
+	unsigned seed = 99;
+
+	for (int i = 0; i < 20000; i++) {
+		int n = rand_r(&seed) % 31, m = rand_r(&seed) % 31;
+		for (int k = 0; k < n; k++)
+			a[k] = i % 3 ? alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)]
+				     : (char)(rand_r(&seed) % 255 + 1);
+		for (int k = 0; k < m; k++)
+			b[k] = alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
+		a[n] = 0, b[m] = 0;
+		double cap = -1;
+		int rc = capfile__parse_cpu_max(a, &cap);
+		CHECK(rc == -EINVAL || (rc == 0 && cap > 0), "cpu.max '%s': rc %d cap %f", a, rc, cap);
+		cap = -1;
+		rc = capfile__parse_cfs(a, b, &cap);
+		CHECK(rc == -EINVAL || (rc == 0 && cap > 0), "cfs '%s' '%s': rc %d cap %f", a, b, rc,
+		      cap);
+		if (test_failures > 10)
+			return;
+	}
+}
+
 struct seen {
 	int n;
 	int task[16];
@@ -123,6 +150,7 @@ static void test_tree(int flags)
 int main(void)
 {
 	test_parse();
+	test_parse_fuzz();
 	test_tree(0);
 	test_tree(CAPWATCH_STAT_ONLY);
 	TEST_DONE("test-capwatch");
