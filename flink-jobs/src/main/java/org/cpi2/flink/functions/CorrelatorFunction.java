@@ -70,10 +70,11 @@ public class CorrelatorFunction
             options.getInt(Cpi2Options.CAP_DURATION_S));
     analyzer = new Analyzer(windowUs, minCpu, policy);
     long ttl = options.getLong(Cpi2Options.TASK_TTL_S);
-    MapStateDescriptor<String, TaskSeries> sd =
-        new MapStateDescriptor<>("series", Types.STRING, TypeInformation.of(TaskSeries.class));
-    sd.enableTimeToLive(StateTtl.forTasks(ttl));
-    series = getRuntimeContext().getMapState(sd);
+    // No state TTL on the series: TTL filtering copies a host's whole map on every access. Tasks
+    // that stop reporting are dropped in event time by prune(), at every timer of the host.
+    series =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>("series", Types.STRING, TypeInformation.of(TaskSeries.class)));
     pending =
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>("pending", Types.STRING, TypeInformation.of(PendingAnalysis.class)));
@@ -115,6 +116,9 @@ public class CorrelatorFunction
       ts.evictUpTo(wm * 1000 - windowUs);
     }
     series.put(s.task, ts);
+    // One cleanup timer per host and window (timers of equal time are kept once).
+    long window = windowUs / 1000;
+    ctx.timerService().registerEventTimeTimer((s.timeUs / 1000 / window + 2) * window);
     if (s.anomalous && s.specKnown) {
       PendingAnalysis queued = pending.get(s.task);
       if (queued == null || queued.timeUs < s.timeUs) {
@@ -146,6 +150,10 @@ public class CorrelatorFunction
 
   @Override
   public void onTimer(long timestampMs, OnTimerContext ctx, Collector<Incident> out) throws Exception {
+    prune(timestampMs * 1000 - windowUs);
+    if (pending.isEmpty()) {
+      return;
+    }
     if (timestampMs < nextAllowedMs()) {
       ctx.timerService().registerEventTimeTimer(nextAllowedMs());
       return;
@@ -202,16 +210,10 @@ public class CorrelatorFunction
       caps.remove(k);
     }
     List<TaskSeries> tenants = new ArrayList<>();
-    List<String> gone = new ArrayList<>();
-    for (Map.Entry<String, TaskSeries> e : series.entries()) {
-      if (e.getValue().newest() <= detectedAt - windowUs) {
-        gone.add(e.getKey());
-      } else {
-        tenants.add(e.getValue());
+    for (TaskSeries t : series.values()) {
+      if (t.newest() > detectedAt - windowUs) {
+        tenants.add(t);
       }
-    }
-    for (String k : gone) {
-      series.remove(k);
     }
     Integer prev = lastRound.get(victim);
     int round = cappedForVictim && prev != null ? prev + 1 : 1;
@@ -220,6 +222,21 @@ public class CorrelatorFunction
     lastRound.put(victim, round);
     out.collect(incident);
     return true;
+  }
+
+  /** Drops tasks with no sample after {@code horizonUs}: they left the host. */
+  private void prune(long horizonUs) throws Exception {
+    List<String> gone = new ArrayList<>();
+    for (Map.Entry<String, TaskSeries> e : series.entries()) {
+      if (e.getValue().newest() <= horizonUs) {
+        gone.add(e.getKey());
+      }
+    }
+    for (String k : gone) {
+      series.remove(k);
+      lastIncidentUs.remove(k);
+      lastRound.remove(k);
+    }
   }
 
   private long nextAllowedMs() throws Exception {

@@ -1,6 +1,7 @@
 package org.cpi2.flink.functions;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,7 @@ import org.apache.flink.util.Collector;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.PeriodMoments;
 import org.cpi2.flink.logic.SpecMath;
+import org.cpi2.flink.records.TaskCount;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 
@@ -46,7 +48,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
   private transient ValueState<Integer> seededEligible;
   private transient MapState<Long, PeriodMoments> periods;
   private transient MapState<String, Long> periodTasks;
-  private transient MapState<String, Long> samplesPerTask;
+  private transient MapState<String, TaskCount> samplesPerTask;
   private transient Counter lateSamples;
 
   public SpecBuilderFunction(Cpi2Options o) {
@@ -74,10 +76,11 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
                 new MapStateDescriptor<>("periods", Types.LONG, TypeInformation.of(PeriodMoments.class)));
     periodTasks =
         getRuntimeContext().getMapState(new MapStateDescriptor<>("period-tasks", Types.STRING, Types.LONG));
-    MapStateDescriptor<String, Long> perTask =
-        new MapStateDescriptor<>("samples-per-task", Types.STRING, Types.LONG);
-    perTask.enableTimeToLive(StateTtl.forTasks(taskTtlS));
-    samplesPerTask = getRuntimeContext().getMapState(perTask);
+    // No state TTL here: a job's map holds all its tasks, and TTL filtering would visit it whole
+    // on every access. Tasks not seen for state.task-ttl-s of event time are dropped at each fold.
+    samplesPerTask =
+        getRuntimeContext()
+            .getMapState(new MapStateDescriptor<>("samples-per-task", Types.STRING, TypeInformation.of(TaskCount.class)));
     lateSamples = getRuntimeContext().getMetricGroup().counter("lateSamples");
   }
 
@@ -103,8 +106,13 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
     String pt = periodEnd + "|" + s.getTask();
     Long n = periodTasks.get(pt);
     periodTasks.put(pt, n == null ? 1 : n + 1);
-    Long h = samplesPerTask.get(s.getTask());
-    samplesPerTask.put(s.getTask(), h == null ? 1 : h + 1);
+    TaskCount h = samplesPerTask.get(s.getTask());
+    if (h == null) {
+      h = new TaskCount();
+    }
+    h.count++;
+    h.lastSeenUs = Math.max(h.lastSeenUs, t);
+    samplesPerTask.put(s.getTask(), h);
   }
 
   @Override
@@ -132,7 +140,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
       PeriodMoments m = periods.get(p);
       periods.remove(p);
       int tasks = takePeriodTasks(p);
-      int eligible = math.eligibleTasks(samplesPerTask.entries());
+      int eligible = eligibleTasks(p);
       Integer seeded = seededEligible.value();
       if (seeded != null) {
         // After a seed, history restarts empty: keep the seed's eligibility until it catches up.
@@ -151,6 +159,21 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
       spec.update(next);
       out.collect(next);
     }
+  }
+
+  /** Tasks with enough samples, after dropping tasks not seen for the task TTL before {@code periodEnd}. */
+  private int eligibleTasks(long periodEnd) throws Exception {
+    Map<String, Long> counts = new HashMap<>();
+    Iterator<Map.Entry<String, TaskCount>> it = samplesPerTask.iterator();
+    while (it.hasNext()) {
+      Map.Entry<String, TaskCount> e = it.next();
+      if (e.getValue().lastSeenUs < periodEnd - taskTtlS * 1_000_000L) {
+        it.remove();
+      } else {
+        counts.put(e.getKey(), e.getValue().count);
+      }
+    }
+    return math.eligibleTasks(counts.entrySet());
   }
 
   private int takePeriodTasks(long period) throws Exception {
