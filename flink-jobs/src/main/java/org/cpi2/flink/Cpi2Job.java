@@ -35,6 +35,7 @@ import org.cpi2.schema.Incident;
  */
 public final class Cpi2Job {
   public static final String COMPONENT = "flink-jobs";
+  public static final int MAX_PARALLELISM = 128;
 
   private final Cpi2Options options;
   private final Cpi2Sources sources;
@@ -61,6 +62,8 @@ public final class Cpi2Job {
     conf.set(PipelineOptions.GENERIC_TYPES, false);
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.enableCheckpointing(options.getLong(Cpi2Options.CHECKPOINT_INTERVAL_MS));
+    // Fixed, so that savepoints stay restorable whatever parallelism a later run chooses.
+    env.setMaxParallelism(MAX_PARALLELISM);
     return env;
   }
 

@@ -31,13 +31,12 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * Upgrade from a savepoint on the real local stack (Kafka, Flink session cluster, ClickHouse):
- * v1 of the job learns a spec and holds an open period; it is stopped with a savepoint; v2 (the
- * same jar with a changed graph: ClickHouse sinks added, and a changed age weight) resumes from it.
- * The spec v2 publishes for the open period must count the samples v1 had accumulated and fold
- * v1's learned spec with v2's weight. Run by `make -C flink-jobs upgrade-test`.
+ * The job on the real local stack (Kafka 4.3, Flink 2.2 session cluster, ClickHouse), submitted
+ * over REST as `make submit` does. Each test runs its own job instance (own name, consumer group,
+ * job and host names) on the shared topics, and cancels it at the end. Run by
+ * `make -C flink-jobs stack-test`.
  */
-class SavepointUpgradeStackIT {
+class LocalClusterStackIT {
   static final String HOST = System.getenv().getOrDefault("STACK_HOST", "127.0.0.1");
   static final String FLINK = "http://" + HOST + ":" + System.getenv().getOrDefault("FLINK_REST_PORT", "8081");
   static final String KAFKA = HOST + ":" + System.getenv().getOrDefault("KAFKA_PORT", "9092");
@@ -48,15 +47,70 @@ class SavepointUpgradeStackIT {
   private final Wire<CpiSample> samples = Wire.of(CpiSample.class);
   private final Wire<CpiSpec> specs = Wire.of(CpiSpec.class);
 
-  @Test
-  void learnedSpecsAndOpenPeriodsSurviveAnUpgrade() throws Exception {
+  private static FlinkRest cluster() throws Exception {
     FlinkRest flink = new FlinkRest(FLINK);
     if (!flink.answers()) {
       new ProcessBuilder("make", "-C", new File(System.getProperty("user.dir")).getParent(), "up").inheritIO().start().waitFor(5, TimeUnit.MINUTES);
     }
     Assumptions.assumeTrue(flink.answers(), "no Flink REST API at " + FLINK + " even after `make up`");
+    return flink;
+  }
+
+  private static Path jar() {
     Path jar = Path.of("target/cpi2-flink-jobs-0.1.0.jar").toAbsolutePath();
     assertTrue(Files.exists(jar), "the shaded job jar is built in the package phase: " + jar);
+    return jar;
+  }
+
+  /**
+   * Bytes on cpi2.samples to an incident on cpi2.incidents. Time runs fast: a window every 10 s
+   * of event time, specs every 2 minutes. From b+130 s a best-effort task on the victim's host
+   * bursts on odd windows and the victim's CPI triples with it.
+   */
+  @Test
+  void samplesOnKafkaBecomeAnIncidentOnKafka() throws Exception {
+    FlinkRest flink = cluster();
+    long startMs = System.currentTimeMillis();
+    long b = (startMs / 1000 / 120 + 2) * 120;
+    // Time scaled by 1/6 (10 s windows instead of 60 s): anomaly and correlation windows too.
+    List<String> args =
+        List.of("--kafka.bootstrap", KAFKA, "--kafka.group", run, "--kafka.start", "timestamp-ms:" + startMs,
+            "--job.name", "cpi2-incident-test-" + run, "--spec.period-s", "120", "--spec.min-samples-per-task", "6",
+            "--anomaly.window-s", "50", "--correlation.window-s", "100", "--checkpoint.interval-ms", "2000");
+    String job = flink.run(flink.upload(jar()), args, null);
+    try (KafkaProducer<byte[], byte[]> producer = producer()) {
+      flink.waitRunning(job, Duration.ofSeconds(60));
+      Thread.sleep(3000);
+      for (int w = 0; w < 20; w++) {
+        long t = b + 10L * w;
+        boolean burst = w >= 12 && w % 2 == 1;
+        for (int k = 0; k < 5; k++) {
+          double cpi = 1.0 + 0.05 * ((w + k) % 3 - 1);
+          send(producer, sample(k, t, k == 0 && burst ? 3.0 : cpi));
+        }
+        double be = w < 12 ? 0.2 : burst ? 1.0 : 0.05;
+        send(producer, Fixtures.sample("h" + run + "0", run + "be/0", TaskClass.BEST_EFFORT, t * S, 1.5, be));
+      }
+      send(producer, Fixtures.sample("hpush", run + "push/0", TaskClass.BATCH, (b + 400) * S, 1.0, 1.0));
+      producer.flush();
+      org.cpi2.schema.Incident inc = awaitIncident("h" + run + "0");
+      assertEquals(run + "/0", inc.getVictimTask());
+      assertEquals(org.cpi2.schema.Decision.THROTTLE, inc.getDecision(), inc.toString());
+      assertEquals(run + "be/0", inc.getAntagonistTask());
+      assertEquals(0.01, inc.getCapCpu(), 0);
+      // Outliers at b+130, 150, 170, 190: anomalous from b+170 on. When a later anomaly of the
+      // same victim is queued before the watermark reaches the earlier one, the later is analysed.
+      assertTrue(inc.getDetectedAtUs() == (b + 170) * S || inc.getDetectedAtUs() == (b + 190) * S, inc.toString());
+      assertTrue(inc.getCorrelation() >= 0.35, inc.toString());
+    } finally {
+      flink.cancel(job);
+    }
+  }
+
+  @Test
+  void learnedSpecsAndOpenPeriodsSurviveAnUpgrade() throws Exception {
+    FlinkRest flink = cluster();
+    Path jar = jar();
     Path savepoints = Path.of(System.getProperty("user.dir")).getParent().resolve(".stack/savepoints");
     Files.createDirectories(savepoints);
     String db = "cpi2_" + run;
@@ -132,6 +186,30 @@ class SavepointUpgradeStackIT {
         }
       }
       query("DROP DATABASE IF EXISTS " + db);
+    }
+  }
+
+  /** The first incident with this host key on cpi2.incidents, for 90 s at most. */
+  private org.cpi2.schema.Incident awaitIncident(String host) throws Exception {
+    Wire<org.cpi2.schema.Incident> wire = Wire.of(org.cpi2.schema.Incident.class);
+    Properties p = new Properties();
+    p.put("bootstrap.servers", KAFKA);
+    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> parts = new ArrayList<>();
+      for (PartitionInfo info : c.partitionsFor("cpi2.incidents")) {
+        parts.add(new TopicPartition(info.topic(), info.partition()));
+      }
+      c.assign(parts);
+      c.seekToBeginning(parts);
+      long end = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+      while (System.nanoTime() < end) {
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(500))) {
+          if (r.key() != null && new String(r.key(), StandardCharsets.UTF_8).equals(host)) {
+            return wire.decode(r.value());
+          }
+        }
+      }
+      throw new AssertionError("no incident for host " + host + " on cpi2.incidents within 90 s");
     }
   }
 
