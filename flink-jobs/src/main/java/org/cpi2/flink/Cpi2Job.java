@@ -1,6 +1,7 @@
 package org.cpi2.flink;
 
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
@@ -60,6 +61,11 @@ public final class Cpi2Job {
   public static StreamExecutionEnvironment environment(Cpi2Options options) {
     Configuration conf = new Configuration();
     conf.set(PipelineOptions.GENERIC_TYPES, false);
+    String checkpoints = options.get(Cpi2Options.CHECKPOINT_DIR);
+    if (!checkpoints.isEmpty()) {
+      conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+      conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints);
+    }
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.enableCheckpointing(options.getLong(Cpi2Options.CHECKPOINT_INTERVAL_MS));
     // Fixed, so that savepoints stay restorable whatever parallelism a later run chooses.

@@ -40,6 +40,8 @@ public final class Cpi2Options implements Serializable {
   public static final String SOURCE_IDLENESS_S = "time.source-idleness-s";
   public static final String TASK_TTL_S = "state.task-ttl-s";
   public static final String CHECKPOINT_INTERVAL_MS = "checkpoint.interval-ms";
+  /** Where checkpoints go (a file:// URI); empty: the cluster's own setting. */
+  public static final String CHECKPOINT_DIR = "checkpoint.dir";
   public static final String JOB_NAME = "job.name";
   public static final String KAFKA_BOOTSTRAP = "kafka.bootstrap";
   public static final String KAFKA_GROUP = "kafka.group";
@@ -71,6 +73,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(SOURCE_IDLENESS_S, "60");
     DEFAULTS.put(TASK_TTL_S, "3600");
     DEFAULTS.put(CHECKPOINT_INTERVAL_MS, "30000");
+    DEFAULTS.put(CHECKPOINT_DIR, "");
     DEFAULTS.put(JOB_NAME, "cpi2-flink-jobs");
     DEFAULTS.put(KAFKA_BOOTSTRAP, "127.0.0.1:9092");
     DEFAULTS.put(KAFKA_GROUP, "cpi2-flink-jobs");
