@@ -81,6 +81,21 @@ class OutcomeJudgeFunctionTest {
   }
 
   @Test
+  void anActionArrivingAfterItsCapExpiredIsJudgedAtOnce() throws Exception {
+    var h = harness();
+    for (int i = 0; i < 10; i++) {
+      ScoredSample s = victim((16 + i) * MIN, i < 4 ? 2.0 : 1.0, 0.8);
+      h.processElement1(s, s.timeUs / 1000);
+    }
+    h.processBothWatermarks(new Watermark(30 * MIN / 1000));
+    h.processElement2(Fixtures.applied("late", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN), 20 * MIN / 1000);
+    assertEquals(1, h.extractOutputValues().size());
+    assertEquals(Verdict.TRUE_POSITIVE, h.extractOutputValues().get(0).getVerdict());
+    assertEquals(0, h.numEventTimeTimers(), "no timer left behind");
+    h.close();
+  }
+
+  @Test
   void cpiRiseIsAFalsePositiveAndSmallChangeIsNoise() throws Exception {
     assertEquals(Verdict.FALSE_POSITIVE, judge(2.5).getVerdict());
     assertEquals(Verdict.NOISE, judge(1.9).getVerdict());
