@@ -73,8 +73,11 @@ public final class PipelineThroughput {
     StreamExecutionEnvironment env = Cpi2Job.environment(options);
     env.setParallelism(2);
     new Cpi2Job(options, sources, sinks).build(env);
+    StateWatch watch = new StateWatch(checkpoints);
+    watch.start();
     long start = System.nanoTime();
     env.execute("cpi2-throughput");
+    watch.interrupt();
     double s = (System.nanoTime() - start) / 1e9;
     try (var files = java.nio.file.Files.walk(checkpoints)) {
       files.sorted(java.util.Comparator.reverseOrder()).map(java.nio.file.Path::toFile).forEach(java.io.File::delete);
@@ -83,6 +86,45 @@ public final class PipelineThroughput {
         "pipeline throughput: %d samples (%d hosts x %d tasks x %d min) in %.1f s = %.0f samples/s end to end"
             + " (MiniCluster, parallelism 2, no Kafka); %d incidents%n",
         n, hosts, tasks, minutes, s, n / s, INCIDENTS.get());
+    System.out.printf(
+        "state of %d live tasks: largest checkpoint %.1f MB on disk; old generation after GC at most %.0f MB"
+            + " (the whole MiniCluster JVM: Flink itself, in-flight buffers and the heap state)%n",
+        (long) hosts * tasks, watch.maxCheckpointBytes / 1e6, watch.maxOldGenBytes / 1e6);
+  }
+
+  /** Samples the checkpoint directory's size and the old generation's use after GC, every second. */
+  static final class StateWatch extends Thread {
+    private final java.nio.file.Path dir;
+    volatile long maxCheckpointBytes;
+    volatile long maxOldGenBytes;
+
+    StateWatch(java.nio.file.Path dir) {
+      this.dir = dir;
+      setDaemon(true);
+    }
+
+    @Override
+    public void run() {
+      while (!isInterrupted()) {
+        try (var files = java.nio.file.Files.walk(dir)) {
+          long bytes = files.filter(java.nio.file.Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+          maxCheckpointBytes = Math.max(maxCheckpointBytes, bytes);
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+          // a checkpoint being deleted while we walk: try again next second
+        }
+        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+          var after = pool.getCollectionUsage();
+          if (after != null && pool.getType() == java.lang.management.MemoryType.HEAP && pool.getName().contains("Old")) {
+            maxOldGenBytes = Math.max(maxOldGenBytes, after.getUsed());
+          }
+        }
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
   }
 
   /** Sample i: minute i / (hosts*tasks), host (i / tasks) % hosts, task i % tasks. */
