@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Applies the CPI2 ClickHouse schema (clickhouse/migrations) to a server; re-running is a no-op.
+
+  apply.py [--url http://127.0.0.1:8123] [--database cpi2]
+  apply.py --retention     drop day partitions past retention (servers without TTL, e.g. 18.16)
+  --url chdb:/some/dir applies to chdb-core in-process instead of a server."""
+import argparse
+import sys
+
+import schema
+from chclient import ClickHouseError, connect
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", default="http://127.0.0.1:8123", help="ClickHouse HTTP URL or chdb:DIR (default %(default)s)")
+    p.add_argument("--database", default="cpi2", help="target database (default %(default)s)")
+    p.add_argument("--retention", action="store_true", help="drop partitions older than each table's retention instead")
+    p.add_argument("--today", help="YYYY-MM-DD used as today by --retention (default: the server's today())")
+    a = p.parse_args(argv)
+    ch = connect(a.url)
+    try:
+        if a.retention:
+            schema.retention(ch, a.database, a.today)
+        else:
+            schema.apply(ch, a.database)
+    except (ClickHouseError, ValueError) as e:
+        print(f"apply.py: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
