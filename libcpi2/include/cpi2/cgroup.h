@@ -1,0 +1,26 @@
+/* cgroup: where the cgroup hierarchies are mounted, and a cgroup's CPU usage. Parsers of
+ * /proc and /sys files are strict: malformed content is -EINVAL, never a crash. */
+#ifndef CPI2_CGROUP_H
+#define CPI2_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cpi2_cgroup_mounts {
+	char unified[PATH_MAX]; /* cgroup v2 mount point, or "" */
+	char cpu[PATH_MAX];     /* cgroup v1 mount with the cpu controller, or "" */
+	char cpuacct[PATH_MAX]; /* cgroup v1 mount with the cpuacct controller, or "" */
+};
+
+/* Parse a mountinfo file (NULL: /proc/self/mountinfo). Returns 0 or -errno/-EINVAL. */
+int cpi2_cgroup_mounts(const char *mountinfo, struct cpi2_cgroup_mounts *out);
+
+/* Parse the text of a v2 cpu.stat file: usage_usec. Returns 0 or -EINVAL. */
+int cpi2_cgroup_parse_cpu_stat(const char *text, uint64_t *usage_usec);
+
+/* CPU time used by a cgroup in nanoseconds: v2 dir (cpu.stat usage_usec) or v1 cpuacct dir
+ * (cpuacct.usage). Returns 0 or -errno. */
+int cpi2_cgroup_cpu_usage_ns(const char *dir, uint64_t *ns);
+
+#endif

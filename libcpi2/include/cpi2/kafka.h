@@ -1,0 +1,71 @@
+/* kafka: the producer and consumer of the host agents, on librdkafka. Kafka properties are
+ * passed through unchanged ("key=value", like -X of kcat). The producer never blocks its
+ * caller: a full queue is a counted drop. */
+#ifndef CPI2_KAFKA_H
+#define CPI2_KAFKA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cpi2_producer;
+struct cpi2_consumer;
+
+struct cpi2_producer_stats {
+	uint64_t sent;               /* accepted into the queue */
+	uint64_t delivered;          /* acknowledged by the broker */
+	uint64_t failed;             /* delivery failed after retries */
+	uint64_t dropped_queue_full; /* refused: the bounded queue was full */
+};
+
+struct cpi2_message {
+	const char *topic;
+	int32_t partition;
+	int64_t offset;
+	const void *key;
+	size_t keylen;
+	const void *payload;
+	size_t len;
+	int64_t timestamp_ms; /* the message's Kafka timestamp, or -1 */
+};
+
+/* A producer with idempotence, lz4 compression and a bounded queue; props override defaults.
+ * Returns 0 or -EINVAL with a reason. */
+int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const char *const *props, char *errstr,
+		      size_t errsz);
+
+/* Queue one message (copied). Returns 0, -ENOBUFS when the queue is full (counted as dropped),
+ * or -EIO. Never blocks. */
+int cpi2_producer_send(struct cpi2_producer *p, const char *topic, const void *key, size_t keylen, const void *val,
+		       size_t vallen);
+
+/* Serve delivery reports (call often; never blocks). */
+void cpi2_producer_poll(struct cpi2_producer *p);
+
+/* Counters so far. */
+void cpi2_producer_get_stats(struct cpi2_producer *p, struct cpi2_producer_stats *out);
+
+/* Flush for at most timeout_ms, log what is left, destroy. Returns the number of messages
+ * that were not delivered in time (0 when everything went out). */
+int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms);
+
+/* A consumer of topics in group group_id (offsets committed by cpi2_consumer_commit).
+ * Returns 0 or -EINVAL with a reason. */
+int cpi2_consumer_new(struct cpi2_consumer **out, const char *brokers, const char *group_id,
+		      const char *const *topics, const char *const *props, char *errstr, size_t errsz);
+
+/* Wait up to timeout_ms for a message. Returns 1 with *msg (valid until the next poll or
+ * close), 0 on timeout or end of partition, or -errno for a consumer error. */
+int cpi2_consumer_poll(struct cpi2_consumer *c, int timeout_ms, struct cpi2_message *msg);
+
+/* Commit the offset after the last message returned by poll (synchronously). 0 or -EIO. */
+int cpi2_consumer_commit(struct cpi2_consumer *c);
+
+/* Leave the group and destroy. */
+void cpi2_consumer_close(struct cpi2_consumer *c);
+
+/* Send a DeadLetter record (component, source topic, partition, offset, reason, payload) to
+ * cpi2.dead-letter. Returns 0 or -errno. */
+int cpi2_dead_letter(struct cpi2_producer *p, const char *component, const struct cpi2_message *m,
+		     const char *reason);
+
+#endif

@@ -1,0 +1,18 @@
+/* log: one line per event on stderr: "2026-11-22T12:00:00.123Z WARN enforcer: ...". */
+#ifndef CPI2_LOG_H
+#define CPI2_LOG_H
+
+enum { CPI2_LOG_ERR = 0, CPI2_LOG_WARN = 1, CPI2_LOG_INFO = 2, CPI2_LOG_DEBUG = 3 };
+#define CPI2_LOG_ERROR CPI2_LOG_ERR
+
+/* Write one log line if level is at or below the current level. module names the program or
+ * library part ("collector", "kafka"). */
+void cpi2_log(int level, const char *module, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Set the highest level written (default CPI2_LOG_INFO). */
+void cpi2_log_set_level(int level);
+
+/* Parse "error", "warn", "info" or "debug"; returns the level or -1. */
+int cpi2_log_parse_level(const char *name);
+
+#endif

@@ -1,0 +1,232 @@
+/* config: see cpi2/config.h. */
+#include <cpi2/config.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cpi2_config_key *find(const struct cpi2_config_key *keys, const char *name, size_t len)
+{
+	for (; keys->name; keys++) {
+		if (strlen(keys->name) != len)
+			continue;
+		size_t i;
+
+		for (i = 0; i < len; i++) {
+			char a = keys->name[i], b = name[i] == '-' ? '_' : name[i];
+
+			if (a != b)
+				break;
+		}
+		if (i == len)
+			return keys;
+	}
+	return NULL;
+}
+
+static int set_key(const struct cpi2_config_key *k, void *conf, const char *value, char *err, size_t errsz)
+{
+	char *field = (char *)conf + k->offset, *end;
+
+	switch (k->type) {
+	case CPI2_CFG_STR:
+		if (strlen(value) >= k->size) {
+			snprintf(err, errsz, "%s: value longer than %zu characters", k->name, k->size - 1);
+			return -EINVAL;
+		}
+		strcpy(field, value);
+		return 0;
+	case CPI2_CFG_INT: {
+		long v;
+
+		errno = 0;
+		v = strtol(value, &end, 10);
+		if (errno || end == value || *end) {
+			snprintf(err, errsz, "%s: '%s' is not an integer", k->name, value);
+			return -EINVAL;
+		}
+		*(long *)field = v;
+		return 0;
+	}
+	case CPI2_CFG_DOUBLE: {
+		double v;
+
+		errno = 0;
+		v = strtod(value, &end);
+		if (errno || end == value || *end) {
+			snprintf(err, errsz, "%s: '%s' is not a number", k->name, value);
+			return -EINVAL;
+		}
+		*(double *)field = v;
+		return 0;
+	}
+	case CPI2_CFG_BOOL:
+		if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes")) {
+			*(bool *)field = true;
+		} else if (!strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no")) {
+			*(bool *)field = false;
+		} else {
+			snprintf(err, errsz, "%s: '%s' is not true or false", k->name, value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int cpi2_config_set(const struct cpi2_config_key *keys, void *conf, const char *key, const char *value, char *err,
+		    size_t errsz)
+{
+	const struct cpi2_config_key *k = find(keys, key, strlen(key));
+
+	if (!k) {
+		snprintf(err, errsz, "unknown option '%s' (see --help)", key);
+		return -ENOENT;
+	}
+	return set_key(k, conf, value, err, errsz);
+}
+
+int cpi2_config_defaults(const struct cpi2_config_key *keys, void *conf, char *err, size_t errsz)
+{
+	for (; keys->name; keys++)
+		if (set_key(keys, conf, keys->default_value, err, errsz))
+			return -EINVAL;
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char *path, char *err, size_t errsz)
+{
+	char line[4096], msg[512];
+	FILE *f = fopen(path, "re");
+	int lineno = 0, rc = 0;
+
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errsz, "config file %s: %s", path, strerror(errno));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s = trim(line), *eq;
+
+		lineno++;
+		if (*s == '#' || *s == '\0')
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errsz, "%s:%d: expected 'key = value', got '%s'", path, lineno, s);
+			rc = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		if (cpi2_config_set(keys, conf, trim(s), trim(eq + 1), msg, sizeof(msg))) {
+			snprintf(err, errsz, "%s:%d: %s", path, lineno, msg);
+			rc = -EINVAL;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FILE *out)
+{
+	static const char *const types[] = {"TEXT", "N", "X", ""};
+
+	fprintf(out, "%s\n\nOptions (also as 'key = value' lines in --config FILE; underscores or dashes):\n", usage);
+	fprintf(out, "  %-32s %s\n", "--config FILE", "read options from FILE first");
+	fprintf(out, "  %-32s %s\n", "-X key=value", "librdkafka property, passed through unchanged");
+	fprintf(out, "  %-32s %s\n", "--help", "this text");
+	for (; keys->name; keys++) {
+		char opt[96];
+
+		snprintf(opt, sizeof(opt), "--%s %s", keys->name, types[keys->type]);
+		for (char *c = opt + 2; *c && *c != ' '; c++)
+			if (*c == '_')
+				*c = '-';
+		fprintf(out, "  %-32s %s (default: %s)\n", opt, keys->help,
+			keys->default_value[0] ? keys->default_value : "none");
+	}
+}
+
+int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int argc, char **argv,
+			   const char *usage, const char **props, char *err, size_t errsz)
+{
+	int nprops = 0, rc;
+
+	if (cpi2_config_defaults(keys, conf, err, errsz))
+		return -EINVAL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			cpi2_config_help(keys, usage, stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--config")) {
+			if (i + 1 >= argc) {
+				snprintf(err, errsz, "--config needs a file");
+				return -EINVAL;
+			}
+			rc = cpi2_config_load(keys, conf, argv[i + 1], err, errsz);
+			if (rc)
+				return -EINVAL;
+		}
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *name, *eq, *value;
+		const struct cpi2_config_key *k;
+
+		if (!strcmp(a, "--config")) {
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "-X")) {
+			if (i + 1 >= argc || !strchr(argv[i + 1], '=')) {
+				snprintf(err, errsz, "-X needs key=value");
+				return -EINVAL;
+			}
+			if (nprops == CPI2_CONFIG_MAX_PROPS - 1) {
+				snprintf(err, errsz, "too many -X properties");
+				return -EINVAL;
+			}
+			props[nprops++] = argv[++i];
+			continue;
+		}
+		if (strncmp(a, "--", 2) != 0) {
+			snprintf(err, errsz, "unexpected argument '%s' (see --help)", a);
+			return -EINVAL;
+		}
+		name = a + 2;
+		eq = strchr(name, '=');
+		k = find(keys, name, eq ? (size_t)(eq - name) : strlen(name));
+		if (!k) {
+			snprintf(err, errsz, "unknown option '%s' (see --help)", a);
+			return -EINVAL;
+		}
+		if (eq) {
+			value = eq + 1;
+		} else if (k->type == CPI2_CFG_BOOL) {
+			value = "true";
+		} else if (i + 1 < argc) {
+			value = argv[++i];
+		} else {
+			snprintf(err, errsz, "option '%s' needs a value", a);
+			return -EINVAL;
+		}
+		if (set_key(k, conf, value, err, errsz))
+			return -EINVAL;
+	}
+	props[nprops] = NULL;
+	return 0;
+}

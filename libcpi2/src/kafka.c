@@ -1,0 +1,303 @@
+/* kafka: see cpi2/kafka.h. */
+#include <cpi2/kafka.h>
+#include <cpi2/log.h>
+#include <cpi2/wire.h>
+
+#include <errno.h>
+#include <librdkafka/rdkafka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#define MAX_TOPICS 16
+
+struct cpi2_producer {
+	rd_kafka_t *rk; /* owns the topic handles */
+	struct {
+		char *name;
+		rd_kafka_topic_t *rkt;
+	} topics[MAX_TOPICS];
+	int n_topics;
+	struct cpi2_producer_stats stats;
+	struct cpi2_codec *dead_letters;
+};
+
+struct cpi2_consumer {
+	rd_kafka_t *rk;
+	rd_kafka_message_t *last; /* destroyed at the next poll */
+};
+
+static int set(rd_kafka_conf_t *conf, const char *kv, char *errstr, size_t errsz)
+{
+	char key[256];
+	const char *eq = strchr(kv, '=');
+
+	if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
+		snprintf(errstr, errsz, "Kafka property '%s' is not key=value", kv);
+		return -EINVAL;
+	}
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = '\0';
+	if (rd_kafka_conf_set(conf, key, eq + 1, errstr, errsz) != RD_KAFKA_CONF_OK)
+		return -EINVAL;
+	return 0;
+}
+
+static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *const *defaults,
+		     const char *const *props, char *errstr, size_t errsz)
+{
+	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, errsz) != RD_KAFKA_CONF_OK)
+		return -EINVAL;
+	for (; defaults && *defaults; defaults++)
+		if (set(conf, *defaults, errstr, errsz))
+			return -EINVAL;
+	for (; props && *props; props++)
+		if (set(conf, *props, errstr, errsz))
+			return -EINVAL;
+	return 0;
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+	struct cpi2_producer *p = opaque;
+
+	(void)rk;
+	if (m->err) {
+		p->stats.failed++;
+		if (p->stats.failed <= 10 || p->stats.failed % 10000 == 0)
+			cpi2_log(CPI2_LOG_WARN, "kafka", "delivery to %s failed: %s (%llu failures so far)",
+				 rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err),
+				 (unsigned long long)p->stats.failed);
+	} else {
+		p->stats.delivered++;
+	}
+}
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	(void)rk;
+	cpi2_log(level <= 3 ? CPI2_LOG_ERR : level <= 4 ? CPI2_LOG_WARN : level <= 6 ? CPI2_LOG_INFO : CPI2_LOG_DEBUG,
+		 "kafka", "%s: %s", fac, buf);
+}
+
+int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const char *const *props, char *errstr,
+		      size_t errsz)
+{
+	static const char *const defaults[] = {
+		"enable.idempotence=true", "compression.codec=lz4", "linger.ms=5",
+		/* bounded memory: at most this much waits for the broker */
+		"queue.buffering.max.messages=1000000", "queue.buffering.max.kbytes=262144", NULL};
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	struct cpi2_producer *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		rd_kafka_conf_destroy(conf);
+		return -ENOMEM;
+	}
+	if (configure(conf, brokers, defaults, props, errstr, errsz)) {
+		rd_kafka_conf_destroy(conf);
+		free(p);
+		return -EINVAL;
+	}
+	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+	rd_kafka_conf_set_log_cb(conf, on_log);
+	rd_kafka_conf_set_opaque(conf, p);
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, errsz); /* conf is destroyed by librdkafka */
+	if (!p->rk) {
+		free(p);
+		return -EINVAL;
+	}
+	*out = p;
+	return 0;
+}
+
+static rd_kafka_topic_t *topic(struct cpi2_producer *p, const char *name)
+{
+	for (int i = 0; i < p->n_topics; i++)
+		if (strcmp(p->topics[i].name, name) == 0)
+			return p->topics[i].rkt;
+	if (p->n_topics == MAX_TOPICS)
+		return NULL;
+	p->topics[p->n_topics].rkt = rd_kafka_topic_new(p->rk, name, NULL);
+	p->topics[p->n_topics].name = strdup(name);
+	return p->topics[p->n_topics++].rkt;
+}
+
+int cpi2_producer_send(struct cpi2_producer *p, const char *name, const void *key, size_t keylen, const void *val,
+		       size_t vallen)
+{
+	rd_kafka_topic_t *rkt = topic(p, name);
+
+	if (!rkt)
+		return -EIO;
+	if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)val, vallen, key, keylen, NULL) ==
+	    -1) {
+		if (rd_kafka_last_error() == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+			p->stats.dropped_queue_full++;
+			return -ENOBUFS;
+		}
+		return -EIO;
+	}
+	p->stats.sent++;
+	return 0;
+}
+
+void cpi2_producer_poll(struct cpi2_producer *p)
+{
+	rd_kafka_poll(p->rk, 0);
+}
+
+void cpi2_producer_get_stats(struct cpi2_producer *p, struct cpi2_producer_stats *out)
+{
+	*out = p->stats;
+}
+
+int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms)
+{
+	int left;
+
+	if (!p)
+		return 0;
+	rd_kafka_flush(p->rk, timeout_ms);
+	left = rd_kafka_outq_len(p->rk);
+	if (left > 0)
+		cpi2_log(CPI2_LOG_WARN, "kafka", "%d messages not delivered after %d ms: dropped", left, timeout_ms);
+	for (int i = 0; i < p->n_topics; i++) {
+		rd_kafka_topic_destroy(p->topics[i].rkt);
+		free(p->topics[i].name);
+	}
+	rd_kafka_destroy(p->rk);
+	cpi2_codec_close(p->dead_letters);
+	free(p);
+	return left;
+}
+
+int cpi2_consumer_new(struct cpi2_consumer **out, const char *brokers, const char *group_id,
+		      const char *const *topics, const char *const *props, char *errstr, size_t errsz)
+{
+	static const char *const defaults[] = {"enable.auto.commit=false", "auto.offset.reset=earliest",
+					       "enable.partition.eof=false", NULL};
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	rd_kafka_topic_partition_list_t *list;
+	struct cpi2_consumer *c = calloc(1, sizeof(*c));
+	int n = 0;
+
+	if (!c) {
+		rd_kafka_conf_destroy(conf);
+		return -ENOMEM;
+	}
+	if (configure(conf, brokers, defaults, props, errstr, errsz) ||
+	    rd_kafka_conf_set(conf, "group.id", group_id, errstr, errsz) != RD_KAFKA_CONF_OK) {
+		rd_kafka_conf_destroy(conf);
+		free(c);
+		return -EINVAL;
+	}
+	rd_kafka_conf_set_log_cb(conf, on_log);
+	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errsz); /* conf is destroyed by librdkafka */
+	if (!c->rk) {
+		free(c);
+		return -EINVAL;
+	}
+	rd_kafka_poll_set_consumer(c->rk);
+	while (topics[n])
+		n++;
+	list = rd_kafka_topic_partition_list_new(n);
+	for (int i = 0; i < n; i++)
+		rd_kafka_topic_partition_list_add(list, topics[i], RD_KAFKA_PARTITION_UA);
+	rd_kafka_resp_err_t err = rd_kafka_subscribe(c->rk, list);
+
+	rd_kafka_topic_partition_list_destroy(list);
+	if (err) {
+		snprintf(errstr, errsz, "subscribe: %s", rd_kafka_err2str(err));
+		rd_kafka_destroy(c->rk);
+		free(c);
+		return -EINVAL;
+	}
+	*out = c;
+	return 0;
+}
+
+int cpi2_consumer_poll(struct cpi2_consumer *c, int timeout_ms, struct cpi2_message *msg)
+{
+	rd_kafka_message_t *m;
+	rd_kafka_timestamp_type_t tstype;
+
+	if (c->last) {
+		rd_kafka_message_destroy(c->last);
+		c->last = NULL;
+	}
+	m = rd_kafka_consumer_poll(c->rk, timeout_ms);
+	if (!m)
+		return 0;
+	if (m->err) {
+		int rc = m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF ? 0 : -EIO;
+
+		if (rc)
+			cpi2_log(CPI2_LOG_WARN, "kafka", "consumer: %s", rd_kafka_message_errstr(m));
+		rd_kafka_message_destroy(m);
+		return rc;
+	}
+	c->last = m;
+	msg->topic = rd_kafka_topic_name(m->rkt);
+	msg->partition = m->partition;
+	msg->offset = m->offset;
+	msg->key = m->key;
+	msg->keylen = m->key_len;
+	msg->payload = m->payload;
+	msg->len = m->len;
+	msg->timestamp_ms = rd_kafka_message_timestamp(m, &tstype);
+	return 1;
+}
+
+int cpi2_consumer_commit(struct cpi2_consumer *c)
+{
+	if (!c->last)
+		return 0;
+	return rd_kafka_commit_message(c->rk, c->last, 0) ? -EIO : 0;
+}
+
+void cpi2_consumer_close(struct cpi2_consumer *c)
+{
+	if (!c)
+		return;
+	if (c->last)
+		rd_kafka_message_destroy(c->last);
+	rd_kafka_consumer_close(c->rk);
+	rd_kafka_destroy(c->rk);
+	free(c);
+}
+
+int cpi2_dead_letter(struct cpi2_producer *p, const char *component, const struct cpi2_message *m,
+		     const char *reason)
+{
+	char err[256];
+	avro_value_t *v;
+	struct timeval tv;
+	size_t len, cap = m->len + strlen(reason) + strlen(component) + strlen(m->topic) + 128;
+	char *buf;
+	int rc = 0;
+
+	if (!p->dead_letters && (rc = cpi2_codec_open(&p->dead_letters, "DeadLetter", err, sizeof(err)))) {
+		cpi2_log(CPI2_LOG_ERR, "kafka", "dead letter: %s", err);
+		return rc;
+	}
+	v = cpi2_codec_value(p->dead_letters);
+	avro_value_reset(v);
+	gettimeofday(&tv, NULL);
+	rc |= cpi2_value_set_long(v, "at_us", (int64_t)tv.tv_sec * 1000000 + tv.tv_usec);
+	rc |= cpi2_value_set_string(v, "component", component);
+	rc |= cpi2_value_set_string(v, "source_topic", m->topic);
+	rc |= cpi2_value_set_int(v, "partition", m->partition);
+	rc |= cpi2_value_set_long(v, "offset", m->offset);
+	rc |= cpi2_value_set_string(v, "reason", reason);
+	rc |= cpi2_value_set_bytes(v, "payload", m->payload ? m->payload : "", m->len);
+	buf = malloc(cap);
+	if (rc || !buf || cpi2_codec_encode(p->dead_letters, v, buf, cap, &len)) {
+		free(buf);
+		return -EINVAL;
+	}
+	rc = cpi2_producer_send(p, "cpi2.dead-letter", m->key, m->keylen, buf, len);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,184 @@
+/* sample: see cpi2/sample.h. Avro binary encoding: longs and ints as zig-zag varints,
+ * strings as a length then bytes, booleans as one byte, doubles as 8 little-endian bytes,
+ * enums as their symbol index, unions as the branch index then the value. */
+#include <cpi2/sample.h>
+#include <cpi2/wire.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const cpi2_sample_fields[] = {
+	"host", "task", "job", "task_id", "platform", "task_class", "is_protected", "window_start_us",
+	"window_us", "cycles", "instructions", "counter_source", "time_running_ratio", "cpu_usage", "cpi",
+	"llc_misses", "numa_score", "threads", NULL};
+
+struct out {
+	unsigned char *p, *end;
+};
+
+static inline int put_long(struct out *o, int64_t v)
+{
+	uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+
+	if (o->end - o->p < 10)
+		return -ENOSPC;
+	while (z > 0x7f) {
+		*o->p++ = (unsigned char)((z & 0x7f) | 0x80);
+		z >>= 7;
+	}
+	*o->p++ = (unsigned char)z;
+	return 0;
+}
+
+static inline int put_string(struct out *o, const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return -EINVAL;
+	n = strlen(s);
+	if (put_long(o, (int64_t)n))
+		return -ENOSPC;
+	if ((size_t)(o->end - o->p) < n)
+		return -ENOSPC;
+	memcpy(o->p, s, n);
+	o->p += n;
+	return 0;
+}
+
+static inline int put_double(struct out *o, double d)
+{
+	uint64_t bits;
+
+	if (o->end - o->p < 8)
+		return -ENOSPC;
+	memcpy(&bits, &d, 8);
+	for (int i = 0; i < 8; i++)
+		*o->p++ = (unsigned char)(bits >> (8 * i));
+	return 0;
+}
+
+static inline int put_byte(struct out *o, unsigned char b)
+{
+	if (o->end == o->p)
+		return -ENOSPC;
+	*o->p++ = b;
+	return 0;
+}
+
+int cpi2_sample_encode(const struct cpi2_sample *s, void *buf, size_t bufsz, size_t *len)
+{
+	static uint64_t fp;
+	struct out o = {buf, (unsigned char *)buf + bufsz};
+	int rc = 0;
+
+	if (!fp) {
+		const struct cpi2_schema_version *v = cpi2_schema_current("CpiSample");
+
+		if (!v)
+			return -ENOENT;
+		fp = v->fingerprint;
+	}
+	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 || s->counter_source > 3)
+		return -EINVAL;
+	if (!s->host || !s->task || !s->job || !s->task_id || !s->platform)
+		return -EINVAL;
+	if (bufsz < 10)
+		return -ENOSPC;
+	*o.p++ = 0xC3;
+	*o.p++ = 0x01;
+	for (int i = 0; i < 8; i++)
+		*o.p++ = (unsigned char)(fp >> (8 * i));
+	rc |= put_string(&o, s->host);
+	rc |= put_string(&o, s->task);
+	rc |= put_string(&o, s->job);
+	rc |= put_string(&o, s->task_id);
+	rc |= put_string(&o, s->platform);
+	rc |= put_long(&o, s->task_class);
+	rc |= put_byte(&o, s->is_protected ? 1 : 0);
+	rc |= put_long(&o, s->window_start_us);
+	rc |= put_long(&o, s->window_us);
+	rc |= put_long(&o, s->cycles);
+	rc |= put_long(&o, s->instructions);
+	rc |= put_long(&o, s->counter_source);
+	rc |= put_double(&o, s->time_running_ratio);
+	rc |= put_double(&o, s->cpu_usage);
+	rc |= s->has_cpi ? (put_long(&o, 1) | put_double(&o, s->cpi)) : put_long(&o, 0);
+	rc |= s->has_llc_misses ? (put_long(&o, 1) | put_long(&o, s->llc_misses)) : put_long(&o, 0);
+	rc |= s->has_numa_score ? (put_long(&o, 1) | put_double(&o, s->numa_score)) : put_long(&o, 0);
+	rc |= s->has_threads ? (put_long(&o, 1) | put_long(&o, s->threads)) : put_long(&o, 0);
+	if (rc)
+		return -ENOSPC; /* strings and enums were checked above: only room can be short */
+	*len = (size_t)(o.p - (unsigned char *)buf);
+	return 0;
+}
+
+/* JSON string with escapes; returns chars written or -1. */
+static int json_str(char *b, size_t n, const char *s)
+{
+	size_t o = 0;
+
+	if (o + 1 >= n)
+		return -1;
+	b[o++] = '"';
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (o + 7 >= n)
+			return -1;
+		if (c == '"' || c == '\\') {
+			b[o++] = '\\';
+			b[o++] = (char)c;
+		} else if (c < 0x20) {
+			o += (size_t)snprintf(b + o, n - o, "\\u%04x", c);
+		} else {
+			b[o++] = (char)c;
+		}
+	}
+	if (o + 2 >= n)
+		return -1;
+	b[o++] = '"';
+	b[o] = '\0';
+	return (int)o;
+}
+
+int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
+{
+	static const char *const tc[] = {"LATENCY_SENSITIVE", "BATCH", "BEST_EFFORT", "UNKNOWN"};
+	static const char *const cs[] = {"REF_CYCLES", "CYCLES", "SOFTWARE", "SIMULATED"};
+	const char *strs[] = {s->host, s->task, s->job, s->task_id, s->platform};
+	char opt[4][32];
+	size_t o = 0;
+	int n;
+
+	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 || s->counter_source > 3)
+		return -EINVAL;
+	if (bufsz < 2)
+		return -ENOSPC;
+	buf[o++] = '{';
+	for (int i = 0; i < 5; i++) {
+		n = snprintf(buf + o, bufsz - o, "%s\"%s\":", i ? "," : "", cpi2_sample_fields[i]);
+		if (n < 0 || (size_t)n >= bufsz - o)
+			return -ENOSPC;
+		o += (size_t)n;
+		n = json_str(buf + o, bufsz - o, strs[i] ? strs[i] : "");
+		if (n < 0)
+			return -ENOSPC;
+		o += (size_t)n;
+	}
+	snprintf(opt[0], sizeof(opt[0]), s->has_cpi ? "%.17g" : "null", s->cpi);
+	snprintf(opt[1], sizeof(opt[1]), s->has_llc_misses ? "%lld" : "null", (long long)s->llc_misses);
+	snprintf(opt[2], sizeof(opt[2]), s->has_numa_score ? "%.17g" : "null", s->numa_score);
+	snprintf(opt[3], sizeof(opt[3]), s->has_threads ? "%d" : "null", s->threads);
+	n = snprintf(buf + o, bufsz - o,
+		     ",\"task_class\":\"%s\",\"is_protected\":%s,\"window_start_us\":%lld,\"window_us\":%lld,"
+		     "\"cycles\":%lld,\"instructions\":%lld,\"counter_source\":\"%s\",\"time_running_ratio\":%.17g,"
+		     "\"cpu_usage\":%.17g,\"cpi\":%s,\"llc_misses\":%s,\"numa_score\":%s,\"threads\":%s}",
+		     tc[s->task_class], s->is_protected ? "true" : "false", (long long)s->window_start_us,
+		     (long long)s->window_us, (long long)s->cycles, (long long)s->instructions, cs[s->counter_source],
+		     s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2], opt[3]);
+	if (n < 0 || (size_t)n >= bufsz - o)
+		return -ENOSPC;
+	return (int)(o + (size_t)n);
+}

@@ -1,0 +1,85 @@
+/* config: defaults, file, command line, -X pass-through, and errors that say what is wrong. */
+#include <cpi2/config.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+struct conf {
+	char brokers[64];
+	long max_caps;
+	double cap;
+	bool dry_run;
+};
+
+static const struct cpi2_config_key keys[] = {
+	{"brokers", CPI2_CFG_STR, offsetof(struct conf, brokers), sizeof(((struct conf *)0)->brokers), "127.0.0.1:9092", "Kafka"},
+	{"max_caps", CPI2_CFG_INT, offsetof(struct conf, max_caps), 0, "4", "caps at once"},
+	{"cap_cpu", CPI2_CFG_DOUBLE, offsetof(struct conf, cap), 0, "0.1", "cap"},
+	{"dry_run", CPI2_CFG_BOOL, offsetof(struct conf, dry_run), 0, "false", "write nothing"},
+	{NULL, 0, 0, 0, NULL, NULL}};
+
+static const char *file(const char *text)
+{
+	static char path[] = "/tmp/cpi2-config-test-XXXXXX";
+	int fd;
+
+	strcpy(path, "/tmp/cpi2-config-test-XXXXXX");
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+int main(void)
+{
+	struct conf c;
+	const char *props[CPI2_CONFIG_MAX_PROPS];
+	char err[512];
+
+	char *a1[] = {"p", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 1, a1, "usage", props, err, sizeof(err)) == 0);
+	CHECK(!strcmp(c.brokers, "127.0.0.1:9092") && c.max_caps == 4 && c.cap == 0.1 && !c.dry_run && !props[0]);
+
+	const char *f = file("# comment\nbrokers = k:1\n  max_caps=7\n");
+	char *a2[] = {"p", "--config", (char *)f, "--max-caps", "9", "--dry-run", "-X", "linger.ms=1", "--cap_cpu=0.01", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 9, a2, "usage", props, err, sizeof(err)) == 0);
+	CHECK(!strcmp(c.brokers, "k:1") && c.max_caps == 9 && c.dry_run && c.cap == 0.01);
+	CHECK(props[0] && !strcmp(props[0], "linger.ms=1") && !props[1]);
+	unlink(f);
+
+	struct {
+		const char *text;
+		const char *want;
+	} bad_files[] = {
+		{"brokers k:1\n", ":1: expected 'key = value'"},
+		{"\n\nnope = 1\n", ":3: unknown option 'nope'"},
+		{"max_caps = many\n", ":1: max_caps: 'many' is not an integer"},
+		{"cap_cpu = 0.1x\n", "is not a number"},
+		{"dry_run = maybe\n", "is not true or false"},
+		{"brokers = 0123456789012345678901234567890123456789012345678901234567890123456789\n", "longer than"},
+	};
+	for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
+		f = file(bad_files[i].text);
+		CHECK(cpi2_config_load(keys, &c, f, err, sizeof(err)) == -EINVAL);
+		if (!strstr(err, bad_files[i].want))
+			fprintf(stderr, "got '%s', want '%s'\n", err, bad_files[i].want);
+		CHECK(strstr(err, bad_files[i].want) != NULL);
+		unlink(f);
+	}
+	CHECK(cpi2_config_load(keys, &c, "/nonexistent/x.conf", err, sizeof(err)) == -ENOENT && strstr(err, "x.conf"));
+	char *a3[] = {"p", "--bogus", "1", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a3, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "--bogus"));
+	char *a4[] = {"p", "--max-caps", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a4, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "needs a value"));
+	char *a5[] = {"p", "-X", "novalue", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a5, "usage", props, err, sizeof(err)) == -EINVAL);
+	char *a6[] = {"p", "stray", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a6, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "stray"));
+	printf("test-config: ok\n");
+	return 0;
+}
