@@ -1,0 +1,131 @@
+/* messages: see messages.h. */
+#include "messages.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cpi2/wire.h>
+
+/* A string field with its length (Avro strings may hold NUL bytes: cgpath checks them). */
+static int get_string_len(avro_value_t *rec, const char *field, const char **s, size_t *len)
+{
+	avro_value_t v, branch;
+	size_t size = 0;
+
+	*s = NULL;
+	*len = 0;
+	if (avro_value_get_by_name(rec, field, &v, NULL) != 0)
+		return -ENOENT;
+	if (avro_value_get_type(&v) == AVRO_UNION) {
+		if (avro_value_get_current_branch(&v, &branch) != 0)
+			return -EINVAL;
+		if (avro_value_get_type(&branch) == AVRO_NULL)
+			return 0;
+		v = branch;
+	}
+	if (avro_value_get_string(&v, s, &size) != 0)
+		return -EINVAL;
+	*len = size > 0 ? size - 1 : 0; /* size counts the terminating NUL */
+	return 0;
+}
+
+int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size_t errsz)
+{
+	const char *decision = NULL;
+	bool is_null;
+	int32_t dur;
+	size_t len;
+
+	memset(in, 0, sizeof(*in));
+	if (cpi2_value_get_string(rec, "incident_id", &in->incident_id, &is_null) ||
+	    cpi2_value_get_string(rec, "host", &in->host, &is_null) ||
+	    cpi2_value_get_enum(rec, "decision", &decision) ||
+	    get_string_len(rec, "antagonist_task", &in->antagonist_task, &in->antagonist_len) ||
+	    cpi2_value_get_string(rec, "victim_task", &in->victim_task, &is_null) ||
+	    cpi2_value_get_string(rec, "victim_job", &in->victim_job, &is_null)) {
+		snprintf(err, errsz, "Incident lacks a field the enforcer needs");
+		return -EINVAL;
+	}
+	(void)len;
+	in->throttle = decision && strcmp(decision, "THROTTLE") == 0;
+	if (cpi2_value_get_double(rec, "cap_cpu", &in->cap_cpu, &is_null) == 0)
+		in->has_cap = !is_null;
+	if (cpi2_value_get_int(rec, "cap_duration_s", &dur, &is_null) == 0 && !is_null) {
+		in->has_duration = true;
+		in->cap_duration_s = dur;
+	}
+	return 0;
+}
+
+int messages_command(avro_value_t *rec, struct command_in *in, char *err, size_t errsz)
+{
+	static const char *const kinds[] = {"CAP", "UNCAP", "PROTECTION_OFF", "PROTECTION_ON"};
+	const char *kind = NULL;
+	bool is_null;
+	int32_t dur;
+	size_t hostlen;
+
+	memset(in, 0, sizeof(*in));
+	if (cpi2_value_get_string(rec, "command_id", &in->command_id, &is_null) ||
+	    cpi2_value_get_enum(rec, "command", &kind) ||
+	    get_string_len(rec, "host", &in->host, &hostlen) ||
+	    get_string_len(rec, "task", &in->task, &in->task_len)) {
+		snprintf(err, errsz, "ControlCommand lacks a field the enforcer needs");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kind && strcmp(kind, kinds[i]) == 0) {
+			in->command = (enum command_kind)i;
+			goto known;
+		}
+	snprintf(err, errsz, "unknown command %s", kind ? kind : "(none)");
+	return -EINVAL;
+known:
+	if (cpi2_value_get_double(rec, "cap_cpu", &in->cap_cpu, &is_null) == 0)
+		in->has_cap = !is_null;
+	if (cpi2_value_get_int(rec, "duration_s", &dur, &is_null) == 0 && !is_null) {
+		in->has_duration = true;
+		in->duration_s = dur;
+	}
+	return 0;
+}
+
+static void opt_string(avro_value_t *rec, const char *field, const char *s)
+{
+	if (s)
+		cpi2_value_set_opt_string(rec, field, s);
+	else
+		cpi2_value_set_null(rec, field);
+}
+
+int messages_action(avro_value_t *rec, const struct action *a, const char *host, const char *action_id, int64_t at_us)
+{
+	int rc = 0;
+
+	avro_value_reset(rec);
+	rc |= cpi2_value_set_string(rec, "action_id", action_id);
+	rc |= cpi2_value_set_string(rec, "host", host);
+	rc |= cpi2_value_set_long(rec, "at_us", at_us);
+	rc |= cpi2_value_set_enum(rec, "kind", action_kind_names[a->kind]);
+	rc |= cpi2_value_set_enum(rec, "cause", action_cause_names[a->cause]);
+	rc |= cpi2_value_set_string(rec, "task", a->task);
+	opt_string(rec, "incident_id", a->incident_id);
+	opt_string(rec, "command_id", a->command_id);
+	opt_string(rec, "victim_task", a->victim_task);
+	opt_string(rec, "victim_job", a->victim_job);
+	if (a->has_cap) {
+		rc |= cpi2_value_set_opt_double(rec, "cap_cpu", a->cap_cpu);
+		rc |= cpi2_value_set_opt_long(rec, "period_us", a->period_us);
+	} else {
+		rc |= cpi2_value_set_null(rec, "cap_cpu");
+		rc |= cpi2_value_set_null(rec, "period_us");
+	}
+	if (a->expires_at_us)
+		rc |= cpi2_value_set_opt_long(rec, "expires_at_us", a->expires_at_us);
+	else
+		rc |= cpi2_value_set_null(rec, "expires_at_us");
+	opt_string(rec, "previous_limit", a->previous_limit[0] ? a->previous_limit : NULL);
+	rc |= cpi2_value_set_string(rec, "reason", a->reason);
+	return rc ? -EINVAL : 0;
+}

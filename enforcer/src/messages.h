@@ -1,0 +1,21 @@
+/* messages: Avro records in and out of the enforcer (Incident, ControlCommand in;
+ * EnforcementAction out), through libcpi2's codec. */
+#ifndef CPI2_ENFORCER_MESSAGES_H
+#define CPI2_ENFORCER_MESSAGES_H
+
+#include <avro.h>
+#include <stddef.h>
+
+#include "decide.h"
+
+/* Fill in from a decoded Incident. Strings point into the decoded value. Returns 0 or
+ * -EINVAL with a reason. */
+int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size_t errsz);
+
+/* Fill in from a decoded ControlCommand. Returns 0 or -EINVAL with a reason. */
+int messages_command(avro_value_t *rec, struct command_in *in, char *err, size_t errsz);
+
+/* Fill the EnforcementAction value rec (of the codec's current schema) from a. */
+int messages_action(avro_value_t *rec, const struct action *a, const char *host, const char *action_id, int64_t at_us);
+
+#endif

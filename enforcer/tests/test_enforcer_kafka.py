@@ -1,0 +1,186 @@
+"""cpi2-enforcer over the real local Kafka, against a fake cgroup v2 tree: caps applied from
+incidents and lifted on time, kill -9 with two caps in force then restart (both lifted on time,
+original limits back), malformed and random payloads refused to the dead-letter topic while the
+enforcer keeps working, another host's incident ignored, SIGTERM lifts every cap."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "schemas", "tools"))
+sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
+import stack  # noqa: E402
+import wire  # noqa: E402
+
+BIN = os.environ.get("ENFORCER_BIN", os.path.join(ROOT, "build", "c", "enforcer", "cpi2-enforcer"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def up():
+    assert os.path.exists(BIN), "build the enforcer first: make -C enforcer build"
+    stack.ensure_up()
+
+
+def cgroup(root, rel, limit="max 100000"):
+    d = os.path.join(root, rel)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "cpu.max"), "w") as f:
+        f.write(limit + "\n")
+    return d
+
+
+def read_limit(d):
+    with open(os.path.join(d, "cpu.max")) as f:
+        return f.read().strip()
+
+
+def incident(host, task, cap=0.1, duration=6, decision="THROTTLE"):
+    now = int(time.time() * 1e6)
+    return {
+        "incident_id": "it-" + uuid.uuid4().hex[:10], "host": host, "detected_at_us": now, "round": 1,
+        "victim_task": "ls/victim-1", "victim_job": "ls", "victim_platform": "p", "victim_class": "LATENCY_SENSITIVE",
+        "victim_protected": False, "victim_cpi": 2.5, "victim_cpu_usage": 0.9, "cpi_threshold": 2.0,
+        "spec_mean": 1.6, "spec_stddev": 0.2, "window_start_us": now - 600_000_000, "window_end_us": now,
+        "suspects": [{"task": task, "job": "batch", "task_class": "BATCH", "correlation": 0.5, "cpu_usage": 2.0}],
+        "excluded_tasks": [], "decision": decision, "antagonist_task": task, "antagonist_job": "batch",
+        "antagonist_class": "BATCH", "correlation": 0.5, "cap_cpu": cap, "cap_duration_s": duration,
+        "machine_cpu_utilization": None,
+    }
+
+
+class Enforcer:
+    def __init__(self, tmp, host, root):
+        self.tmp, self.host, self.root = tmp, host, root
+        self.log = open(os.path.join(tmp, "enforcer-%s.log" % host), "a")
+        self.proc = None
+        self.group = "it-enforcer-" + host + "-" + uuid.uuid4().hex[:6]
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [BIN, "--host", self.host, "--cgroup-root", self.root, "--state-dir", os.path.join(self.tmp, "state"),
+             "--brokers", stack.KAFKA, "--group-id", self.group, "-X", "auto.offset.reset=earliest"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        stack.wait_until(lambda: "serving" in open(self.log.name).read() or self.proc.poll() is not None, 30,
+                         "the enforcer to start")
+        assert self.proc.poll() is None, open(self.log.name).read()
+
+    def logtext(self):
+        return open(self.log.name).read()
+
+
+def produce(topic, key, value):
+    p = Producer({"bootstrap.servers": stack.KAFKA})
+    p.produce(topic, key=key, value=value)
+    assert p.flush(10) == 0
+
+
+def actions_consumer():
+    c = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "it-actions-" + uuid.uuid4().hex[:6],
+                  "auto.offset.reset": "latest"})
+    c.subscribe(["cpi2.actions", "cpi2.dead-letter"])
+    stack.wait_until(lambda: c.poll(0.2) is None and c.assignment(), 20, "actions consumer assignment")
+    return c
+
+
+def drain(c, host, seconds):
+    out = []
+    end = time.time() + seconds
+    while time.time() < end:
+        m = c.poll(0.2)
+        if m is None or m.error():
+            continue
+        if m.topic() == "cpi2.actions":
+            a = wire.decode("EnforcementAction", m.value())
+            if a["host"] == host:
+                out.append(a)
+        else:
+            d = wire.decode("DeadLetter", m.value())
+            if d["component"] == "cpi2-enforcer":
+                out.append(d)
+    return out
+
+
+def test_caps_survive_kill_9_and_are_lifted_on_time(tmp_path):
+    host = "it-crash-" + uuid.uuid4().hex[:6]
+    root = str(tmp_path / "cg")
+    a = cgroup(root, "batch/a")
+    b = cgroup(root, "batch/b", "50000 100000")
+    e = Enforcer(str(tmp_path), host, root)
+    e.start()
+    t0 = time.time()
+    produce("cpi2.incidents", host, wire.encode("Incident", incident(host, "batch/a", 0.1, 8)))
+    produce("cpi2.incidents", host, wire.encode("Incident", incident(host, "batch/b", 0.01, 8)))
+    stack.wait_until(lambda: read_limit(a) == "25000 250000" and read_limit(b) == "2500 250000", 15, "both caps")
+    e.proc.kill()  # kill -9: no chance to clean up
+    e.proc.wait()
+    assert read_limit(a) == "25000 250000" and read_limit(b) == "2500 250000"
+    e.start()
+    # lifted on time: 8 s after they were applied (plus a little), original limits restored
+    stack.wait_until(lambda: read_limit(a) == "max 100000" and read_limit(b) == "50000 100000", 20,
+                     "both caps lifted after the restart")
+    assert time.time() - t0 < 8 + 6, "caps lifted late"
+    assert time.time() - t0 >= 7.5, "caps lifted early"
+    e.proc.terminate()
+    assert e.proc.wait(15) == 0
+    assert "resumed" in e.logtext() or "RENEWED" in e.logtext()
+
+
+def test_malformed_payloads_are_refused_and_the_enforcer_keeps_working(tmp_path):
+    host = "it-fuzz-" + uuid.uuid4().hex[:6]
+    root = str(tmp_path / "cg")
+    a = cgroup(root, "batch/a")
+    e = Enforcer(str(tmp_path), host, root)
+    e.start()
+    c = actions_consumer()
+    rnd = random.Random(5)
+    good = wire.encode("Incident", incident(host, "batch/a"))
+    bad = [bytes(rnd.randrange(256) for _ in range(rnd.randrange(1, 80))) for _ in range(40)]
+    bad += [good[: rnd.randrange(1, len(good))] for _ in range(40)]
+    bad += [b"\xc3\x01" + bytes(8) + good[10:]]  # unknown fingerprint
+    p = Producer({"bootstrap.servers": stack.KAFKA})
+    for v in bad:
+        p.produce("cpi2.incidents", key=host, value=v)
+        p.produce("cpi2.control", key=host, value=v)
+    assert p.flush(10) == 0
+    # another host's incident is ignored; ours is applied afterwards
+    produce("cpi2.incidents", "elsewhere", wire.encode("Incident", incident("elsewhere-" + host, "batch/a")))
+    produce("cpi2.incidents", host, good)
+    stack.wait_until(lambda: read_limit(a) == "25000 250000", 20, "the valid incident's cap after the junk")
+    assert e.proc.poll() is None, "the enforcer died on junk:\n" + e.logtext()
+    got = drain(c, host, 3)
+    dead = [d for d in got if "reason" in d and "component" in d]
+    assert len(dead) >= len(bad), "expected a dead letter per refused payload, got %d" % len(dead)
+    assert all(d["reason"] for d in dead)
+    applied = [x for x in got if x.get("kind") == "APPLIED"]
+    assert len(applied) == 1 and applied[0]["task"] == "batch/a"
+    e.proc.send_signal(signal.SIGTERM)
+    assert e.proc.wait(15) == 0
+    assert read_limit(a) == "max 100000", "SIGTERM must lift every cap"
+    released = [x for x in drain(c, host, 3) if x.get("kind") == "RELEASED"]
+    assert released and released[0]["cause"] == "SHUTDOWN"
+    c.close()
+
+
+def test_hostile_path_is_refused_and_reported(tmp_path):
+    host = "it-hostile-" + uuid.uuid4().hex[:6]
+    root = str(tmp_path / "cg")
+    cgroup(root, "batch/a")
+    outside = cgroup(str(tmp_path), "outside")
+    e = Enforcer(str(tmp_path), host, root)
+    e.start()
+    c = actions_consumer()
+    produce("cpi2.incidents", host, wire.encode("Incident", incident(host, "../outside")))
+    got = stack.wait_until(lambda: [x for x in drain(c, host, 1) if x.get("kind") == "REFUSED"], 20, "a REFUSED action")
+    assert "'..'" in got[0]["reason"] or "escapes" in got[0]["reason"], got[0]
+    assert read_limit(outside) == "max 100000"
+    e.proc.terminate()
+    e.proc.wait(15)
+    c.close()
