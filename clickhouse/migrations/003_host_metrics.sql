@@ -3,7 +3,8 @@
 -- Lines go into host_metrics_raw (one String column, engine Null: nothing is stored there) and the
 -- view below parses them into host_metrics. Both 18.16 and current servers parse with
 -- visitParamExtract*, which finds a key anywhere in the line (Telegraf's field and tag names are
--- distinct). apply.py --kafka BROKERS adds a Kafka engine table feeding host_metrics_raw.
+-- distinct). event_date and ts are DEFAULT, not MATERIALIZED, and the view fills them: 18.16
+-- refuses a view pushing into a table with MATERIALIZED columns. Something must feed the lines (see README).
 CREATE TABLE IF NOT EXISTS {{DB}}.host_metrics (
     host {{LC(String)}},
     name {{LC(String)}},
@@ -19,8 +20,8 @@ CREATE TABLE IF NOT EXISTS {{DB}}.host_metrics (
     load5 Nullable(Float64),
     load15 Nullable(Float64),
     n_cpus Nullable(Int32),
-    event_date Date MATERIALIZED toDate(toDateTime(intDiv(timestamp_ms, 1000))),
-    ts DateTime MATERIALIZED toDateTime(intDiv(timestamp_ms, 1000))
+    event_date Date DEFAULT toDate(toDateTime(intDiv(timestamp_ms, 1000))),
+    ts DateTime DEFAULT toDateTime(intDiv(timestamp_ms, 1000))
 ) ENGINE = ReplacingMergeTree
 PARTITION BY event_date
 ORDER BY (host, name, cpu, timestamp_ms)
@@ -43,6 +44,8 @@ SELECT
     if(visitParamHas(line, 'load1'), toNullable(visitParamExtractFloat(line, 'load1')), NULL) AS load1,
     if(visitParamHas(line, 'load5'), toNullable(visitParamExtractFloat(line, 'load5')), NULL) AS load5,
     if(visitParamHas(line, 'load15'), toNullable(visitParamExtractFloat(line, 'load15')), NULL) AS load15,
-    if(visitParamHas(line, 'n_cpus'), toNullable(toInt32(visitParamExtractInt(line, 'n_cpus'))), NULL) AS n_cpus
+    if(visitParamHas(line, 'n_cpus'), toNullable(toInt32(visitParamExtractInt(line, 'n_cpus'))), NULL) AS n_cpus,
+    toDate(toDateTime(intDiv(timestamp_ms, 1000))) AS event_date,
+    toDateTime(intDiv(timestamp_ms, 1000)) AS ts
 FROM {{DB}}.host_metrics_raw
 WHERE visitParamHas(line, 'timestamp');

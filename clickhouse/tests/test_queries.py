@@ -1,0 +1,72 @@
+"""Every forensics query against its .reference over the fixture dataset (inserted twice, as a
+replay would), on the local server and on chdb-core; parameter validation."""
+import json
+
+import pytest
+from conftest import CH_DIR
+
+import forensics
+
+PARAMS = json.loads((CH_DIR / "tests" / "queries_params.json").read_text())
+
+
+def test_every_query_has_a_reference_and_fixture_params():
+    for name in forensics.names():
+        assert (CH_DIR / "queries" / f"{name}.reference").exists(), name
+        assert name in PARAMS, name
+    assert len(forensics.names()) == 7
+
+
+@pytest.mark.parametrize("name", forensics.names())
+def test_query_matches_reference(loaded, name):
+    ch, db = loaded
+    got = ch.query(forensics.render(name, PARAMS[name], db), "TabSeparatedWithNames")
+    assert got == (CH_DIR / "queries" / f"{name}.reference").read_text()
+
+
+def test_run_returns_typed_rows(loaded):
+    ch, db = loaded
+    cols, rows = forensics.run("victim_vs_antagonist", PARAMS["victim_vs_antagonist"], database=db, ch=ch)
+    assert cols == ["bucket_start_us", "victim_cpi", "antagonist_cpu_usage", "capped", "cap_cpu"]
+    capped = [r for r in rows if r[3] == 1]
+    # mapreduce/3 capped at minute 10, released early at minute 14 (before its expiry at 15)
+    assert [r[0] for r in capped] == [PARAMS["victim_vs_antagonist"]["from_us"] + m * 60_000_000 for m in (10, 11, 12, 13)]
+    assert all(r[4] == 0.1 and r[2] == 0.25 for r in capped)
+    assert all(isinstance(r[1], float) for r in rows)
+
+
+def test_string_parameters_are_quoted_not_injected(loaded):
+    ch, db = loaded
+    params = dict(PARAMS["top_antagonists"], job="websearch' OR 1 = 1 OR job = '")
+    cols, rows = forensics.run("top_antagonists", params, database=db, ch=ch)
+    assert rows == []
+    assert "'websearch\\' OR 1 = 1 OR job = \\''" in forensics.render("top_antagonists", params, db)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"job": "w", "from_us": 0}, "missing parameter to_us"),
+        ({"job": "w", "from_us": "yesterday", "to_us": 1}, "expected an integer"),
+        ({"job": "w", "from_us": 0, "to_us": 1, "limit": -1}, "outside UInt32"),
+        ({"job": "w", "from_us": 0, "to_us": 1, "min_correlation": "nan"}, "not a finite number"),
+        ({"job": 5, "from_us": 0, "to_us": 1}, "expected a string"),
+        ({"job": "w", "from_us": 0, "to_us": 1, "host": "h"}, "unknown parameter"),
+    ],
+)
+def test_bad_parameters_are_refused(params, message):
+    with pytest.raises(forensics.ParamError, match=message):
+        forensics.render("top_antagonists", params)
+
+
+def test_unknown_query_and_bad_database_are_refused():
+    with pytest.raises(forensics.ParamError, match="unknown query"):
+        forensics.render("nope", {})
+    with pytest.raises(forensics.ParamError, match="identifier"):
+        forensics.render("top_antagonists", PARAMS["top_antagonists"], database="cpi2; DROP")
+
+
+def test_defaults_come_from_the_header():
+    p = {q.name: q for q in forensics.params("top_antagonists")}
+    assert p["min_correlation"].default == 0.35 and p["limit"].default == 20 and p["job"].default is None
+    assert forensics.params("cpi_vs_machine_utilization")[0].default == ""
