@@ -62,12 +62,20 @@ int caps_apply(struct capset *s, const char *task, const char *dir, int version,
 		*outcome = CAPS_DRY_RUN;
 		return 0;
 	}
-	if (!renew)
+	if (!renew) {
 		s->n++;
-	/* Remember the cap (and the limit to restore) before touching the cgroup. */
-	rc = caps_save(s, err, errsz);
-	if (rc == 0)
+		/* Remember the cap (and the limit to restore) before touching the cgroup. */
+		rc = caps_save(s, err, errsz);
+		if (rc == 0)
+			rc = limits_cap(version, dir, cpu, period_us, err, errsz);
+	} else {
+		/* A renewal changes nothing that must be restored: write the cgroup first (the
+		 * latency that matters), then the new expiry. A crash in between resumes the cap
+		 * with its old expiry, which is safe. */
 		rc = limits_cap(version, dir, cpu, period_us, err, errsz);
+		if (rc == 0)
+			rc = caps_save(s, err, errsz);
+	}
 	if (rc) {
 		if (!renew)
 			s->n--;

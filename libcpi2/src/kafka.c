@@ -254,7 +254,9 @@ int cpi2_consumer_commit(struct cpi2_consumer *c)
 {
 	if (!c->last)
 		return 0;
-	return rd_kafka_commit_message(c->rk, c->last, 0) ? -EIO : 0;
+	/* Asynchronous: the commit must not hold up the next message; a crash replays at most the
+	 * messages after the last commit that reached the broker (at least once). */
+	return rd_kafka_commit_message(c->rk, c->last, 1) ? -EIO : 0;
 }
 
 void cpi2_consumer_close(struct cpi2_consumer *c)
