@@ -216,6 +216,24 @@ static void on_cap(void *ctx, int task, double cap)
 }
 
 /* Sleeps until wall time `until`, serving Kafka meanwhile; returns early on a signal. */
+/* The simulated clock, for enforcers acting on the simulated hosts (their --clock-file):
+ * <cgroup-root>/clock holds the current simulated time in microseconds, replaced atomically
+ * once per simulated period. */
+static void write_clock(const char *root, int64_t now_us)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/clock", root);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%" PRId64 "\n", now_us);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
 static void pace(struct output *out, double until)
 {
 	for (;;) {
@@ -361,8 +379,10 @@ int main(int argc, char **argv)
 			pace(out, phase_wall + (double)(now_us - phase_sim) / 1e6 / speed);
 		if (stop)
 			break;
-		if (cw)
+		if (cw) {
 			capwatch__poll(cw, on_cap, f);
+			write_clock(c.cgroup_root, now_us);
+		}
 		long n = fleet__step(f, output__emit, out);
 		if (n < 0) {
 			fs_log_error("output failed: %s", strerror((int)-n));
@@ -387,9 +407,9 @@ int main(int argc, char **argv)
 out:
 	if (out) {
 		struct output_stats st;
-		double secs = wall_now() - wall0;
 		output__stats(out, &st);
 		int left = output__close(out, 10000); /* flushes: the wait is part of the run */
+		double secs = wall_now() - wall0;
 		fs_log_info("%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
 			    " encode errors, %" PRIu64 " queue-full waits; %d left unsent",
 			    stop ? "stopped" : "done", samples, secs,
