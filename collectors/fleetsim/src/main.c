@@ -342,7 +342,7 @@ int main(int argc, char **argv)
 				goto out;
 			}
 	}
-	if (output__new(&out, c.mode, c.brokers, c.topic, c.props, err, sizeof(err))) {
+	if (output__new(&out, c.mode, c.brokers, c.topic, c.props, &stop, err, sizeof(err))) {
 		fs_log_error("kafka %s: %s", c.brokers, err);
 		goto out;
 	}
@@ -384,6 +384,8 @@ int main(int argc, char **argv)
 			write_clock(c.cgroup_root, now_us);
 		}
 		long n = fleet__step(f, output__emit, out);
+		if (n == -EINTR)
+			break; /* stopped while waiting for the Kafka queue */
 		if (n < 0) {
 			fs_log_error("output failed: %s", strerror((int)-n));
 			goto out;
@@ -411,11 +413,12 @@ out:
 		int left = output__close(out, 10000); /* flushes: the wait is part of the run */
 		double secs = wall_now() - wall0;
 		fs_log_info("%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
-			    " encode errors, %" PRIu64 " queue-full waits; %d left unsent",
+			    " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64
+			    " failed before the flush, %d left unsent after it",
 			    stop ? "stopped" : "done", samples, secs,
 			    secs > 0 ? (double)samples / secs : 0.0, st.encode_errors,
-			    st.queue_full_waits, left);
-		if (left > 0)
+			    st.queue_full_waits, st.failed, left);
+		if (left > 0 || st.failed > 0 || st.encode_errors > 0)
 			rc = 1;
 	}
 	if (truth)

@@ -16,13 +16,15 @@ struct output {
 	enum output_mode mode;
 	struct cpi2_producer *producer; /* Kafka mode only */
 	char *topic;
-	volatile const int *stop;
+	volatile sig_atomic_t *stop;
+	double waited_s; /* waiting for a full queue since the last warning */
 	struct output_stats st;
 	char buf[4096];
 };
 
 int output__new(struct output **out, enum output_mode mode, const char *brokers,
-		const char *topic, const char *const *props, char *err, size_t errsz)
+		const char *topic, const char *const *props, volatile sig_atomic_t *stop, char *err,
+		size_t errsz)
 {
 	struct output *o = calloc(1, sizeof(*o));
 	int rc;
@@ -31,6 +33,7 @@ int output__new(struct output **out, enum output_mode mode, const char *brokers,
 	if (!o)
 		return -ENOMEM;
 	o->mode = mode;
+	o->stop = stop;
 	o->topic = strdup(topic);
 	if (!o->topic) {
 		free(o);
@@ -110,8 +113,15 @@ int output__emit(void *ctx, const struct fleet_sample *f)
 	while ((rc = cpi2_producer_send(o->producer, o->topic, f->host, strlen(f->host), o->buf,
 					len)) == -ENOBUFS) {
 		o->st.queue_full_waits++;
+		if (o->stop && *o->stop)
+			return -EINTR;
 		cpi2_producer_poll(o->producer);
 		wait_a_little();
+		o->waited_s += 0.001;
+		if (o->waited_s >= 10) {
+			fs_log_warn("the producer queue has been full for 10 s: is Kafka up?");
+			o->waited_s = 0;
+		}
 	}
 	if (rc) {
 		fs_log_error("send to %s: %s", o->topic, strerror(-rc));

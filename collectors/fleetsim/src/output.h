@@ -3,6 +3,7 @@
 #ifndef FLEETSIM_OUTPUT_H
 #define FLEETSIM_OUTPUT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,10 +20,13 @@ struct output_stats {
 
 struct output;
 
-/* props: "key=value" librdkafka properties, NULL-terminated (may be NULL). 0 or -errno. */
+/* props: "key=value" librdkafka properties, NULL-terminated (may be NULL). A full producer
+ * queue makes output__emit wait until there is room or *stop is set. 0 or -errno. */
 int output__new(struct output **out, enum output_mode mode, const char *brokers,
-		const char *topic, const char *const *props, char *err, size_t errsz);
-/* A fleet_emit: encodes one sample and sends, prints or drops it. 0, or -errno to stop. */
+		const char *topic, const char *const *props, volatile sig_atomic_t *stop, char *err,
+		size_t errsz);
+/* A fleet_emit: encodes one sample and sends, prints or drops it. 0, or -errno to stop
+ * (-EINTR when *stop was set while waiting for the queue). */
 int output__emit(void *ctx, const struct fleet_sample *s);
 /* Serves delivery reports; cheap, never blocks. */
 void output__poll(struct output *o);
