@@ -70,3 +70,26 @@ def test_defaults_come_from_the_header():
     p = {q.name: q for q in forensics.params("top_antagonists")}
     assert p["min_correlation"].default == 0.35 and p["limit"].default == 20 and p["job"].default is None
     assert forensics.params("cpi_vs_machine_utilization")[0].default == ""
+
+
+def test_cli_prints_rows_and_refuses_bad_parameters(loaded):
+    import subprocess
+    import sys
+
+    import chclient
+
+    ch, db = loaded
+    if not isinstance(ch, chclient.HttpClickHouse):
+        pytest.skip("the CLI runs in another process; this chdb session's directory belongs to the test process")
+    cli = [sys.executable, str(CH_DIR / "forensics.py"), "--url", ch.url, "--database", db]
+    p = PARAMS["top_antagonists"]
+    ok = subprocess.run(cli + ["top_antagonists", "job=websearch", f"from_us={p['from_us']}", f"to_us={p['to_us']}", "--json"],
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    first = json.loads(ok.stdout.splitlines()[0])
+    assert first["antagonist_task"] == "mapreduce/3" and first["suspected"] == 2
+    bad = subprocess.run(cli + ["top_antagonists", "job=websearch", "from_us=soon", "to_us=1"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "from_us: expected an integer" in bad.stderr
+    down = subprocess.run([sys.executable, str(CH_DIR / "forensics.py"), "--url", "http://127.0.0.1:1", "victim_incidents",
+                           "victim_task=x", "from_us=0", "to_us=1"], capture_output=True, text=True, timeout=60)
+    assert down.returncode == 1 and "unreachable" in down.stderr
