@@ -365,6 +365,20 @@ int capwatch__poll(struct capwatch *cw, capwatch_cb cb, void *ctx)
 	return changes;
 }
 
+int capwatch__write_clock(struct capwatch *cw, int64_t now_us)
+{
+	char tmp[PATH_MAX], path[PATH_MAX], text[32];
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "%s/.clock.tmp", cw->root);
+	snprintf(path, sizeof(path), "%s/clock", cw->root);
+	snprintf(text, sizeof(text), "%lld\n", (long long)now_us);
+	rc = write_file(cw->root, ".clock.tmp", text);
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	return rc;
+}
+
 int capwatch__polled_by_stat(const struct capwatch *cw)
 {
 	return cw->nstat;

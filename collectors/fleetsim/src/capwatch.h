@@ -5,6 +5,7 @@
 #define FLEETSIM_CAPWATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct capwatch;
 
@@ -21,6 +22,10 @@ int capwatch__add(struct capwatch *cw, int task, const char *rel_dir, char *err,
 /* Reports every cap change since the last call, without blocking. Returns the number of
  * changes reported. Cheap when nothing changed: one read() on the inotify descriptor. */
 int capwatch__poll(struct capwatch *cw, capwatch_cb cb, void *ctx);
+/* Writes the simulated time (microseconds since the epoch, one line) to <root>/clock,
+ * atomically (temporary file + rename), for enforcers acting for simulated hosts
+ * (cpi2-enforcer --clock-file). 0 or -errno. */
+int capwatch__write_clock(struct capwatch *cw, int64_t now_us);
 /* Number of tasks checked by stat because inotify had no watch left for them. */
 int capwatch__polled_by_stat(const struct capwatch *cw);
 /* Closes the watcher; the folder tree stays on disk. NULL is fine. */

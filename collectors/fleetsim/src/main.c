@@ -346,6 +346,8 @@ int main(int argc, char **argv)
 		fs_log_error("kafka %s: %s", c.brokers, err);
 		goto out;
 	}
+	if (cw)
+		capwatch__write_clock(cw, fleet__now_us(f));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	format_time(c.start_us, when, sizeof(when));
@@ -364,6 +366,7 @@ int main(int argc, char **argv)
 	double last_log = wall0, phase_wall = wall0;
 	int64_t phase_sim = c.start_us;
 	uint64_t last_samples = 0;
+	int clock_warned = 0;
 	int in_warmup = fleet__now_us(f) < fleet__warmup_end_us(f);
 
 	while (!stop && fleet__now_us(f) < end_us) {
@@ -391,6 +394,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		samples += (uint64_t)n;
+		int crc = cw ? capwatch__write_clock(cw, fleet__now_us(f)) : 0;
+		if (crc && !clock_warned++)
+			fs_log_warn("write %s/clock: %s", c.cgroup_root, strerror(-crc));
 		output__poll(out);
 		double w = wall_now();
 		if (w - last_log >= c.progress_s) {

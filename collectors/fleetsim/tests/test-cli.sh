@@ -49,13 +49,16 @@ ROOT="$TMP/cg"
 	--truth "$TMP/truth-cap" >"$TMP/cap.out" 2>"$TMP/cap.log" &
 pid=$!
 DIR="$ROOT/case2-host/jobs/be-crawler/0"
-for _ in $(seq 100); do [ -f "$DIR/cpu.max" ] && break; sleep 0.05; done
+# the clock file appears once the whole tree is there, just before the first period
+for _ in $(seq 200); do [ -f "$ROOT/clock" ] && break; sleep 0.05; done
 [ -f "$DIR/cpu.max" ] || fail "no cgroup folder $DIR"
-sleep 1
+sleep 0.75 # ~15 simulated minutes at speed 1200
 echo "1000 100000" >"$DIR/cpu.max"
-sleep 1
+sleep 0.75
 echo "max 100000" >"$DIR/cpu.max"
 wait $pid || fail "cap run exit $?"
+# the simulated clock for enforcers: the end of the run (start + 60 min)
+[ "$(cat "$ROOT/clock" 2>/dev/null)" = "$(((START + 3600) * 1000000))" ] || fail "clock file: '$(cat "$ROOT/clock" 2>/dev/null)'"
 grep -q '"type":"cap".*be-crawler/0.*"cap":0.0100' "$TMP/truth-cap" || fail "no cap line in truth: $(cat "$TMP/truth-cap" | tail -3)"
 grep -q '"type":"uncap".*be-crawler/0' "$TMP/truth-cap" || fail "no uncap line in truth"
 # usage <= 0.01 while capped; the victim's CPI while capped is well below before
@@ -63,9 +66,10 @@ jq -s -e '
   (map(select(.host == "case2-host" and .task == "jobs/be-crawler/0"))) as $a |
   (map(select(.host == "case2-host" and .task == "jobs/query-serving/0"))) as $v |
   ($a | map(select(.cpu_usage <= 0.01)) | map(.window_start_us)) as $capped |
-  ($capped | length) >= 5 and
+  ($v | map(select(.window_start_us < $capped[0]))) as $before |
+  ($capped | length) >= 5 and ($before | length) >= 5 and
   (($v | map(select(.window_start_us as $t | $capped | index($t))) | map(.cpi) | add / length) <
-   0.7 * ($v[0:10] | map(.cpi) | add / length)) and
+   0.7 * ($before | map(.cpi) | add / length)) and
   ($a[-5:] | all(.cpu_usage > 1))' "$TMP/cap.out" >/dev/null ||
 	fail "cap did not lower the antagonist's usage and the victim's CPI (see $TMP/cap.out)"
 
