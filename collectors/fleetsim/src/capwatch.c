@@ -111,7 +111,8 @@ static int read_small(const char *dir, const char *file, char *buf, size_t bufsz
 	ssize_t n;
 	int fd, rc = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -162,7 +163,8 @@ static int write_file(const char *dir, const char *file, const char *text)
 	int fd, rc = 0;
 	size_t n = strlen(text);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+		return -ENAMETOOLONG;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
@@ -243,7 +245,8 @@ static void newest_mtime(const char *dir, struct timespec *t, long long *size)
 	t->tv_sec = 0, t->tv_nsec = 0;
 	*size = 0;
 	for (int i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, files[i]) >= sizeof(path))
+			continue;
 		if (stat(path, &st))
 			continue;
 		*size += st.st_size;
@@ -370,8 +373,9 @@ int capwatch__write_clock(struct capwatch *cw, int64_t now_us)
 	char tmp[PATH_MAX], path[PATH_MAX], text[32];
 	int rc;
 
-	snprintf(tmp, sizeof(tmp), "%s/.clock.tmp", cw->root);
-	snprintf(path, sizeof(path), "%s/clock", cw->root);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.clock.tmp", cw->root) >= sizeof(tmp) ||
+	    (size_t)snprintf(path, sizeof(path), "%s/clock", cw->root) >= sizeof(path))
+		return -ENAMETOOLONG;
 	snprintf(text, sizeof(text), "%lld\n", (long long)now_us);
 	rc = write_file(cw->root, ".clock.tmp", text);
 	if (!rc && rename(tmp, path))
