@@ -1,0 +1,87 @@
+"""Follows the pipeline's output topics and keeps the figures a person watches: incidents by
+decision, caps applied/lifted/in force, outcomes by verdict, dead letters. Used by the demo's
+progress line and by the end-to-end tests (which assert on what it saw)."""
+
+import collections
+import os
+import sys
+import uuid
+
+from confluent_kafka import Consumer
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "schemas", "tools"))
+import wire  # noqa: E402
+
+TOPICS = {
+    "cpi2.incidents": "Incident",
+    "cpi2.actions": "EnforcementAction",
+    "cpi2.outcomes": "CapOutcome",
+    "cpi2.dead-letter": "DeadLetter",
+}
+
+
+class Monitor:
+    """Reads the topics from their current end (or the beginning) without committing offsets."""
+
+    def __init__(self, bootstrap, from_beginning=False):
+        self.consumer = Consumer({
+            "bootstrap.servers": bootstrap,
+            "group.id": "cpi2-monitor-" + uuid.uuid4().hex[:8],
+            "auto.offset.reset": "earliest" if from_beginning else "latest",
+            "enable.auto.commit": False,
+        })
+        self.consumer.subscribe(list(TOPICS))
+        self.incidents = []
+        self.actions = []
+        self.outcomes = []
+        self.dead_letters = []
+        self.undecodable = []
+        self.caps = {}  # (host, task) -> expires_at_us of caps in force
+
+    def poll(self, seconds=0.5, max_messages=10000):
+        """Read what has arrived; returns the number of messages read."""
+        n = 0
+        msgs = self.consumer.consume(num_messages=max_messages, timeout=seconds)
+        for m in msgs:
+            if m.error():
+                continue
+            n += 1
+            message = TOPICS[m.topic()]
+            try:
+                rec = wire.decode(message, m.value())
+            except wire.WireError as e:
+                self.undecodable.append((m.topic(), str(e)))
+                continue
+            if message == "Incident":
+                self.incidents.append(rec)
+            elif message == "EnforcementAction":
+                self.actions.append(rec)
+                key = (rec["host"], rec["task"])
+                if rec["kind"] in ("APPLIED", "RENEWED"):
+                    self.caps[key] = rec["expires_at_us"]
+                elif rec["kind"] == "RELEASED":
+                    self.caps.pop(key, None)
+            elif message == "CapOutcome":
+                self.outcomes.append(rec)
+            else:
+                self.dead_letters.append(rec)
+        return n
+
+    def decisions(self):
+        return collections.Counter(i["decision"] for i in self.incidents)
+
+    def action_kinds(self):
+        return collections.Counter(a["kind"] for a in self.actions)
+
+    def verdicts(self):
+        return collections.Counter(o["verdict"] for o in self.outcomes)
+
+    def summary_line(self):
+        d = self.decisions()
+        k = self.action_kinds()
+        return "incidents %d (throttle %d), caps applied %d, lifted %d, in force %d, outcomes %d, dead letters %d" % (
+            len(self.incidents), d.get("THROTTLE", 0), k.get("APPLIED", 0), k.get("RELEASED", 0),
+            len(self.caps), len(self.outcomes), len(self.dead_letters))
+
+    def close(self):
+        self.consumer.close()

@@ -1,0 +1,150 @@
+"""Runs the whole system on a scenario: the Flink job (fresh, reading only what this run
+produces), cpi2-fleetsim playing the scenario into Kafka with its cgroup tree, one cpi2-enforcer
+acting for every simulated host on that tree in simulated time, ClickHouse receiving
+everything. Used by `make demo` and by the end-to-end tests."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import requests
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
+import stack  # noqa: E402
+from monitor import Monitor  # noqa: E402
+
+FLEETSIM = os.path.join(ROOT, "build", "c", "collectors", "fleetsim", "cpi2-fleetsim")
+ENFORCER = os.path.join(ROOT, "build", "c", "enforcer", "cpi2-enforcer")
+JOB_JAR = os.path.join(ROOT, "flink-jobs", "target", "cpi2-flink-jobs-0.1.0.jar")
+REST = os.path.join(ROOT, "flink-jobs", "scripts", "flink-rest.sh")
+
+
+def log(msg):
+    print("e2e: " + msg, flush=True)
+
+
+def apply_clickhouse_schema():
+    r = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "clickhouse", "apply.py"),
+                        "--url", stack.CLICKHOUSE], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError("clickhouse schema: " + r.stdout + r.stderr)
+
+
+def cancel_running_jobs():
+    jobs = requests.get(stack.FLINK + "/jobs/overview", timeout=10).json()["jobs"]
+    for j in jobs:
+        if j["state"] in ("RUNNING", "CREATED", "INITIALIZING", "RESTARTING"):
+            requests.patch(stack.FLINK + "/jobs/%s?mode=cancel" % j["jid"], timeout=10)
+            stack.wait_until(lambda: requests.get(stack.FLINK + "/jobs/" + j["jid"], timeout=10).json()["state"]
+                             in ("CANCELED", "FAILED", "FINISHED"), 60, "job %s to cancel" % j["jid"])
+
+
+def submit_job(extra_args=()):
+    """A fresh job that reads only what is produced from now on (its own consumer group)."""
+    env = dict(os.environ, STACK_DIR=stack.STACK_DIR, STACK_HOST=stack.HOST, FLINK_REST_PORT=stack.E["FLINK_REST_PORT"],
+               KAFKA_PORT=stack.E["KAFKA_PORT"], CLICKHOUSE_HTTP_PORT=stack.E["CLICKHOUSE_HTTP_PORT"])
+    args = [REST, "submit", JOB_JAR, "", "--kafka.group", "e2e-" + uuid.uuid4().hex[:8], "--kafka.start", "latest",
+            "--checkpoint.interval-ms", "5000"] + list(extra_args)
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=180)
+    if r.returncode != 0:
+        raise RuntimeError("flink job submission failed:\n" + r.stderr)
+    jid = r.stdout.strip().splitlines()[-1]
+    time.sleep(3)  # the Kafka source resolves "latest" when its readers start
+    return jid
+
+
+class Run:
+    """One scenario through the whole pipeline. Call start(), then wait(), then stop()."""
+
+    def __init__(self, scenario, speed=60, duration=None, warmup=None, seed=1, workdir=None, job_args=(),
+                 fleetsim_args=(), enforcer_args=()):
+        self.scenario, self.speed, self.duration, self.warmup, self.seed = scenario, speed, duration, warmup, seed
+        self.job_args, self.fleetsim_args, self.enforcer_args = list(job_args), list(fleetsim_args), list(enforcer_args)
+        self.dir = workdir or tempfile.mkdtemp(prefix="cpi2-e2e-%s-" % scenario)
+        self.cgroot = os.path.join(self.dir, "cgroups")
+        self.truth_path = os.path.join(self.dir, "truth.jsonl")
+        self.sim = self.enforcer = None
+        self.monitor = None
+        self.job = None
+
+    def start(self, fresh_job=True):
+        for b in (FLEETSIM, ENFORCER, JOB_JAR):
+            if not os.path.exists(b):
+                raise RuntimeError("%s is not built (make build)" % b)
+        stack.ensure_up()
+        apply_clickhouse_schema()
+        if fresh_job:
+            cancel_running_jobs()
+            self.job = submit_job(self.job_args)
+            log("flink job %s running" % self.job)
+        self.monitor = Monitor(stack.KAFKA)
+        self.monitor.poll(2)  # join before anything is produced
+        cmd = [FLEETSIM, "-s", self.scenario, "--speed", str(self.speed), "--seed", str(self.seed),
+               "--cgroup-root", self.cgroot, "--truth", self.truth_path, "--brokers", stack.KAFKA, "--progress", "5"]
+        if self.duration:
+            cmd += ["--duration", self.duration]
+        if self.warmup:
+            cmd += ["--warmup", self.warmup]
+        cmd += self.fleetsim_args
+        self.sim_log = open(os.path.join(self.dir, "fleetsim.log"), "w")
+        self.sim = subprocess.Popen(cmd, stdout=self.sim_log, stderr=subprocess.STDOUT)
+        stack.wait_until(lambda: os.path.exists(os.path.join(self.cgroot, "clock")) or self.sim.poll() is not None,
+                         120, "the simulator's cgroup tree")
+        if self.sim.poll() is not None:
+            raise RuntimeError("cpi2-fleetsim exited:\n" + open(self.sim_log.name).read()[-3000:])
+        self.enf_log = open(os.path.join(self.dir, "enforcer.log"), "w")
+        self.enforcer = subprocess.Popen(
+            [ENFORCER, "--sim-hosts-root", self.cgroot, "--clock-file", os.path.join(self.cgroot, "clock"),
+             "--state-dir", os.path.join(self.dir, "enforcer-state"), "--brokers", stack.KAFKA,
+             "--group-id", "e2e-enforcer-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
+            + self.enforcer_args, stdout=self.enf_log, stderr=subprocess.STDOUT)
+        log("playing %s at %sx (work dir %s)" % (self.scenario, self.speed, self.dir))
+
+    def running(self):
+        return self.sim is not None and self.sim.poll() is None
+
+    def wait(self, timeout, progress=None, settle=20):
+        """Until the simulator ends (bounded), then settle seconds more for the pipeline to drain."""
+        deadline = time.time() + timeout
+        while self.running() and time.time() < deadline:
+            self.monitor.poll(1)
+            if progress:
+                progress(self)
+        if self.running():
+            raise RuntimeError("the scenario did not end within %ss; logs in %s" % (timeout, self.dir))
+        if self.sim.returncode != 0:
+            raise RuntimeError("cpi2-fleetsim failed:\n" + open(self.sim_log.name).read()[-3000:])
+        end = time.time() + settle
+        while time.time() < end:
+            self.monitor.poll(1)
+
+    def stop(self):
+        if self.enforcer and self.enforcer.poll() is None:
+            self.enforcer.send_signal(signal.SIGTERM)
+            self.enforcer.wait(30)
+        if self.sim and self.sim.poll() is None:
+            self.sim.send_signal(signal.SIGTERM)
+            self.sim.wait(30)
+        if self.monitor:
+            self.monitor.poll(2)
+            self.monitor.close()
+
+    def truth(self):
+        with open(self.truth_path) as f:
+            return [json.loads(l) for l in f if l.strip()]
+
+    def sim_progress(self):
+        """The simulator's last progress line."""
+        lines = [l for l in open(self.sim_log.name).read().splitlines() if " sim " in l]
+        return lines[-1] if lines else ""
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
