@@ -120,6 +120,31 @@ def apply(ch, db="cpi2", log=print):
     return [v for v, _, _ in todo]
 
 
+KAFKA_SQL = pathlib.Path(__file__).resolve().parent / "kafka" / "host_metrics_kafka.sql"
+_KAFKA_VALUE = re.compile(r"^[A-Za-z0-9_.:,\-]+$")
+
+
+def apply_kafka(ch, db, brokers, topic="cpi2.host-metrics", group="cpi2-clickhouse-host-metrics", log=print):
+    """Creates the Kafka engine table feeding host_metrics (idempotent; needs the migrations)."""
+    for what, value in (("brokers", brokers), ("topic", topic), ("group", group)):
+        if not _KAFKA_VALUE.match(value):
+            raise ValueError(f"Kafka {what} {value!r} has characters other than letters, digits and _.:,-")
+    text = KAFKA_SQL.read_text().replace("{{KAFKA_BROKERS}}", brokers).replace("{{KAFKA_TOPIC}}", topic)
+    text = re.sub(r"\{\{PARSE_FROM\((\w+)\)\}\}", lambda m: host_metrics_parse().replace("{{DB}}.host_metrics_raw", "{{DB}}." + m.group(1)), text)
+    for stmt in statements(text.replace("{{KAFKA_GROUP}}", group).replace("{{DB}}", db)):
+        ch.query(stmt)
+    log(f"{db}: host_metrics fed from Kafka {brokers} topic {topic} (group {group})")
+
+
+def host_metrics_parse():
+    """The SELECT of host_metrics_mv (migration 003): the one parser of Telegraf's JSON lines."""
+    for _, _, text in migrations():
+        for stmt in statements(text):
+            if stmt.startswith("CREATE MATERIALIZED VIEW IF NOT EXISTS {{DB}}.host_metrics_mv "):
+                return stmt.split(" AS\n", 1)[1]
+    raise ValueError("no host_metrics_mv in the migrations")
+
+
 def retention_days():
     """{table: days} from the TTL markers of the migrations (the one place retention is set)."""
     days = {}
