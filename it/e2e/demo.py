@@ -58,10 +58,15 @@ def summary(run):
         print("\nmost severe incident: %s on %s, victim %s (CPI %.2f vs spec %.2f), antagonist %s"
               % (worst["incident_id"], worst["host"], worst["victim_task"], worst["victim_cpi"], worst["spec_mean"],
                  worst["antagonist_task"]))
-        for name in ("top_antagonists", "incidents_of_victim"):
-            print("\n-- forensics query %s --" % name)
+        t0 = min(i["detected_at_us"] for i in m.incidents) - 3600_000_000
+        t1 = max(i["detected_at_us"] for i in m.incidents) + 3600_000_000
+        queries = [("top_antagonists", ["job=" + worst["victim_job"], "from_us=%d" % t0, "to_us=%d" % t1]),
+                   ("victim_incidents", ["victim_task=" + worst["victim_task"],
+                                         "from_us=%d" % t0, "to_us=%d" % t1])]
+        for name, params in queries:
+            print("\n-- forensics query %s %s --" % (name, " ".join(params)))
             subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), forensics, "--url", stack.CLICKHOUSE,
-                            name, "--job", worst["victim_job"], "--victim", worst["victim_task"]], check=False)
+                            name] + params, check=False)
     print("\nFlink web UI: %s" % stack.FLINK)
     print("ClickHouse:   curl '%s/?query=SELECT+decision,count()+FROM+cpi2.incidents+FINAL+GROUP+BY+decision'"
           % stack.CLICKHOUSE)

@@ -33,7 +33,7 @@ def log(msg):
 
 def apply_clickhouse_schema():
     r = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "clickhouse", "apply.py"),
-                        "--url", stack.CLICKHOUSE], capture_output=True, text=True, timeout=300)
+                        "--url", stack.CLICKHOUSE, "--kafka-brokers", stack.KAFKA], capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError("clickhouse schema: " + r.stdout + r.stderr)
 
