@@ -47,7 +47,7 @@ step_jars() {
     [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ] && continue
     say "fetching $server jars from Maven Central into $dir"
     rm -rf "$dir"; mkdir -p "$dir"
-    mvn -q -B -f "$STACK_SRC/jars/pom.xml" -P"$server" dependency:copy-dependencies \
+    mvn -q -B -Dstyle.color=never -f "$STACK_SRC/jars/pom.xml" -P"$server" dependency:copy-dependencies \
       -DoutputDirectory="$dir" -DincludeScope=runtime \
       || die "could not fetch the $server jars (mvn dependency:copy-dependencies failed; see above)"
     echo "$sha" > "$stamp"
