@@ -52,8 +52,9 @@ def main():
         sent = [int(x) for x in __import__("re").findall(r"kafka delivered (\d+)", text)]
         if n and first is None:
             first = time.time()
-        if sent:
-            backlog.append(max(0, (published or sent[-1]) - n))
+        pub = published if published is not None else (sent[-1] if sent else None)
+        if pub is not None:
+            backlog.append(max(0, pub - n))
         if n != last_n:
             last_n, last_change = n, time.time()
         if published is not None and n >= published:
@@ -70,8 +71,10 @@ def main():
           " shared by the simulator, Kafka, Flink and ClickHouse" % os.cpu_count())
     print("  %d samples read in %.1f s: %.0f samples/s (target >= 100,000/s: %s)"
           % (published, t1 - (first or t0), rate, "met" if rate >= 100000 else "NOT met"))
-    print("  backlog (published - read), p99 over the run: %d samples = %.1f s at that rate (target < 2 s: %s)"
-          % (p99, p99 / rate, "met" if p99 / rate < 2 else "NOT met"))
+    print("  backlog (published - read), p99 over the run: %d samples = %.1f s at that rate; the simulator publishes"
+          " faster than the job reads, so this is the queue of a saturated job, not the lag at a sustainable rate"
+          " (target: < 2 s at p99 at 100,000 samples/s: not reachable while the job's capacity is below that)"
+          % (p99, p99 / rate))
     pipeline.cancel_running_jobs()
 
 
