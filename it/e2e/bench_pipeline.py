@@ -36,7 +36,7 @@ def main():
     log = open("/tmp/cpi2-bench-fleetsim.log", "w")
     t0 = time.time()
     sim = subprocess.Popen([pipeline.FLEETSIM, "-s", SCENARIO, "--speed", "max", "--warmup", "0", "--duration", DURATION,
-                            "--brokers", stack.KAFKA, "--progress", "1"], stdout=log, stderr=subprocess.STDOUT)
+                            "--brokers", stack.KAFKA, "--progress", "1", "--truth", "/tmp/cpi2-bench-fleetsim.truth.jsonl"], stdout=log, stderr=subprocess.STDOUT)
     backlog, first, last_n, last_change = [], None, 0, time.time()
     published = None
     while True:
