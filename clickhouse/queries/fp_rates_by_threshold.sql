@@ -1,23 +1,24 @@
 -- True- and false-positive rates of capping by correlation threshold and priority band (paper
 -- figure 15): for each threshold, the judged outcomes whose correlation is at least that value.
 -- Band: victim class LATENCY_SENSITIVE = production, any other class = non-production.
+-- Outcomes without a correlation (manual caps) are left out: they have no threshold to pass.
 -- Rates are over TRUE_POSITIVE + FALSE_POSITIVE verdicts; NOISE and INCONCLUSIVE are counted apart.
 -- param from_us Int64: judged from, microseconds since the epoch (inclusive)
 -- param to_us Int64: judged until, microseconds since the epoch (exclusive)
 SELECT
     band,
     threshold,
-    countIf(correlation >= threshold) AS outcomes,
-    countIf(correlation >= threshold AND verdict = 'TRUE_POSITIVE') AS true_positives,
-    countIf(correlation >= threshold AND verdict = 'FALSE_POSITIVE') AS false_positives,
-    countIf(correlation >= threshold AND verdict NOT IN ('TRUE_POSITIVE', 'FALSE_POSITIVE')) AS other,
+    countIf(judged_correlation >= threshold) AS outcomes,
+    countIf(judged_correlation >= threshold AND verdict = 'TRUE_POSITIVE') AS true_positives,
+    countIf(judged_correlation >= threshold AND verdict = 'FALSE_POSITIVE') AS false_positives,
+    countIf(judged_correlation >= threshold AND verdict NOT IN ('TRUE_POSITIVE', 'FALSE_POSITIVE')) AS other,
     round(if(true_positives + false_positives = 0, 0., true_positives / (true_positives + false_positives)), 4) AS tp_rate,
     round(if(true_positives + false_positives = 0, 0., false_positives / (true_positives + false_positives)), 4) AS fp_rate
 FROM
 (
     SELECT
         if(victim_class = 'LATENCY_SENSITIVE', 'production', 'non-production') AS band,
-        assumeNotNull(correlation) AS correlation,
+        assumeNotNull(correlation) AS judged_correlation,
         verdict
     FROM {{DB}}.outcomes FINAL
     WHERE judged_at_us >= {from_us:Int64} AND judged_at_us < {to_us:Int64} AND correlation IS NOT NULL
