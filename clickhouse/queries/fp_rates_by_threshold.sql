@@ -39,7 +39,7 @@ FROM
         WHERE incident_id IN
         (
             SELECT ifNull(incident_id, '') FROM {{DB}}.outcomes
-            WHERE judged_at_us >= {from_us:Int64} AND judged_at_us < {to_us:Int64}
+            WHERE judged_at_us >= {from_us:Int64} AND judged_at_us < {to_us:Int64} AND correlation IS NULL
         )
     ) AS suspects USING (join_incident, join_task)
     WHERE isNotNull(own_correlation) OR suspect_found = 1
