@@ -18,7 +18,7 @@ FROM
            assumeNotNull(correlation) AS correlation, victim_cpi, spec_mean
     FROM {{DB}}.incidents FINAL
     WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
-      AND decision = 'THROTTLE' AND antagonist_job IS NOT NULL AND spec_mean > 0
+      AND decision = 'THROTTLE' AND antagonist_job != '' AND spec_mean > 0
 ) AS i
 ANY LEFT JOIN
 (
