@@ -14,6 +14,7 @@ current versions. Library use (the operator CLI):
 import argparse
 import json
 import math
+import os
 import pathlib
 import re
 import sys
@@ -200,4 +201,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # output piped into head & co.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
