@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../src/caps.h"
-#include "check.h"
+#include "../../libcpi2/tests/check.h"
 #include "faketree.h"
 
 static void run(int version)

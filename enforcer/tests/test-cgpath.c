@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../src/cgpath.h"
-#include "check.h"
+#include "../../libcpi2/tests/check.h"
 #include "faketree.h"
 
 struct hostile {

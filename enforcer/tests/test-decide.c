@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../src/decide.h"
-#include "check.h"
+#include "../../libcpi2/tests/check.h"
 #include "faketree.h"
 
 static char root[PATH_MAX], state[PATH_MAX + 16], prot[PATH_MAX + 16];

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../src/caps.h"
-#include "check.h"
+#include "../../libcpi2/tests/check.h"
 #include "faketree.h"
 
 #define CPU_ROOT "/sys/fs/cgroup/cpu"

@@ -1,4 +1,4 @@
-/* One-line assertions for libcpi2's tests. */
+/* One-line assertions for the C tests (libcpi2 and the host agents). */
 #ifndef CPI2_TEST_CHECK_H
 #define CPI2_TEST_CHECK_H
 #include <stdio.h>
