@@ -54,6 +54,8 @@ int cpi2_cgroup_mounts(const char *mountinfo, struct cpi2_cgroup_mounts *out)
 					snprintf(out->cpu, sizeof(out->cpu), "%s", fields[4]);
 				if (strcmp(o, "cpuacct") == 0 && !out->cpuacct[0])
 					snprintf(out->cpuacct, sizeof(out->cpuacct), "%s", fields[4]);
+				if (strcmp(o, "perf_event") == 0 && !out->perf_event[0])
+					snprintf(out->perf_event, sizeof(out->perf_event), "%s", fields[4]);
 			}
 		}
 	}

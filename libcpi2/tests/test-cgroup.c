@@ -27,10 +27,11 @@ int main(void)
 
 	f = file("25 30 0:22 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs ro,mode=755\n"
 		 "26 25 0:23 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec shared:5 - cgroup2 cgroup2 rw\n"
-		 "30 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:12 - cgroup cgroup rw,cpu,cpuacct\n");
+		 "30 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:12 - cgroup cgroup rw,cpu,cpuacct\n"
+		 "31 25 0:28 / /sys/fs/cgroup/perf_event rw,nosuid shared:13 - cgroup cgroup rw,perf_event\n");
 	CHECK(cpi2_cgroup_mounts(f, &m) == 0);
 	CHECK(!strcmp(m.unified, "/sys/fs/cgroup/unified") && !strcmp(m.cpu, "/sys/fs/cgroup/cpu,cpuacct"));
-	CHECK(!strcmp(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct"));
+	CHECK(!strcmp(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct") && !strcmp(m.perf_event, "/sys/fs/cgroup/perf_event"));
 	unlink(f);
 	const char *bad[] = {"garbage without separator\n", "1 2 - cgroup2\n", "1 2 3 4 5 6 - cgroup\n", ""};
 	for (size_t i = 0; i < 3; i++) {

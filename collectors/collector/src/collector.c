@@ -1,0 +1,498 @@
+/* collector: see collector.h. */
+#include "collector.h"
+#include "procfs.h"
+
+#include <cpi2/cgroup.h>
+#include <cpi2/log.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define FD_RESERVE 128     /* descriptors kept for Kafka sockets, files, the cgroup directory */
+#define WANT_NOFILE 65536L /* what the collector raises its descriptor limit to, if it may */
+
+static int64_t now_us(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+bool once_set_add(struct once_set *set, const char *s)
+{
+	size_t lo = 0, hi = set->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int cmp = strcmp(set->v[mid], s);
+
+		if (cmp == 0)
+			return false;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (set->n == set->cap) {
+		size_t cap = set->cap ? set->cap * 2 : 64;
+		char **v = realloc(set->v, cap * sizeof(*v));
+
+		if (!v)
+			return true; /* report again rather than never */
+		set->v = v;
+		set->cap = cap;
+	}
+	char *copy = strdup(s);
+
+	if (!copy)
+		return true;
+	memmove(set->v + lo + 1, set->v + lo, (set->n - lo) * sizeof(*set->v));
+	set->v[lo] = copy;
+	set->n++;
+	return true;
+}
+
+static void once_set_free(struct once_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		free(set->v[i]);
+	free(set->v);
+	memset(set, 0, sizeof(*set));
+}
+
+static int init_cpus(struct collector *c, char *err, size_t errsz)
+{
+	char text[4096];
+	int n;
+
+	if (c->conf->cpus[0]) {
+		snprintf(text, sizeof(text), "%s", c->conf->cpus);
+	} else if ((n = procfs_read("/sys/devices/system/cpu/online", text, sizeof(text))) < 0) {
+		snprintf(err, errsz, "/sys/devices/system/cpu/online: %s", strerror(-n));
+		return n;
+	}
+	n = procfs_parse_cpu_list(text, c->cpus, COLLECTOR_MAX_CPUS);
+	if (n <= 0) {
+		snprintf(err, errsz, "CPU list '%.64s' is malformed (or more than %d CPUs)", text, COLLECTOR_MAX_CPUS);
+		return -EINVAL;
+	}
+	c->ncpu = n;
+	return 0;
+}
+
+static int init_platform(struct collector *c, char *err, size_t errsz)
+{
+	static char text[65536];
+	int n;
+
+	if (c->conf->platform[0]) {
+		snprintf(c->platform, sizeof(c->platform), "%s", c->conf->platform);
+		return 0;
+	}
+	n = procfs_read("/proc/cpuinfo", text, sizeof(text));
+	if (n < 0 && n != -EFBIG) { /* a long file: the first processor's block is enough */
+		snprintf(err, errsz, "/proc/cpuinfo: %s (set --platform)", strerror(-n));
+		return n;
+	}
+	if (procfs_parse_platform(text, c->platform, sizeof(c->platform))) {
+		snprintf(err, errsz, "/proc/cpuinfo: no vendor/family/model found (set --platform)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int add_root(struct collector *c, const char *path, const struct cpi2_cgroup_mounts *m, char *err,
+		    size_t errsz)
+{
+	struct cg_root *v = realloc(c->roots, (size_t)(c->n_roots + 1) * sizeof(*v));
+	int rc;
+
+	if (!v)
+		return -ENOMEM;
+	c->roots = v;
+	rc = cg_root_init(&c->roots[c->n_roots], path, m);
+	if (rc) {
+		snprintf(err, errsz, "cgroup root %s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!c->roots[c->n_roots].perf_base[0])
+		cpi2_log(CPI2_LOG_WARN, "collector",
+			 "cgroup root %s (v1) has no perf_event hierarchy to count in: its cgroups are not counted",
+			 path);
+	c->n_roots++;
+	return 0;
+}
+
+static int init_roots(struct collector *c, char *err, size_t errsz)
+{
+	struct cpi2_cgroup_mounts m;
+	char list[sizeof(c->conf->roots)], *save = NULL;
+	int rc = cpi2_cgroup_mounts(c->conf->mountinfo, &m);
+
+	if (rc) {
+		snprintf(err, errsz, "%s: %s", c->conf->mountinfo, strerror(-rc));
+		return rc;
+	}
+	if (!strcmp(c->conf->roots, "auto")) {
+		const char *root = m.unified[0] ? m.unified : m.cpuacct[0] ? m.cpuacct : m.cpu;
+
+		if (!root[0]) {
+			snprintf(err, errsz, "no cgroup v2 or v1 cpu/cpuacct mount in %s (set --roots)", c->conf->mountinfo);
+			return -ENOENT;
+		}
+		return add_root(c, root, &m, err, errsz);
+	}
+	snprintf(list, sizeof(list), "%s", c->conf->roots);
+	for (char *r = strtok_r(list, ",", &save); r; r = strtok_r(NULL, ",", &save))
+		if ((rc = add_root(c, r, &m, err, errsz)))
+			return rc;
+	if (!c->n_roots) {
+		snprintf(err, errsz, "roots is empty");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int init_rules(struct collector *c, char *err, size_t errsz)
+{
+	int rc;
+
+	if (c->conf->labels_file[0] && (rc = rules_labels_refresh(&c->rules, c->conf->labels_file, err, errsz)))
+		return rc;
+	if (c->conf->rules_file[0] && (rc = rules_load(&c->rules, c->conf->rules_file, err, errsz)))
+		return rc;
+	if (c->conf->default_rules && (rc = rules_parse(&c->rules, cpi2_default_rules, "default rules", err, errsz)))
+		return rc;
+	return 0;
+}
+
+static void init_budget(struct collector *c)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)WANT_NOFILE) {
+			struct rlimit want = {WANT_NOFILE, WANT_NOFILE}; /* root may raise the hard limit */
+
+			if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+				rl = want;
+		}
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? (rlim_t)WANT_NOFILE : rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl))
+				getrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	c->fd_budget = c->conf->max_fds ? c->conf->max_fds : (long)rl.rlim_cur - FD_RESERVE;
+}
+
+int collector_init(struct collector *c, const struct collector_conf *conf, char *err, size_t errsz)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->conf = conf;
+	if (conf->host[0])
+		snprintf(c->host, sizeof(c->host), "%s", conf->host);
+	else if (gethostname(c->host, sizeof(c->host) - 1))
+		strcpy(c->host, "localhost");
+	if ((rc = init_cpus(c, err, errsz)) || (rc = init_platform(c, err, errsz)) ||
+	    (rc = init_roots(c, err, errsz)) || (rc = init_rules(c, err, errsz)) ||
+	    (rc = perf_spec_parse(conf->events, &c->spec, err, errsz)) ||
+	    (rc = perf_spec_probe(&c->spec, err, errsz)))
+		return rc;
+	init_budget(c);
+	if (c->fd_budget < c->ncpu * c->spec.n_events) {
+		snprintf(err, errsz, "descriptor budget %ld is below one cgroup's %d events", c->fd_budget,
+			 c->ncpu * c->spec.n_events);
+		return -EMFILE;
+	}
+	return 0;
+}
+
+static struct counted *add_counted(struct collector *c)
+{
+	if (c->n_counted == c->cap_counted) {
+		size_t cap = c->cap_counted ? c->cap_counted * 2 : 64;
+		struct counted *v = realloc(c->counted, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		memset(v + c->cap_counted, 0, (cap - c->cap_counted) * sizeof(*v));
+		c->counted = v;
+		c->cap_counted = cap;
+	}
+	struct counted *t = &c->counted[c->n_counted];
+
+	if (!t->fds && !(t->fds = malloc((size_t)(c->ncpu * c->spec.n_events) * sizeof(int))))
+		return NULL;
+	c->n_counted++;
+	return t;
+}
+
+static void report_once(struct collector *c, const char *key, int level, const char *fmt, const char *a,
+			const char *b)
+{
+	if (once_set_add(&c->reported, key))
+		cpi2_log(level, "collector", fmt, a, b);
+}
+
+/* discover and map: the candidates go into c->counted (descriptors not open yet) */
+static int candidates(struct collector *c)
+{
+	char err[512];
+
+	if (c->conf->labels_file[0] && rules_labels_refresh(&c->rules, c->conf->labels_file, err, sizeof(err)))
+		report_once(c, err, CPI2_LOG_WARN, "labels: %s%s (keeping the labels loaded before)", err, "");
+	cg_list_clear(&c->found);
+	for (int r = 0; r < c->n_roots; r++) {
+		int rc = cg_discover(&c->found, &c->roots[r], r, (int)c->conf->max_depth, (size_t)c->conf->max_cgroups);
+
+		if (rc)
+			cpi2_log(CPI2_LOG_WARN, "collector", "walk %s: %s", c->roots[r].path, strerror(-rc));
+	}
+	if (c->found.truncated)
+		cpi2_log(CPI2_LOG_WARN, "collector", "more than max_cgroups=%ld cgroups: %zu left out", c->conf->max_cgroups,
+			 c->found.truncated);
+	c->stats.discovered = c->found.n;
+	for (size_t i = 0; i < c->found.n; i++) {
+		struct mapping map;
+		const char *task = c->found.v[i].task;
+		int kind = rules_map(&c->rules, task, c->host, &map);
+
+		if (kind == MAP_IGNORE) {
+			c->stats.ignored++;
+			continue;
+		}
+		if (kind == MAP_UNMAPPED) {
+			c->stats.unmapped++;
+			snprintf(map.job, sizeof(map.job), "%s", task);
+			snprintf(map.task_id, sizeof(map.task_id), "%s", c->host);
+			map.task_class = CPI2_TC_UNKNOWN;
+			map.is_protected = false;
+			report_once(c, task, CPI2_LOG_WARN,
+				    "cgroup %s matches no rule or label: published as job=%s, class UNKNOWN", task, task);
+		}
+		struct counted *t = add_counted(c);
+
+		if (!t)
+			return -ENOMEM;
+		t->task = task;
+		t->root = c->found.v[i].root;
+		t->map = map;
+		t->has_usage = false;
+	}
+	return 0;
+}
+
+/* keep at most what the descriptor budget allows, starting at the rotation cursor */
+static void apply_budget(struct collector *c)
+{
+	size_t max = (size_t)(c->fd_budget / (c->ncpu * c->spec.n_events)), n = c->n_counted;
+
+	if (n <= max)
+		return;
+	size_t first = c->rotate % n;
+	struct counted *keep = malloc(max * sizeof(*keep)), *rest = malloc((n - max) * sizeof(*rest));
+
+	if (!keep || !rest) {
+		free(keep);
+		free(rest);
+		c->n_counted = max; /* no rotation this time, still within budget */
+		c->stats.deferred = n - max;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = (i + n - first) % n; /* position from the cursor */
+
+		if (k < max)
+			keep[k] = c->counted[i];
+		else
+			rest[k - max] = c->counted[i];
+	}
+	memcpy(c->counted, keep, max * sizeof(*keep));
+	memcpy(c->counted + max, rest, (n - max) * sizeof(*rest)); /* their fds buffers stay owned */
+	free(keep);
+	free(rest);
+	c->n_counted = max;
+	c->rotate = first + max;
+	c->stats.deferred = n - max;
+}
+
+static void join(char *out, size_t size, const char *base, const char *task)
+{
+	if (snprintf(out, size, "%s/%s", base, task) >= (int)size)
+		out[0] = '\0';
+}
+
+/* open the groups; cgroups that vanished or cannot be counted leave the list */
+static void open_groups(struct collector *c)
+{
+	char dir[PATH_MAX], key[PATH_MAX + 64];
+	size_t kept = 0;
+
+	for (size_t i = 0; i < c->n_counted; i++) {
+		struct counted *t = &c->counted[i];
+		const struct cg_root *r = &c->roots[t->root];
+		int fd = -1, rc = -ENOENT;
+
+		if (!r->perf_base[0]) {
+			c->stats.failed++;
+			goto drop;
+		}
+		join(dir, sizeof(dir), r->perf_base, t->task);
+		fd = dir[0] ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		rc = fd < 0 ? -errno : perf_group_open(&c->spec, fd, c->cpus, c->ncpu, t->fds);
+		if (fd >= 0)
+			close(fd); /* the events hold the cgroup */
+		if (rc == 0) {
+			struct counted tmp = c->counted[kept];
+
+			c->counted[kept++] = *t;
+			*t = tmp;
+			continue;
+		}
+		if (rc == -ENOENT) {
+			c->stats.vanished++;
+		} else if (rc == -EMFILE || rc == -ENFILE) {
+			c->stats.deferred++;
+		} else {
+			c->stats.failed++;
+			snprintf(key, sizeof(key), "open:%d:%s", rc, r->path);
+			report_once(c, key, CPI2_LOG_WARN, "perf_event_open on cgroups of %s: %s (those are not counted)",
+				    r->path, strerror(-rc));
+		}
+	drop:;
+	}
+	c->n_counted = kept;
+}
+
+static void read_usage(struct collector *c, struct counted *t, uint64_t *ns, bool *ok)
+{
+	char dir[PATH_MAX];
+
+	join(dir, sizeof(dir), c->roots[t->root].usage_base, t->task);
+	*ok = dir[0] && cpi2_cgroup_cpu_usage_ns(dir, ns) == 0;
+}
+
+int collector_window_begin(struct collector *c)
+{
+	int rc;
+
+	if (c->open)
+		collector_window_abort(c);
+	memset(&c->stats, 0, sizeof(c->stats));
+	c->n_counted = 0;
+	if ((rc = candidates(c)))
+		return rc;
+	apply_budget(c);
+	open_groups(c);
+	for (size_t i = 0; i < c->n_counted; i++)
+		perf_group_enable(&c->spec, c->counted[i].fds, c->ncpu, true);
+	c->start_us = now_us(CLOCK_REALTIME);
+	clock_gettime(CLOCK_MONOTONIC, &c->start_mono);
+	for (size_t i = 0; i < c->n_counted; i++)
+		read_usage(c, &c->counted[i], &c->counted[i].usage0_ns, &c->counted[i].has_usage);
+	c->stats.counted = c->n_counted;
+	c->open = true;
+	return 0;
+}
+
+static bool read_threads(struct collector *c, struct counted *t, int32_t *threads)
+{
+	static char text[65536];
+	char path[PATH_MAX];
+	const struct cg_root *r = &c->roots[t->root];
+	int n;
+
+	if (snprintf(path, sizeof(path), "%s/%s/%s", r->path, t->task, r->version == 2 ? "cgroup.threads" : "tasks") >=
+	    (int)sizeof(path))
+		return false;
+	if (procfs_read(path, text, sizeof(text)) < 0 || (n = procfs_parse_thread_list(text)) < 0)
+		return false;
+	*threads = n;
+	return true;
+}
+
+int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
+{
+	struct perf_reading *readings = calloc((size_t)c->ncpu, sizeof(*readings));
+	struct timespec end;
+	int64_t window_us;
+
+	if (!c->open) {
+		free(readings);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < c->n_counted; i++)
+		perf_group_enable(&c->spec, c->counted[i].fds, c->ncpu, false);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	window_us = (int64_t)(end.tv_sec - c->start_mono.tv_sec) * 1000000 +
+		    (end.tv_nsec - c->start_mono.tv_nsec) / 1000;
+	for (size_t i = 0; i < c->n_counted && readings; i++) {
+		struct counted *t = &c->counted[i];
+		struct perf_counts counts;
+		uint64_t usage1;
+		bool ok;
+
+		read_usage(c, t, &usage1, &ok);
+		if (!ok || !t->has_usage || perf_group_read(&c->spec, t->fds, c->ncpu, readings)) {
+			c->stats.vanished++; /* removed during the window: no whole window to report */
+			continue;
+		}
+		perf_counts_compute(&c->spec, readings, c->ncpu, &counts);
+		struct cpi2_sample s = {
+			.host = c->host,
+			.task = t->task,
+			.job = t->map.job,
+			.task_id = t->map.task_id,
+			.platform = c->platform,
+			.task_class = t->map.task_class,
+			.is_protected = t->map.is_protected,
+			.window_start_us = c->start_us,
+			.window_us = window_us,
+			.cycles = counts.cycles,
+			.instructions = counts.instructions,
+			.counter_source = c->spec.counter_source,
+			.time_running_ratio = counts.time_running_ratio,
+			.cpu_usage = window_us > 0 && usage1 >= t->usage0_ns
+					     ? (double)(usage1 - t->usage0_ns) / ((double)window_us * 1000.0)
+					     : 0.0,
+			.has_cpi = counts.has_cpi,
+			.cpi = counts.cpi,
+		};
+		s.has_threads = read_threads(c, t, &s.threads);
+		c->stats.samples++;
+		emit(arg, &s);
+	}
+	free(readings);
+	collector_window_abort(c);
+	return 0;
+}
+
+void collector_window_abort(struct collector *c)
+{
+	for (size_t i = 0; i < c->n_counted; i++)
+		perf_group_close(&c->spec, c->counted[i].fds, c->ncpu);
+	c->n_counted = 0;
+	c->open = false;
+}
+
+void collector_free(struct collector *c)
+{
+	collector_window_abort(c);
+	for (size_t i = 0; i < c->cap_counted; i++)
+		free(c->counted[i].fds);
+	free(c->counted);
+	free(c->roots);
+	cg_list_free(&c->found);
+	rules_free(&c->rules);
+	once_set_free(&c->reported);
+	memset(c, 0, sizeof(*c));
+}

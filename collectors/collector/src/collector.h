@@ -1,0 +1,84 @@
+/* collector: one host's sampling windows. A window discovers the cgroups under the roots, maps
+ * them to jobs, opens one perf event group per cgroup per CPU (within the descriptor budget,
+ * rotating cgroups across windows beyond it), counts for the window and turns the counts and
+ * the cgroups' CPU usage into CpiSamples. */
+#ifndef COLLECTOR_COLLECTOR_H
+#define COLLECTOR_COLLECTOR_H
+
+#include "conf.h"
+#include "discover.h"
+#include "perf.h"
+#include "rules.h"
+
+#include <cpi2/sample.h>
+
+#include <stdint.h>
+#include <time.h>
+
+#define COLLECTOR_MAX_CPUS 1024
+
+/* one cgroup counted in the current window */
+struct counted {
+	const char *task; /* in the discovery list */
+	int root;
+	struct mapping map;
+	int *fds; /* ncpu * n_events */
+	uint64_t usage0_ns;
+	bool has_usage;
+};
+
+/* what the last window saw */
+struct window_stats {
+	size_t discovered, ignored, unmapped, counted, deferred, failed, vanished, samples;
+};
+
+/* a set of strings (unmapped cgroups and other things reported once) */
+struct once_set {
+	char **v;
+	size_t n, cap;
+};
+
+struct collector {
+	const struct collector_conf *conf;
+	struct perf_spec spec;
+	int cpus[COLLECTOR_MAX_CPUS];
+	int ncpu;
+	struct cg_root *roots;
+	int n_roots;
+	struct rules rules;
+	char host[256], platform[256];
+	long fd_budget;          /* event descriptors a window may hold */
+	size_t rotate;           /* first task of the next window when over budget */
+	struct cg_list found;    /* this window's discovery */
+	struct counted *counted; /* this window's counted cgroups */
+	size_t n_counted, cap_counted;
+	int64_t start_us; /* wall clock at the window's start */
+	struct timespec start_mono;
+	bool open; /* a window is being counted */
+	struct window_stats stats;
+	struct once_set reported;
+};
+
+/* Prepare from conf: CPUs, platform, host, roots, rules, events (probed), descriptor budget.
+ * Returns 0 or -errno with a reason (the caller decides it is fatal). */
+int collector_init(struct collector *c, const struct collector_conf *conf, char *err, size_t errsz);
+
+/* Start a window: discover, map, open and enable the event groups, read CPU usage. */
+int collector_window_begin(struct collector *c);
+
+/* Called with every sample of a window; a non-zero return is counted and ignored. */
+typedef int (*collector_emit_fn)(void *arg, const struct cpi2_sample *s);
+
+/* End the window: disable, read, emit one sample per counted cgroup, close everything. */
+int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg);
+
+/* Close the window's descriptors without emitting anything (shutdown in the middle). */
+void collector_window_abort(struct collector *c);
+
+/* True the first time s is seen (then remembered). */
+bool once_set_add(struct once_set *set, const char *s);
+
+/* Free everything. */
+void collector_free(struct collector *c);
+
+#endif

@@ -1,0 +1,256 @@
+/* cpi2-collector: counts every task (cgroup) of this host for a window once a period and
+ * publishes one CpiSample per task to Kafka (paper section 3.1). See collectors/README.md. */
+#include "collector.h"
+#include "conf.h"
+
+#include <cpi2/kafka.h>
+#include <cpi2/log.h>
+#include <cpi2/sample.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* where samples go and what happened to them */
+struct output {
+	struct cpi2_producer *producer; /* NULL: --once or --dry-run */
+	const struct collector_conf *conf;
+	const char *host;
+	uint64_t encode_errors, send_errors;
+};
+
+static int emit(void *arg, const struct cpi2_sample *s)
+{
+	struct output *o = arg;
+	char buf[4096];
+	size_t len;
+	int rc;
+
+	if (o->conf->once) {
+		rc = cpi2_sample_to_json(s, buf, sizeof(buf));
+		if (rc < 0) {
+			o->encode_errors++;
+			return rc;
+		}
+		puts(buf);
+		return 0;
+	}
+	if (!o->producer)
+		return 0;
+	rc = cpi2_sample_encode(s, buf, sizeof(buf), &len);
+	if (rc) {
+		o->encode_errors++;
+		cpi2_log(CPI2_LOG_WARN, "collector", "encode sample of %s: %s", s->task, strerror(-rc));
+		return rc;
+	}
+	rc = cpi2_producer_send(o->producer, o->conf->topic, o->host, strlen(o->host), buf, len);
+	if (rc && rc != -ENOBUFS) /* a full queue is counted by the producer */
+		o->send_errors++;
+	return rc;
+}
+
+static int64_t realtime_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Sleep until the monotonic time deadline_us, serving Kafka delivery reports; false when a
+ * signal asked to stop. */
+static bool wait_until(int64_t deadline_us, struct output *o)
+{
+	for (;;) {
+		int64_t left = deadline_us - monotonic_us();
+
+		if (stop)
+			return false;
+		if (left <= 0)
+			return true;
+		if (o->producer)
+			cpi2_producer_poll(o->producer);
+		if (left > 200000)
+			left = 200000;
+		struct timespec ts = {left / 1000000, (left % 1000000) * 1000};
+
+		nanosleep(&ts, NULL); /* a signal cuts it short */
+	}
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static void log_window(const struct collector *c, struct output *o, struct cpi2_producer_stats *last, double cpu_s,
+		       double wall_s)
+{
+	const struct window_stats *w = &c->stats;
+	struct cpi2_producer_stats now = {0};
+
+	if (o->producer)
+		cpi2_producer_get_stats(o->producer, &now);
+	cpi2_log(CPI2_LOG_INFO, "collector",
+		 "window: %zu cgroups (%zu ignored, %zu unmapped), %zu counted, %zu deferred by the fd budget, "
+		 "%zu vanished, %zu failed; %zu samples; kafka: %llu sent, %llu delivered, %llu failed, %llu dropped "
+		 "(queue full) since the last window; own cpu %.1f ms in %.1f s = %.4f%% of one CPU",
+		 w->discovered, w->ignored, w->unmapped, w->counted, w->deferred, w->vanished, w->failed, w->samples,
+		 (unsigned long long)(now.sent - last->sent), (unsigned long long)(now.delivered - last->delivered),
+		 (unsigned long long)(now.failed - last->failed),
+		 (unsigned long long)(now.dropped_queue_full - last->dropped_queue_full), cpu_s * 1e3, wall_s,
+		 wall_s > 0 ? 100.0 * cpu_s / wall_s : 0.0);
+	*last = now;
+}
+
+static int open_producer(const struct collector_conf *conf, const char **props, struct output *o)
+{
+	const char *all[CPI2_CONFIG_MAX_PROPS + 2];
+	char queue[64], err[512];
+	int n = 0, rc;
+
+	snprintf(queue, sizeof(queue), "queue.buffering.max.kbytes=%ld", conf->queue_max_kbytes);
+	all[n++] = queue;
+	for (int i = 0; props[i]; i++)
+		all[n++] = props[i]; /* -X overrides the defaults */
+	all[n] = NULL;
+	rc = cpi2_producer_new(&o->producer, conf->brokers, all, err, sizeof(err));
+	if (rc)
+		cpi2_log(CPI2_LOG_ERR, "collector", "kafka producer for %s: %s", conf->brokers, err);
+	return rc;
+}
+
+static int run(struct collector *c, struct output *o)
+{
+	const struct collector_conf *conf = c->conf;
+	int64_t period_us = (int64_t)(conf->period_s * 1e6), window_us = (int64_t)(conf->window_s * 1e6);
+	struct cpi2_producer_stats last = {0};
+	double cpu0 = cpu_seconds();
+	int64_t wall0 = monotonic_us();
+	long done = 0;
+
+	while (!stop && (!conf->windows || done < conf->windows)) {
+		/* windows start on multiples of the period of the wall clock, so hosts align */
+		int64_t now = realtime_us(), start = conf->once ? now : (now / period_us + 1) * period_us;
+
+		if (!wait_until(monotonic_us() + (start - now), o))
+			break;
+		if (collector_window_begin(c)) {
+			cpi2_log(CPI2_LOG_ERR, "collector", "window: out of memory");
+			return 1;
+		}
+		if (!wait_until(monotonic_us() + window_us, o)) {
+			collector_window_abort(c);
+			cpi2_log(CPI2_LOG_INFO, "collector", "stopped in the middle of a window: it is not published");
+			break;
+		}
+		collector_window_end(c, emit, o);
+		if (o->producer)
+			cpi2_producer_poll(o->producer);
+		double cpu1 = cpu_seconds();
+		int64_t wall1 = monotonic_us();
+
+		log_window(c, o, &last, cpu1 - cpu0, (double)(wall1 - wall0) / 1e6);
+		cpu0 = cpu1;
+		wall0 = wall1;
+		done++;
+		if (conf->once)
+			break;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct collector_conf conf;
+	static struct collector c;
+	const char *props[CPI2_CONFIG_MAX_PROPS];
+	struct output out = {.conf = &conf};
+	struct sigaction sa = {.sa_handler = on_signal};
+	char err[1024];
+	int rc;
+
+	rc = cpi2_config_parse_args(collector_conf_keys, &conf, argc, argv, collector_usage, props, err, sizeof(err));
+	if (rc == 1)
+		return 0;
+	if (rc || collector_conf_check(&conf, err, sizeof(err))) {
+		fprintf(stderr, "cpi2-collector: %s\n", err);
+		return 2;
+	}
+	cpi2_log_set_level(cpi2_log_parse_level(conf.log_level));
+	rc = collector_init(&c, &conf, err, sizeof(err));
+	if (rc) {
+		if (!strcmp(conf.events, "hardware") && strstr(err, "perf event"))
+			cpi2_log(CPI2_LOG_ERR, "collector",
+				 "%s. Refusing to publish made-up CPI. --events task-clock counts a software event "
+				 "instead (samples then say counter_source SOFTWARE and carry no CPI)",
+				 err);
+		else
+			cpi2_log(CPI2_LOG_ERR, "collector", "%s", err);
+		collector_free(&c);
+		return 2;
+	}
+	if (c.spec.counter_source == CPI2_CS_SOFTWARE)
+		cpi2_log(CPI2_LOG_WARN, "collector",
+			 "counting the software event %s, not cycles and instructions: samples say counter_source "
+			 "SOFTWARE, their cycles field holds %s counts and they carry no CPI",
+			 c.spec.name[0], c.spec.name[0]);
+	cpi2_log(CPI2_LOG_INFO, "collector",
+		 "host %s, platform %s, %d CPUs, events %s%s%s, %d root(s) (first %s, cgroup v%d), window %g s "
+		 "every %g s, fd budget %ld (%ld cgroups per window), %s",
+		 c.host, c.platform, c.ncpu, c.spec.name[0], c.spec.n_events > 1 ? "+" : "",
+		 c.spec.n_events > 1 ? c.spec.name[1] : "", c.n_roots, c.roots[0].path, c.roots[0].version,
+		 conf.window_s, conf.period_s, c.fd_budget, c.fd_budget / (c.ncpu * c.spec.n_events),
+		 conf.once ? "--once: JSON to stdout" : conf.dry_run ? "--dry-run: nothing published" : conf.topic);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	out.host = c.host;
+	if (!conf.once && !conf.dry_run && open_producer(&conf, props, &out)) {
+		collector_free(&c);
+		return 2;
+	}
+	rc = run(&c, &out);
+	if (out.producer) {
+		struct cpi2_producer_stats s;
+		int left;
+
+		cpi2_producer_get_stats(out.producer, &s);
+		left = cpi2_producer_close(out.producer, (int)conf.flush_timeout_ms);
+		cpi2_log(CPI2_LOG_INFO, "collector",
+			 "kafka totals: %llu sent, %llu delivered, %llu failed, %llu dropped (queue full), %d left "
+			 "undelivered at exit",
+			 (unsigned long long)s.sent, (unsigned long long)s.delivered, (unsigned long long)s.failed,
+			 (unsigned long long)s.dropped_queue_full, left);
+		if (left > 0 && !rc)
+			rc = 3;
+	}
+	if (out.encode_errors || out.send_errors)
+		cpi2_log(CPI2_LOG_WARN, "collector", "%llu samples could not be encoded, %llu not sent",
+			 (unsigned long long)out.encode_errors, (unsigned long long)out.send_errors);
+	collector_free(&c);
+	cpi2_log(CPI2_LOG_INFO, "collector", "stopped");
+	return rc;
+}
