@@ -153,6 +153,12 @@ void cpi2_producer_get_stats(struct cpi2_producer *p, struct cpi2_producer_stats
 	*out = p->stats;
 }
 
+int cpi2_producer_flush(struct cpi2_producer *p, int timeout_ms)
+{
+	rd_kafka_flush(p->rk, timeout_ms);
+	return rd_kafka_outq_len(p->rk);
+}
+
 int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms)
 {
 	int left;

@@ -71,6 +71,11 @@ int main(void)
 			break;
 	}
 	CHECK(st.sent == 1 && st.delivered == 1 && st.failed == 0);
+	/* flush serves the delivery reports: the counters are final after it */
+	CHECK(cpi2_dead_letter(p, "test-kafka", &in, "flushed") == 0);
+	CHECK(cpi2_producer_flush(p, 15000) == 0);
+	cpi2_producer_get_stats(p, &st);
+	CHECK(st.sent == 2 && st.delivered == 2 && st.failed == 0);
 	CHECK(cpi2_producer_close(p, 5000) == 0);
 
 	CHECK(cpi2_codec_open(&codec, "DeadLetter", err, sizeof(err)) == 0);

@@ -33,6 +33,7 @@ const struct cpi2_config_key collector_conf_keys[] = {
 	{"flush_timeout_ms", NUM(CPI2_CFG_INT, flush_timeout_ms), "10000", "at shutdown, wait this long for Kafka"},
 	{"once", NUM(CPI2_CFG_BOOL, once), "false", "one window now, samples as JSON lines on stdout, no Kafka"},
 	{"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "sample and log, but publish nothing"},
+	{"stdout", NUM(CPI2_CFG_BOOL, to_stdout), "false", "samples as JSON lines on stdout instead of Kafka"},
 	{"log_level", STR(log_level), "info", "error, warn, info or debug"},
 	{"mountinfo", STR(mountinfo), "/proc/self/mountinfo", "where the cgroup mounts are read from"},
 	{NULL, 0, 0, 0, NULL, NULL},
@@ -63,7 +64,7 @@ int collector_conf_check(const struct collector_conf *c, char *err, size_t errsz
 		snprintf(err, errsz, "log_level '%s': expected error, warn, info or debug", c->log_level);
 		return -EINVAL;
 	}
-	if (!c->once && !c->dry_run && !c->brokers[0]) {
+	if (!c->once && !c->dry_run && !c->to_stdout && !c->brokers[0]) {
 		snprintf(err, errsz, "brokers is empty (use --dry-run to publish nothing)");
 		return -EINVAL;
 	}

@@ -28,6 +28,7 @@ struct collector_conf {
 	long flush_timeout_ms;      /* at shutdown, how long to wait for the queue to drain */
 	bool once;                  /* one window now, samples as JSON lines on stdout, no Kafka */
 	bool dry_run;               /* no Kafka: sample and log only */
+	bool to_stdout;             /* samples as JSON lines on stdout instead of Kafka */
 	char log_level[16];         /* error, warn, info, debug */
 	char mountinfo[4096];       /* where the cgroup mounts are read from */
 };

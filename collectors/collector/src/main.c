@@ -38,13 +38,14 @@ static int emit(void *arg, const struct cpi2_sample *s)
 	size_t len;
 	int rc;
 
-	if (o->conf->once) {
+	if (o->conf->once || o->conf->to_stdout) {
 		rc = cpi2_sample_to_json(s, buf, sizeof(buf));
 		if (rc < 0) {
 			o->encode_errors++;
 			return rc;
 		}
 		puts(buf);
+		fflush(stdout); /* a reader sees each window as it ends */
 		return 0;
 	}
 	if (!o->producer)
@@ -224,11 +225,11 @@ int main(int argc, char **argv)
 		 c.host, c.platform, c.ncpu, c.spec.name[0], c.spec.n_events > 1 ? "+" : "",
 		 c.spec.n_events > 1 ? c.spec.name[1] : "", c.n_roots, c.roots[0].path, c.roots[0].version,
 		 conf.window_s, conf.period_s, c.fd_budget, c.fd_budget / (c.ncpu * c.spec.n_events),
-		 conf.once ? "--once: JSON to stdout" : conf.dry_run ? "--dry-run: nothing published" : conf.topic);
+		 conf.once ? "--once: JSON to stdout" : conf.to_stdout ? "JSON to stdout" : conf.dry_run ? "--dry-run: nothing published" : conf.topic);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	out.host = c.host;
-	if (!conf.once && !conf.dry_run && open_producer(&conf, props, &out)) {
+	if (!conf.once && !conf.dry_run && !conf.to_stdout && open_producer(&conf, props, &out)) {
 		collector_free(&c);
 		return 2;
 	}
@@ -237,8 +238,9 @@ int main(int argc, char **argv)
 		struct cpi2_producer_stats s;
 		int left;
 
+		left = cpi2_producer_flush(out.producer, (int)conf.flush_timeout_ms);
 		cpi2_producer_get_stats(out.producer, &s);
-		left = cpi2_producer_close(out.producer, (int)conf.flush_timeout_ms);
+		cpi2_producer_close(out.producer, 0); /* logs what is left, if anything */
 		cpi2_log(CPI2_LOG_INFO, "collector",
 			 "kafka totals: %llu sent, %llu delivered, %llu failed, %llu dropped (queue full), %d left "
 			 "undelivered at exit",

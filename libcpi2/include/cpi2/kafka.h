@@ -44,6 +44,10 @@ void cpi2_producer_poll(struct cpi2_producer *p);
 /* Counters so far. */
 void cpi2_producer_get_stats(struct cpi2_producer *p, struct cpi2_producer_stats *out);
 
+/* Wait at most timeout_ms for the queue to drain (delivery reports are served, so the
+ * counters are final after it). Returns the number of messages still waiting. */
+int cpi2_producer_flush(struct cpi2_producer *p, int timeout_ms);
+
 /* Flush for at most timeout_ms, log what is left, destroy. Returns the number of messages
  * that were not delivered in time (0 when everything went out). */
 int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms);

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""cpi2-collector as a program: --help, configuration errors (exit 2, file:line), the refusal to
+publish made-up CPI where hardware counters are missing, and on the real cgroup v2 hierarchy
+(skipped with the reason where it is missing): --once on a tree of tasks, the descriptor budget
+rotating cgroups across windows, cgroups appearing and disappearing between windows, SIGTERM
+in the middle of a window, and Kafka being down (sampling goes on, drops are reported).
+
+Usage: test_cli.py PATH/TO/cpi2-collector
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cgtest  # noqa: E402
+
+BIN = None
+
+
+def run(*args, timeout=60):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def check_help_and_errors():
+    r = run("--help")
+    assert r.returncode == 0 and "--events" in r.stdout and "--labels-file" in r.stdout, r
+    with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
+        f.write("window_s = 5\nperiod_s = often\n")
+        f.flush()
+        r = run("--config", f.name)
+        assert r.returncode == 2 and "%s:2: period_s: 'often' is not a number" % f.name in r.stderr, r
+    r = run("--window-s", "90")
+    assert r.returncode == 2 and "at most period_s" in r.stderr, r
+    with tempfile.NamedTemporaryFile("w", suffix=".rules") as f:
+        f.write("# rules\njobs/* job=$1\n")
+        f.flush()
+        r = run("--once", "--events", "task-clock", "--rules-file", f.name, "--roots", "/tmp")
+        assert r.returncode == 2 and "%s:2: rule for 'jobs/*' needs job= and class=" % f.name in r.stderr, r
+    r = run("--once", "--events", "task-clock", "--roots", "/nonexistent/cgroups")
+    assert r.returncode == 2 and "cgroup root /nonexistent/cgroups: No such file" in r.stderr, r
+    print("help and configuration errors: ok")
+
+
+def hardware_counters_here():
+    r = subprocess.run(["perf", "stat", "-e", "cycles", "true"], capture_output=True, text=True,
+                       env=dict(os.environ, LC_ALL="C"))
+    return r.returncode == 0 and "not supported" not in r.stderr and "<not counted>" not in r.stderr
+
+
+def check_hardware_refusal():
+    if not cgtest.has_perf():
+        print("hardware refusal: SKIPPED (no perf binary to tell whether this machine has counters)")
+        return
+    r = run("--once", "--window-s", "0.2", "--roots", "/tmp", "--max-depth", "1")
+    if hardware_counters_here():
+        assert r.returncode == 0, r
+        print("hardware refusal: this machine has hardware counters; the collector counted them")
+        return
+    assert r.returncode == 2, r
+    assert "cannot be counted here" in r.stderr and "Refusing to publish made-up CPI" in r.stderr, r.stderr
+    assert r.stdout == "", r.stdout
+    print("hardware refusal: ok (%s)" % r.stderr.strip().splitlines()[-1][:120])
+
+
+def windows_of(samples):
+    out = {}
+    for s in samples:
+        out.setdefault(s["window_start_us"], []).append(s["task"])
+    return [sorted(v) for _, v in sorted(out.items())]
+
+
+def check_real_tree(root, rules):
+    # --once: every task of the tree, mapped by the rules; the parent ignored
+    r = run("--once", "--events", "task-clock", "--roots", root, "--rules-file", rules, "--window-s", "0.3")
+    assert r.returncode == 0, r
+    samples = cgtest.samples(r.stdout)
+    assert sorted(s["task"] for s in samples) == ["j/0", "j/1", "j/2"], r.stdout
+    assert all(s["job"] == "j" and s["task_class"] == "BATCH" for s in samples), samples
+    assert sorted(s["task_id"] for s in samples) == ["0", "1", "2"]
+    assert "1 ignored, 0 unmapped" in r.stderr, r.stderr
+    busy = [s for s in samples if s["task"] == "j/0"][0]
+    assert busy["cpu_usage"] > 0.2 and busy["cycles"] > 0.2 * busy["window_us"] * 1e3, busy
+    idle = [s for s in samples if s["task"] == "j/1"][0]
+    assert idle["cycles"] == 0 and idle["cpu_usage"] == 0 and idle["threads"] == 0, idle
+    print("--once on a tree: ok")
+
+    # descriptor budget: two cgroups' worth of descriptors; three tasks rotate over windows
+    ncpu = len(cgtest.online_cpus())
+    r = run("--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules, "--window-s", "0.2",
+            "--period-s", "0.5", "--windows", "3", "--max-fds", str(2 * ncpu))
+    assert r.returncode == 0, r
+    wins = windows_of(cgtest.samples(r.stdout))
+    assert len(wins) == 3 and all(len(w) == 2 for w in wins), wins
+    assert set(wins[0]) | set(wins[1]) == {"j/0", "j/1", "j/2"}, wins
+    assert r.stderr.count("1 deferred by the fd budget") == 3, r.stderr
+    print("fd budget rotation: ok %s" % wins)
+
+    # a cgroup appears and another disappears between windows
+    p = subprocess.Popen([BIN, "--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules,
+                          "--window-s", "0.2", "--period-s", "1", "--windows", "3"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = [p.stdout.readline() for _ in range(3)]
+    os.mkdir(os.path.join(root, "j", "3"))
+    os.rmdir(os.path.join(root, "j", "2"))
+    rest, err = p.communicate(timeout=30)
+    wins = windows_of(cgtest.samples("".join(first) + rest))
+    assert p.returncode == 0 and len(wins) == 3, (wins, err)
+    assert wins[0] == ["j/0", "j/1", "j/2"] and wins[2] == ["j/0", "j/1", "j/3"], wins
+    print("appearing and disappearing cgroups: ok %s" % wins)
+
+    # SIGTERM in the middle of a long window: prompt, clean exit, nothing half-counted published
+    p = subprocess.Popen([BIN, "--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules,
+                          "--window-s", "20", "--period-s", "21"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=10)
+    assert p.returncode == 0 and time.monotonic() - t0 < 2 and out == "", (p.returncode, out, err)
+    assert "stopped" in err, err
+    print("SIGTERM: ok (exit within %.2f s)" % (time.monotonic() - t0))
+
+    # Kafka down: sampling keeps its clock, the bounded queue drops and says so, exit bounded
+    t0 = time.monotonic()
+    r = run("--events", "task-clock", "--roots", root, "--rules-file", rules, "--window-s", "0.2",
+            "--period-s", "0.5", "--windows", "2", "--brokers", "127.0.0.1:1", "--flush-timeout-ms", "500",
+            "-X", "queue.buffering.max.messages=2", timeout=30)
+    took = time.monotonic() - t0
+    assert r.returncode == 3, r  # messages left undelivered at exit
+    assert r.stderr.count("3 samples; kafka: 2 sent") == 1 and "3 samples; kafka: 0 sent" in r.stderr, r.stderr
+    assert "1 dropped (queue full)" in r.stderr and "3 dropped (queue full)" in r.stderr, r.stderr
+    assert "2 left undelivered at exit" in r.stderr and took < 5, (took, r.stderr)
+    print("Kafka down: ok (2 windows sampled, drops reported, exit after %.1f s)" % took)
+
+
+def main():
+    global BIN
+    BIN = sys.argv[1]
+    check_help_and_errors()
+    check_hardware_refusal()
+    cgtest.skip_unless_real_cgroups()
+    root = cgtest.make_cgroup("cpi2-test-cli-%d" % os.getpid())
+    for t in ("j/0", "j/1", "j/2"):
+        os.makedirs(os.path.join(root, t))
+    spinner = cgtest.busy(os.path.join(root, "j/0"))
+    try:
+        with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
+            rules.write("j ignore\nj/* job=j task_id=$1 class=batch\n")
+            rules.flush()
+            check_real_tree(root, rules.name)
+    finally:
+        cgtest.stop(spinner)
+        cgtest.remove_tree(root)
+    print("test_cli: ok")
+
+
+if __name__ == "__main__":
+    main()
