@@ -72,6 +72,8 @@ int cpi2_cgroup_parse_cpu_stat(const char *text, uint64_t *usage_usec)
 			char *end;
 			unsigned long long v;
 
+			if (p[11] < '0' || p[11] > '9') /* strtoull would take spaces and a sign */
+				return -EINVAL;
 			errno = 0;
 			v = strtoull(p + 11, &end, 10);
 			if (errno || end == p + 11 || (*end != '\n' && *end != '\0'))
@@ -114,6 +116,8 @@ int cpi2_cgroup_cpu_usage_ns(const char *dir, uint64_t *ns)
 	rc = read_text(path, text, sizeof(text));
 	if (rc)
 		return rc;
+	if (text[0] < '0' || text[0] > '9')
+		return -EINVAL;
 	errno = 0;
 	*ns = strtoull(text, &end, 10);
 	if (errno || end == text || (*end != '\n' && *end != '\0'))

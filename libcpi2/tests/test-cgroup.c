@@ -44,7 +44,7 @@ int main(void)
 
 	CHECK(cpi2_cgroup_parse_cpu_stat("usage_usec 123\nuser_usec 100\n", &us) == 0 && us == 123);
 	CHECK(cpi2_cgroup_parse_cpu_stat("user_usec 1\nusage_usec 77", &us) == 0 && us == 77);
-	const char *bad_stat[] = {"", "usage_usec\n", "usage_usec x\n", "usage_usec 12x\n", "usage_usec -\n",
+	const char *bad_stat[] = {"", "usage_usec\n", "usage_usec x\n", "usage_usec 12x\n", "usage_usec -\n", "usage_usec -5\n", "usage_usec  5\n",
 				  "nothing here", "usage_usec 99999999999999999999999\n"};
 	for (size_t i = 0; i < sizeof(bad_stat) / sizeof(bad_stat[0]); i++)
 		CHECK(cpi2_cgroup_parse_cpu_stat(bad_stat[i], &us) == -EINVAL);
@@ -64,6 +64,39 @@ int main(void)
 		}
 	}
 	CHECK(cpi2_cgroup_cpu_usage_ns("/nonexistent", &ns) < 0);
+	/* a cgroup directory: v2 cpu.stat first, else v1 cpuacct.usage; malformed content is -EINVAL */
+	char dir[64], p[128];
+	strcpy(dir, "/tmp/cpi2-cgroup-dir-XXXXXX");
+	CHECK(mkdtemp(dir));
+	const struct {
+		const char *file, *text;
+		int rc;
+		uint64_t ns;
+	} usage[] = {{"cpuacct.usage", "123456789\n", 0, 123456789},
+		     {"cpuacct.usage", "", -EINVAL, 0},
+		     {"cpuacct.usage", "12 34\n", -EINVAL, 0},
+		     {"cpuacct.usage", "-5\n", -EINVAL, 0},
+		     {"cpuacct.usage", "99999999999999999999999\n", -EINVAL, 0},
+		     {"cpu.stat", "usage_usec 7\n", 0, 7000},
+		     {"cpu.stat", "garbage\n", 0, 7000000000ULL}}; /* falls back to cpuacct.usage below */
+	for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
+		FILE *uf;
+
+		if (i == 6) {
+			snprintf(p, sizeof(p), "%s/cpuacct.usage", dir);
+			CHECK((uf = fopen(p, "w")) && fputs("7000000000\n", uf) >= 0 && fclose(uf) == 0);
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, usage[i].file);
+		CHECK((uf = fopen(p, "w")) && fputs(usage[i].text, uf) >= 0 && fclose(uf) == 0);
+		ns = 0;
+		CHECK(cpi2_cgroup_cpu_usage_ns(dir, &ns) == usage[i].rc);
+		CHECK(usage[i].rc || ns == usage[i].ns);
+	}
+	snprintf(p, sizeof(p), "%s/cpu.stat", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/cpuacct.usage", dir);
+	unlink(p);
+	rmdir(dir);
 	printf("test-cgroup: ok\n");
 	return 0;
 }

@@ -48,14 +48,14 @@ static int emit(void *arg, const struct cpi2_sample *s)
 		fflush(stdout); /* a reader sees each window as it ends */
 		return 0;
 	}
-	if (!o->producer)
-		return 0;
-	rc = cpi2_sample_encode(s, buf, sizeof(buf), &len);
+	rc = cpi2_sample_encode(s, buf, sizeof(buf), &len); /* also in --dry-run: same cost, same checks */
 	if (rc) {
 		o->encode_errors++;
 		cpi2_log(CPI2_LOG_WARN, "collector", "encode sample of %s: %s", s->task, strerror(-rc));
 		return rc;
 	}
+	if (!o->producer)
+		return 0;
 	rc = cpi2_producer_send(o->producer, o->conf->topic, o->host, strlen(o->host), buf, len);
 	if (rc && rc != -ENOBUFS) /* a full queue is counted by the producer */
 		o->send_errors++;
@@ -89,10 +89,11 @@ static bool wait_until(int64_t deadline_us, struct output *o)
 			return false;
 		if (left <= 0)
 			return true;
-		if (o->producer)
+		if (o->producer) {
 			cpi2_producer_poll(o->producer);
-		if (left > 200000)
-			left = 200000;
+			if (left > 200000)
+				left = 200000; /* delivery reports are served at least 5 times a second */
+		}
 		struct timespec ts = {left / 1000000, (left % 1000000) * 1000};
 
 		nanosleep(&ts, NULL); /* a signal cuts it short */

@@ -68,10 +68,14 @@ static void capture(char *dst, const char *s, const char *e)
 	dst[n] = '\0';
 }
 
-/* glob one segment: '*' matches the shortest text that lets the rest match */
+/* glob one segment: '*' matches the shortest text that lets the rest match. Backtracking is
+ * bounded (*budget steps) so that no cgroup name can make a pattern take long: past the bound
+ * the segment does not match. */
 static bool seg_match(const char *p, const char *pe, const char *s, const char *se, char caps[][256], int *nc,
-		      int max)
+		      int max, long *budget)
 {
+	if (--*budget < 0)
+		return false;
 	if (p == pe)
 		return s == se;
 	if (*p == '*') {
@@ -79,7 +83,7 @@ static bool seg_match(const char *p, const char *pe, const char *s, const char *
 
 		for (const char *t = s; t <= se; t++) {
 			*nc = mine + 1;
-			if (seg_match(p + 1, pe, t, se, caps, nc, max)) {
+			if (seg_match(p + 1, pe, t, se, caps, nc, max, budget)) {
 				if (mine < max)
 					capture(caps[mine], s, t);
 				return true;
@@ -90,12 +94,13 @@ static bool seg_match(const char *p, const char *pe, const char *s, const char *
 	}
 	if (s == se || *p != *s)
 		return false;
-	return seg_match(p + 1, pe, s + 1, se, caps, nc, max);
+	return seg_match(p + 1, pe, s + 1, se, caps, nc, max, budget);
 }
 
 int rules_match(const char *pattern, const char *path, char caps[][256], int max_caps)
 {
 	const char *p = pattern, *s = path;
+	long budget = 100000;
 	int nc = 0;
 
 	for (;;) {
@@ -108,7 +113,7 @@ int rules_match(const char *pattern, const char *path, char caps[][256], int max
 				capture(caps[nc], s, s + strlen(s));
 			return nc + 1;
 		}
-		if (!seg_match(p, pe, s, se, caps, &nc, max_caps))
+		if (!seg_match(p, pe, s, se, caps, &nc, max_caps, &budget))
 			return -1;
 		if (!*pe || !*se)
 			return (!*pe && !*se) ? nc : -1;
@@ -344,7 +349,8 @@ static int labels_parse(char *text, const char *path, struct label **out, size_t
 			goto fail;
 		}
 	}
-	qsort(v, n, sizeof(*v), by_task);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_task);
 	*out = v;
 	*count = n;
 	return 0;

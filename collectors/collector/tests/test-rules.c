@@ -54,6 +54,11 @@ int main(void)
 	CHECK(rules_match("", "", caps, 9) == 0);
 	CHECK(rules_match("a*b*c", "abc", caps, 9) == 2);
 	CHECK(rules_match("a*b*c", "ab", caps, 9) == -1);
+	/* a pathological name against many wildcards ends quickly (bounded backtracking) */
+	char longname[256];
+	memset(longname, 'a', 200);
+	longname[200] = '\0';
+	CHECK(rules_match("*a*a*a*a*a*a*a*a*b", longname, caps, 9) == -1);
 
 	/* defaults */
 	CHECK(rules_parse(&r, cpi2_default_rules, "default rules", err, sizeof(err)) == 0);
@@ -147,6 +152,37 @@ int main(void)
 	CHECK(rules_parse(&r, "q/* job=x class=$1\n", "r", err, sizeof(err)) == 0);
 	CHECK(!strcmp(map("q/batch"), "x h1 1") && !strcmp(map("q/other"), "unmapped"));
 	rules_free(&r);
+	/* random rule and label texts, and random paths through whatever parsed: never a crash */
+	static char junk[512], task[128];
+	const char alphabet[] = "ab*/$1209 =\n#jobtask_idclassignoreprotectedbatch\t";
+	srand(5);
+	for (int i = 0; i < 50000; i++) {
+		int n = rand() % 200, k;
+
+		for (k = 0; k < n; k++)
+			junk[k] = i % 7 ? alphabet[rand() % (int)(sizeof(alphabet) - 1)] : (char)(1 + rand() % 255);
+		junk[n] = '\0';
+		k = rules_parse(&r, junk, "fuzz", err, sizeof(err));
+		CHECK(k == 0 || k == -EINVAL);
+		for (int t = 0; t < 4; t++) {
+			int m = rand() % 40;
+
+			for (int j = 0; j < m; j++)
+				task[j] = "ab/*$1"[rand() % 6];
+			task[m] = '\0';
+			(void)map(task);
+		}
+		if (i % 50 == 0) {
+			write_file(labels, junk);
+			t[1].tv_sec = 40000 + i;
+			CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
+			k = rules_labels_refresh(&r, labels, err, sizeof(err));
+			CHECK(k == 0 || k == -EINVAL);
+			(void)map("a/b");
+		}
+		rules_free(&r);
+	}
+	unlink(labels);
 	rmdir(dir);
 	printf("test-rules: ok\n");
 	return 0;
