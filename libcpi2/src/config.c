@@ -147,6 +147,7 @@ void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FIL
 
 	fprintf(out, "%s\n\nOptions (also as 'key = value' lines in --config FILE; underscores or dashes):\n", usage);
 	fprintf(out, "  %-32s %s\n", "--config FILE", "read options from FILE first");
+	fprintf(out, "  %-32s %s\n", "--set key=value", "set an option as in the file");
 	fprintf(out, "  %-32s %s\n", "-X key=value", "librdkafka property, passed through unchanged");
 	fprintf(out, "  %-32s %s\n", "--help", "this text");
 	for (; keys->name; keys++) {
@@ -201,6 +202,21 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 				return -EINVAL;
 			}
 			props[nprops++] = argv[++i];
+			continue;
+		}
+		if (!strcmp(a, "--set")) { /* --set key=value: the file's syntax on the command line */
+			const char *kv = i + 1 < argc ? argv[++i] : "";
+			char key[128];
+
+			eq = strchr(kv, '=');
+			if (!eq || eq == kv || (size_t)(eq - kv) >= sizeof(key)) {
+				snprintf(err, errsz, "--set needs key=value, got '%s'", kv);
+				return -EINVAL;
+			}
+			memcpy(key, kv, (size_t)(eq - kv));
+			key[eq - kv] = '\0';
+			if (cpi2_config_set(keys, conf, key, eq + 1, err, errsz))
+				return -EINVAL;
 			continue;
 		}
 		if (strncmp(a, "--", 2) != 0) {

@@ -80,6 +80,14 @@ int main(void)
 	CHECK(cpi2_config_parse_args(keys, &c, 3, a5, "usage", props, err, sizeof(err)) == -EINVAL);
 	char *a6[] = {"p", "stray", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 2, a6, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "stray"));
+	char *a7[] = {"p", "--set", "max_caps=12", "--set", "dry-run=true", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 5, a7, "usage", props, err, sizeof(err)) == 0 && c.max_caps == 12 && c.dry_run);
+	char *a8[] = {"p", "--set", "max_caps", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a8, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "--set needs key=value"));
+	char *a9[] = {"p", "--set", "nope=1", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a9, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "unknown option 'nope'"));
+	char *a10[] = {"p", "--set", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a10, "usage", props, err, sizeof(err)) == -EINVAL);
 	printf("test-config: ok\n");
 	return 0;
 }
