@@ -83,12 +83,7 @@ class Run:
         apply_clickhouse_schema()
         if fresh_job:
             cancel_running_jobs()
-            # The job's watermark follows the interleaved samples of all partitions; at N times
-            # real time, the default 30 s of event-time disorder is 30/N s of wall time, less
-            # than the jitter between partitions on a loaded machine, and late samples would
-            # starve the specs. Allow about 2.5 s of wall-clock disorder instead.
-            disorder = ["--time.out-of-orderness-s", str(int(max(30, 2.5 * self.speed)))]
-            self.job = submit_job(disorder + self.job_args)
+            self.job = submit_job(self.job_args)
             log("flink job %s running" % self.job)
         self.monitor = Monitor(stack.KAFKA)
         self.monitor.poll(2)  # join before anything is produced

@@ -84,16 +84,13 @@ public final class Cpi2Job {
     long ooo = options.getLong(Cpi2Options.OUT_OF_ORDERNESS_S);
     long idle = options.getLong(Cpi2Options.SOURCE_IDLENESS_S);
 
+    // Event time and watermarks come from the source, per partition; decoding keeps both.
     SingleOutputStreamOperator<CpiSample> decodedSamples =
-        sources.samples(env)
+        sources.samples(env, Watermarks.samples(ooo, idle))
             .process(new DecodeFunction<>(CpiSample.class, COMPONENT + "/decode-samples", Validators::sample), RecordTypes.SAMPLE)
             .uid("decode-samples")
             .name("Decode samples");
-    DataStream<CpiSample> samples =
-        decodedSamples
-            .assignTimestampsAndWatermarks(Watermarks.samples(ooo, idle))
-            .uid("sample-watermarks")
-            .name("Sample event time");
+    DataStream<CpiSample> samples = decodedSamples;
 
     SingleOutputStreamOperator<EnforcementAction> decodedActions =
         sources.actions(env)

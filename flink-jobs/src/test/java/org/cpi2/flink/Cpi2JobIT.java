@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -96,8 +97,8 @@ class Cpi2JobIT {
     Cpi2Sources sources =
         new Cpi2Sources() {
           @Override
-          public DataStream<RawRecord> samples(StreamExecutionEnvironment env) {
-            return env.fromData(Cpi2JobIT.samples(), rawType);
+          public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+            return env.fromData(Cpi2JobIT.samples(), rawType).assignTimestampsAndWatermarks(watermarks);
           }
 
           @Override

@@ -5,14 +5,18 @@ import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.cpi2.schema.CpiSample;
+import org.cpi2.flink.records.RawRecord;
 import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.EnforcementAction;
 
 /**
- * Event-time policy. Samples carry their window start as event time; watermarks trail the newest
- * sample by the bounded out-of-orderness ({@code time.out-of-orderness-s}, 30 s by default), and a
- * source split that sends nothing for {@code time.source-idleness-s} stops holding time back.
+ * Event-time policy. Samples carry their window start as event time, read from the wire bytes in
+ * the source ({@link SampleEventTime}), so that each Kafka partition has its own watermark and the
+ * job's watermark is the slowest partition's: interleaving partitions that are far apart (a
+ * backlog, a collector catching up) makes no sample late. A partition's watermark trails its
+ * newest sample by the bounded out-of-orderness ({@code time.out-of-orderness-s}, 30 s by
+ * default), and a partition that sends nothing for {@code time.source-idleness-s} stops holding
+ * time back.
  * Samples later than that bound are still processed by the detector and the correlator (they are
  * placed by their own time) but may miss a spec period or an analysis that already ran.
  *
@@ -22,9 +26,11 @@ import org.cpi2.schema.EnforcementAction;
 public final class Watermarks {
   private Watermarks() {}
 
-  public static WatermarkStrategy<CpiSample> samples(long outOfOrdernessS, long idlenessS) {
-    return WatermarkStrategy.<CpiSample>forBoundedOutOfOrderness(Duration.ofSeconds(outOfOrdernessS))
-        .withTimestampAssigner((s, previous) -> s.getWindowStartUs() / 1000)
+  /** For the samples' source: give it to {@code env.fromSource} (per split) or apply it to test data. */
+  public static WatermarkStrategy<RawRecord> samples(long outOfOrdernessS, long idlenessS) {
+    SampleEventTime time = new SampleEventTime();
+    return WatermarkStrategy.<RawRecord>forBoundedOutOfOrderness(Duration.ofSeconds(outOfOrdernessS))
+        .withTimestampAssigner((r, previous) -> time.millis(r.value))
         .withIdleness(Duration.ofSeconds(idlenessS));
   }
 

@@ -43,18 +43,18 @@ public final class KafkaIo {
     OffsetsInitializer start = startingOffsets(o.get(Cpi2Options.KAFKA_START));
     return new Cpi2Sources() {
       @Override
-      public DataStream<RawRecord> samples(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, group, SAMPLES, start);
+      public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+        return from(env, bootstrap, group, SAMPLES, start, watermarks);
       }
 
       @Override
       public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, group, ACTIONS, start);
+        return from(env, bootstrap, group, ACTIONS, start, WatermarkStrategy.noWatermarks());
       }
 
       @Override
       public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest());
+        return from(env, bootstrap, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest(), WatermarkStrategy.noWatermarks());
       }
     };
   }
@@ -78,7 +78,8 @@ public final class KafkaIo {
   }
 
   private static DataStream<RawRecord> from(
-      StreamExecutionEnvironment env, String bootstrap, String group, String topic, OffsetsInitializer start) {
+      StreamExecutionEnvironment env, String bootstrap, String group, String topic, OffsetsInitializer start,
+      WatermarkStrategy<RawRecord> watermarks) {
     KafkaSource<RawRecord> source =
         KafkaSource.<RawRecord>builder()
             .setBootstrapServers(bootstrap)
@@ -88,7 +89,7 @@ public final class KafkaIo {
             .setDeserializer(new RawRecordDeserializer())
             .setProperty("partition.discovery.interval.ms", "60000")
             .build();
-    return env.fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + topic).uid("kafka-source-" + topic);
+    return env.fromSource(source, watermarks, "Kafka " + topic).uid("kafka-source-" + topic);
   }
 
   public static Cpi2Sinks sinks(Cpi2Options o) {

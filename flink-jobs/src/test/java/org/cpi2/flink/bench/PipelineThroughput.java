@@ -45,10 +45,10 @@ public final class PipelineThroughput {
     Cpi2Sources sources =
         new Cpi2Sources() {
           @Override
-          public DataStream<RawRecord> samples(StreamExecutionEnvironment env) {
+          public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
             return env.fromSource(
                     new DataGeneratorSource<>(new FleetGenerator(hosts, tasks), n, TypeInformation.of(RawRecord.class)),
-                    WatermarkStrategy.noWatermarks(),
+                    watermarks,
                     "Simulated fleet")
                 .setParallelism(1); // one ordered stream, as one Kafka partition per host set would be
           }

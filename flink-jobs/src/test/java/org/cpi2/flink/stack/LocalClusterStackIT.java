@@ -91,8 +91,7 @@ class LocalClusterStackIT {
         double be = w < 12 ? 0.2 : burst ? 1.0 : 0.05;
         send(producer, Fixtures.sample("h" + run + "0", run + "be/0", TaskClass.BEST_EFFORT, t * S, 1.5, be));
       }
-      send(producer, Fixtures.sample("hpush", run + "push/0", TaskClass.BATCH, (b + 400) * S, 1.0, 1.0));
-      producer.flush();
+      pushWatermarks(producer, b + 400);
       org.cpi2.schema.Incident inc = awaitIncident("h" + run + "0");
       assertEquals(run + "/0", inc.getVictimTask());
       assertEquals(org.cpi2.schema.Decision.THROTTLE, inc.getDecision(), inc.toString());
@@ -140,9 +139,8 @@ class LocalClusterStackIT {
           send(producer, sample(k, b + 10 * w, 2.0));
         }
       }
-      // Another job's sample pushes the watermark to b+70 (30 s out-of-orderness): period 1 closes.
-      send(producer, Fixtures.sample("hpush", run + "push/0", TaskClass.BATCH, (b + 100) * S, 1.0, 1.0));
-      producer.flush();
+      // Another job's samples push the watermark to b+70 (30 s out-of-orderness): period 1 closes.
+      pushWatermarks(producer, b + 100);
       CpiSpec first = awaitSpec(specKey, s -> s.getPeriodEndUs() == (b + 60) * S);
       assertEquals(30, first.getNumSamples());
       assertEquals(1.0, first.getCpiMean(), 1e-9);
@@ -165,8 +163,7 @@ class LocalClusterStackIT {
       changed.addAll(List.of("--clickhouse.url", CLICKHOUSE, "--clickhouse.database", db, "--spec.age-weight", "0.5"));
       v2 = flink.run(jarId, changed, savepoint);
       flink.waitRunning(v2, Duration.ofSeconds(60));
-      send(producer, Fixtures.sample("hpush", run + "push/0", TaskClass.BATCH, (b + 200) * S, 1.0, 1.0));
-      producer.flush();
+      pushWatermarks(producer, b + 200);
       CpiSpec second = awaitSpec(specKey, s -> s.getPeriodEndUs() == (b + 120) * S);
       // Restored: 20 samples in the open period (10 from v1's state) and v1's spec weighted by
       // v2's 0.5: count 0.5 * 30 + 20 = 35, mean (0.5 * 30 * 1.0 + 20 * 2.0) / 35.
@@ -187,6 +184,65 @@ class LocalClusterStackIT {
       }
       query("DROP DATABASE IF EXISTS " + db);
     }
+  }
+
+  /**
+   * A backlog on two partitions, read by a job started after it was written: the Kafka reader
+   * hands over each partition's records in chunks of hours of event time, one partition after the
+   * other. Watermarks per partition make none of them late: every period's spec has every sample
+   * of both partitions. (With one watermark over the interleaved records, whole periods of the
+   * slower partition were dropped as late.)
+   */
+  @Test
+  void aBacklogOnTwoPartitionsLosesNoSample() throws Exception {
+    FlinkRest flink = cluster();
+    long startMs = System.currentTimeMillis();
+    long b = (startMs / 1000 / 600 + 1) * 600;
+    int tasks = 5;
+    int windows = 3000; // 10 s windows: 50 periods of 600 s, 15,000 samples per partition
+    String specKey = run + "|p1";
+    try (KafkaProducer<byte[], byte[]> producer = producer()) {
+      for (int p = 0; p < 2; p++) {
+        for (int w = 0; w < windows; w++) {
+          for (int k = 0; k < tasks; k++) {
+            CpiSample s = Fixtures.sample("h" + run + p + "_" + k, run + "/" + p + k, TaskClass.BATCH, (b + 10L * w) * S, 1.0 + 0.1 * p, 0.8);
+            producer.send(new ProducerRecord<>("cpi2.samples", p, s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
+          }
+        }
+      }
+      pushWatermarks(producer, b + 10L * windows + 600);
+    }
+    List<String> args =
+        List.of("--kafka.bootstrap", KAFKA, "--kafka.group", run, "--kafka.start", "timestamp-ms:" + startMs,
+            "--job.name", "cpi2-backlog-test-" + run, "--spec.period-s", "600", "--checkpoint.interval-ms", "2000");
+    String job = flink.run(flink.upload(jar()), args, null);
+    try {
+      flink.waitRunning(job, Duration.ofSeconds(60));
+      long last = (b + 10L * windows) * S;
+      List<CpiSpec> seen = new ArrayList<>();
+      awaitSpec(specKey, s -> seen.add(s) && s.getPeriodEndUs() == last);
+      assertEquals(windows / 60, seen.size(), "one spec per period: " + seen);
+      for (CpiSpec s : seen) {
+        assertEquals(2 * tasks * 60, s.getNumSamples(), "samples of both partitions in " + s);
+        assertEquals(2 * tasks, s.getNumTasks());
+      }
+      assertEquals(1.05, seen.get(seen.size() - 1).getCpiMean(), 1e-9);
+    } finally {
+      flink.cancel(job);
+    }
+  }
+
+  /**
+   * A sample of another job on every partition of cpi2.samples at {@code tS}: each partition has
+   * its own watermark, so time moves on only when all of them have moved.
+   */
+  private void pushWatermarks(KafkaProducer<byte[], byte[]> producer, long tS) {
+    int n = producer.partitionsFor("cpi2.samples").size();
+    for (int p = 0; p < n; p++) {
+      CpiSample s = Fixtures.sample("hpush" + p, run + "push/" + p, TaskClass.BATCH, tS * S, 1.0, 1.0);
+      producer.send(new ProducerRecord<>("cpi2.samples", p, s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
+    }
+    producer.flush();
   }
 
   /** The first incident with this host key on cpi2.incidents, for 90 s at most. */
