@@ -9,19 +9,21 @@
 #define MAX_VERSIONS 64
 #define MAX_DEPTH 32
 
+/* A message is decoded into a value of its writer's own schema and read by field name: libavro's
+ * schema resolution (avro_resolved_writer_new) crashes when the reader has a field the writer
+ * lacks (libavro 1.11, Debian 12), which is exactly how this project's schemas evolve. */
 struct writer_version {
 	uint64_t fingerprint;
 	avro_schema_t schema;
-	avro_value_iface_t *resolver; /* writer -> current (resolved writer) */
-	avro_value_t resolved;
+	avro_value_iface_t *iface;
+	avro_value_t value;
 };
 
 struct cpi2_codec {
 	const struct cpi2_schema_version *current;
 	avro_schema_t schema;
 	avro_value_iface_t *iface;
-	avro_value_t value;   /* for encode */
-	avro_value_t decoded; /* for decode */
+	avro_value_t value; /* for encode */
 	struct writer_version writers[MAX_VERSIONS];
 	int n_writers;
 	avro_writer_t writer;
@@ -44,13 +46,12 @@ void cpi2_codec_close(struct cpi2_codec *c)
 	if (!c)
 		return;
 	for (int i = 0; i < c->n_writers; i++) {
-		avro_value_decref(&c->writers[i].resolved);
-		avro_value_iface_decref(c->writers[i].resolver);
+		avro_value_decref(&c->writers[i].value);
+		avro_value_iface_decref(c->writers[i].iface);
 		avro_schema_decref(c->writers[i].schema);
 	}
 	if (c->iface) {
 		avro_value_decref(&c->value);
-		avro_value_decref(&c->decoded);
 		avro_value_iface_decref(c->iface);
 	}
 	if (c->schema)
@@ -81,7 +82,7 @@ int cpi2_codec_open(struct cpi2_codec **out, const char *message, char *errstr, 
 		goto out_free;
 	}
 	c->iface = avro_generic_class_from_schema(c->schema);
-	if (!c->iface || avro_generic_value_new(c->iface, &c->value) || avro_generic_value_new(c->iface, &c->decoded)) {
+	if (!c->iface || avro_generic_value_new(c->iface, &c->value)) {
 		snprintf(errstr, errsz, "schema %s: %s", message, avro_strerror());
 		goto out_free;
 	}
@@ -96,14 +97,14 @@ int cpi2_codec_open(struct cpi2_codec **out, const char *message, char *errstr, 
 			goto out_free;
 		}
 		w->fingerprint = v->fingerprint;
-		w->resolver = avro_resolved_writer_new(w->schema, c->schema);
-		if (!w->resolver || avro_resolved_writer_new_value(w->resolver, &w->resolved)) {
-			snprintf(errstr, errsz, "%s v%d cannot be resolved to the current schema: %s", message, v->version,
-				 avro_strerror());
+		w->iface = avro_generic_class_from_schema(w->schema);
+		if (!w->iface || avro_generic_value_new(w->iface, &w->value)) {
+			snprintf(errstr, errsz, "schema %s v%d: %s", message, v->version, avro_strerror());
+			if (w->iface)
+				avro_value_iface_decref(w->iface);
 			avro_schema_decref(w->schema);
 			goto out_free;
 		}
-		avro_resolved_writer_set_dest(&w->resolved, &c->decoded);
 		c->n_writers++;
 	}
 	c->writer = avro_writer_memory(NULL, 0);
@@ -280,13 +281,13 @@ int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_va
 			 c->current->message);
 		return -EINVAL;
 	}
-	avro_value_reset(&c->decoded);
+	avro_value_reset(&w->value);
 	avro_reader_memory_set_source(c->reader, (const char *)b + 10, (int64_t)(len - 10));
-	if (avro_value_read(c->reader, &w->resolved)) {
+	if (avro_value_read(c->reader, &w->value)) {
 		snprintf(errstr, errsz, "malformed %s payload: %s", c->current->message, avro_strerror());
 		return -EINVAL;
 	}
-	*out = &c->decoded;
+	*out = &w->value;
 	return 0;
 }
 

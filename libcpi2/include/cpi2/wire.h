@@ -1,7 +1,7 @@
 /* wire: the project's wire format on libavro. Every Kafka message is Avro single-object
  * encoding: C3 01, the 8-byte little-endian CRC-64-AVRO fingerprint of the writer schema, the
  * binary payload. A codec knows every archived version of its message (generated at build
- * time from schemas/versions/) and resolves any of them to the current schema. */
+ * time from schemas/versions/) and decodes any of them. */
 #ifndef CPI2_WIRE_H
 #define CPI2_WIRE_H
 
@@ -27,8 +27,10 @@ avro_value_t *cpi2_codec_value(struct cpi2_codec *c);
  * Returns 0, or -ENOSPC if bufsz is too small, or -EINVAL. */
 int cpi2_codec_encode(struct cpi2_codec *c, avro_value_t *v, void *buf, size_t bufsz, size_t *len);
 
-/* Decode a message written by any archived version into a value of the current schema, owned
- * by the codec and valid until the next decode. Returns 0 or -EINVAL / -ENOENT with a reason:
+/* Decode a message written by any archived version into a value of that writer's schema, owned
+ * by the codec and valid until the next decode of the same version. Read it by field name (the
+ * getters below): a field added after the writer's version reads as -ENOENT, i.e. its default.
+ * (libavro's schema resolution crashes on added fields.) Returns 0 or -EINVAL / -ENOENT with a reason:
  * too short, bad magic, unknown fingerprint, malformed or truncated payload, trailing bytes. */
 int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_value_t **out, char *errstr,
 		      size_t errsz);
