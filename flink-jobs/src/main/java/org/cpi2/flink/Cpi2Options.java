@@ -29,6 +29,8 @@ public final class Cpi2Options implements Serializable {
   // Correlator and policy (paper 4.2, 5).
   public static final String CORRELATION_WINDOW_S = "correlation.window-s";
   public static final String CORRELATION_THRESHOLD = "correlation.threshold";
+  /** A capped suspect's usage must have risen and fallen with the victim's CPI (its lift). */
+  public static final String CORRELATION_MIN_LIFT = "correlation.min-lift";
   public static final String ANALYSIS_MIN_INTERVAL_MS = "correlation.min-interval-ms";
   public static final String CAP_BATCH = "cap.batch-cpu";
   public static final String CAP_BEST_EFFORT = "cap.best-effort-cpu";
@@ -64,6 +66,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(ANOMALY_WINDOW_S, "300");
     DEFAULTS.put(CORRELATION_WINDOW_S, "600");
     DEFAULTS.put(CORRELATION_THRESHOLD, "0.35");
+    DEFAULTS.put(CORRELATION_MIN_LIFT, "0.05");
     DEFAULTS.put(ANALYSIS_MIN_INTERVAL_MS, "1000");
     DEFAULTS.put(CAP_BATCH, "0.1");
     DEFAULTS.put(CAP_BEST_EFFORT, "0.01");

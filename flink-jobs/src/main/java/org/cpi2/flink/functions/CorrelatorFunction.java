@@ -64,6 +64,7 @@ public class CorrelatorFunction
     DecisionPolicy policy =
         new DecisionPolicy(
             options.getDouble(Cpi2Options.CORRELATION_THRESHOLD),
+            options.getDouble(Cpi2Options.CORRELATION_MIN_LIFT),
             minCpu,
             options.getDouble(Cpi2Options.CAP_BATCH),
             options.getDouble(Cpi2Options.CAP_BEST_EFFORT),

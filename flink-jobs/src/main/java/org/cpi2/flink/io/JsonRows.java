@@ -52,7 +52,8 @@ public final class JsonRows {
       field(sb, "job", s.getJob()).append(',');
       field(sb, "task_class", s.getTaskClass()).append(',');
       field(sb, "correlation", s.getCorrelation()).append(',');
-      field(sb, "cpu_usage", s.getCpuUsage());
+      field(sb, "cpu_usage", s.getCpuUsage()).append(',');
+      field(sb, "lift", s.getLift());
       rows.add(sb.append('}').toString());
     }
     return rows;

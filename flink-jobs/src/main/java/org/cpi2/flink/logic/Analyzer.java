@@ -79,13 +79,14 @@ public final class Analyzer {
       if (Double.isNaN(usage)) {
         continue; // no sample in the window: not a tenant any more
       }
-      double c = AntagonistCorrelation.correlate(vt, vc, m, threshold, s.times, s.cpu, s.size());
+      AntagonistCorrelation.Measure c = AntagonistCorrelation.measure(vt, vc, m, threshold, s.times, s.cpu, s.size());
       suspects.add(
           Suspect.newBuilder()
               .setTask(s.task)
               .setJob(s.job)
               .setTaskClass(taskClass(s.taskClass))
-              .setCorrelation(c)
+              .setCorrelation(c.correlation())
+              .setLift(c.lift())
               .setCpuUsage(usage)
               .build());
     }

@@ -8,20 +8,25 @@ import org.cpi2.schema.TaskClass;
 /**
  * Paper section 5: a latency-sensitive or explicitly protected victim with a usable spec is
  * protected by hard-capping the highest-correlated batch or best-effort suspect whose correlation
- * reaches the threshold (best-effort to {@code capBestEffort}, other batch to {@code capBatch}).
+ * reaches the threshold (best-effort to {@code capBestEffort}, other batch to {@code capBatch})
+ * and whose lift reaches {@code minLift}: when the victim's CPI stays above its threshold through
+ * the window, every tenant's correlation is about the same, and only a suspect whose usage rose
+ * and fell with the victim's CPI is named ({@link AntagonistCorrelation.Measure}).
  * Latency-sensitive suspects are never capped automatically; suspects of UNKNOWN class are not
  * capped either (their class is not known to be batch). Otherwise the decision says why not.
  */
 public final class DecisionPolicy {
   private final double threshold;
+  private final double minLift;
   private final double minCpuUsage;
   private final double capBatch;
   private final double capBestEffort;
   private final int capDurationS;
 
   public DecisionPolicy(
-      double threshold, double minCpuUsage, double capBatch, double capBestEffort, int capDurationS) {
+      double threshold, double minLift, double minCpuUsage, double capBatch, double capBestEffort, int capDurationS) {
     this.threshold = threshold;
+    this.minLift = minLift;
     this.minCpuUsage = minCpuUsage;
     this.capBatch = capBatch;
     this.capBestEffort = capBestEffort;
@@ -51,17 +56,25 @@ public final class DecisionPolicy {
       return none(Decision.NO_SUSPECTS);
     }
     boolean anyAbove = false;
+    boolean anyEligible = false;
     for (Suspect s : ranked) {
       if (s.getCorrelation() < threshold) {
         break;
       }
       anyAbove = true;
-      if (s.getTaskClass() == TaskClass.BEST_EFFORT) {
-        return new Verdict(Decision.THROTTLE, s, capBestEffort, capDurationS);
+      Double cap =
+          s.getTaskClass() == TaskClass.BEST_EFFORT ? Double.valueOf(capBestEffort)
+              : s.getTaskClass() == TaskClass.BATCH ? Double.valueOf(capBatch) : null;
+      if (cap == null) {
+        continue;
       }
-      if (s.getTaskClass() == TaskClass.BATCH) {
-        return new Verdict(Decision.THROTTLE, s, capBatch, capDurationS);
+      anyEligible = true;
+      if (s.getLift() != null && s.getLift() >= minLift) {
+        return new Verdict(Decision.THROTTLE, s, cap, capDurationS);
       }
+    }
+    if (anyEligible) {
+      return none(Decision.NO_SUSPECT_STANDS_OUT);
     }
     return none(anyAbove ? Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS : Decision.NO_SUSPECT_ABOVE_THRESHOLD);
   }

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 class AnalyzerTest {
   private final Analyzer analyzer =
-      new Analyzer(10 * MIN, 0.25, new DecisionPolicy(0.35, 0.25, 0.1, 0.01, 300));
+      new Analyzer(10 * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.25, 0.1, 0.01, 300));
 
   @Test
   void throttlesTheBestCorrelatedBatchSuspectNotTheLatencySensitiveOne() {
@@ -35,6 +35,9 @@ class AnalyzerTest {
     assertEquals(0.5, inc.getSuspects().get(0).getCorrelation(), 1e-12);
     assertEquals(2.25 / 5.5, inc.getSuspects().get(1).getCorrelation(), 1e-12);
     assertEquals(0.0, inc.getSuspects().get(2).getCorrelation(), 1e-12);
+    // The mean term is 0, so each lift equals the correlation.
+    assertEquals(2.25 / 5.5, inc.getSuspects().get(1).getLift(), 1e-12);
+    assertEquals(0.0, inc.getSuspects().get(2).getLift(), 1e-12);
     assertEquals(Decision.THROTTLE, inc.getDecision());
     assertEquals("video/7", inc.getAntagonistTask());
     assertEquals(TaskClass.BEST_EFFORT, inc.getAntagonistClass());
@@ -101,5 +104,23 @@ class AnalyzerTest {
     Incident inc = analyzer.analyse("h1", victim, List.of(victim, be), Set.of(), 12 * MIN, 1);
     assertEquals(2 * MIN, inc.getWindowStartUs());
     assertEquals(2.25 / 5.5, inc.getSuspects().get(0).getCorrelation(), 1e-12);
+  }
+
+  @Test
+  void victimAboveThresholdThroughoutNamesOnlyTheTenantWhoseUsageFollowsItsCpi() {
+    // CPI 4 and 3 over threshold 2 (terms 0.5 and 1/3): every tenant correlates 0.35 or more.
+    TaskSeries victim = Series.victim("web/0", alternate(4, 3, 10), constant(0.8, 10), 1.5, 0.25);
+    TaskSeries steadyBatch = Series.of("mr/1", "BATCH", null, constant(2.0, 10));
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
+    Incident withBoth = analyzer.analyse("h1", victim, List.of(victim, steadyBatch, be), Set.of(), 10 * MIN, 1);
+    assertEquals("video/7", withBoth.getSuspects().get(0).getTask());
+    assertEquals(Decision.THROTTLE, withBoth.getDecision());
+    assertEquals("video/7", withBoth.getAntagonistTask());
+    assertEquals(0.0, withBoth.getSuspects().get(1).getLift(), 1e-12);
+
+    Incident steadyOnly = analyzer.analyse("h1", victim, List.of(victim, steadyBatch), Set.of(), 10 * MIN, 1);
+    assertEquals(2.5 / 6, steadyOnly.getSuspects().get(0).getCorrelation(), 1e-12);
+    assertEquals(Decision.NO_SUSPECT_STANDS_OUT, steadyOnly.getDecision());
+    assertNull(steadyOnly.getAntagonistTask());
   }
 }

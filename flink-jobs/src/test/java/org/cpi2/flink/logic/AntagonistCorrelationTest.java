@@ -50,4 +50,40 @@ class AntagonistCorrelationTest {
     assertEquals(1.0, high, 1e-6);
     assertEquals(-1.0, low, 1e-6);
   }
+
+  private static AntagonistCorrelation.Measure measure(double[] cpi, double threshold, double[] cpu) {
+    return AntagonistCorrelation.measure(T, cpi, T.length, threshold, T, cpu, T.length);
+  }
+
+  @Test
+  void liftIsTheCorrelationAboveAConstantBystanders() {
+    // Terms -0.5, 0, 0.5, 0.5: mean 0.125. Usage 1,1,4,4 correlates 0.35: lift 0.225.
+    AntagonistCorrelation.Measure m = measure(new double[] {1, 2, 4, 4}, 2, new double[] {1, 1, 4, 4});
+    assertEquals(0.35, m.correlation(), 1e-12);
+    assertEquals(0.225, m.lift(), 1e-12);
+    assertEquals(0.0, measure(new double[] {1, 2, 4, 4}, 2, new double[] {0.7, 0.7, 0.7, 0.7}).lift(), 1e-12);
+    // Usage against the victim's CPI: lift below 0.
+    assertEquals(-0.1 - 0.125, measure(new double[] {1, 2, 4, 4}, 2, new double[] {4, 4, 1, 1}).lift(), 1e-12);
+  }
+
+  @Test
+  void victimAboveThresholdThroughoutLeavesOnlyTheLiftToTell() {
+    // Terms 0.5, 0.25, 0.5, 0.25 (CPI 4 and 8/3 over threshold 2): a bystander correlates 0.375
+    // with lift 0; the task whose usage follows the CPI correlates 0.4773, lift 0.1023.
+    double[] cpi = {4, 8.0 / 3, 4, 8.0 / 3};
+    AntagonistCorrelation.Measure bystander = measure(cpi, 2, new double[] {1, 1, 1, 1});
+    AntagonistCorrelation.Measure antagonist = measure(cpi, 2, new double[] {1, 0.1, 1, 0.1});
+    assertEquals(0.375, bystander.correlation(), 1e-12);
+    assertEquals(0.0, bystander.lift(), 1e-12);
+    assertEquals((2 * 0.5 + 0.2 * 0.25) / 2.2, antagonist.correlation(), 1e-12);
+    assertEquals((2 * 0.5 + 0.2 * 0.25) / 2.2 - 0.375, antagonist.lift(), 1e-12);
+  }
+
+  @Test
+  void idleSamplesCountForTheLift() {
+    // An idle suspect (usage 0) while the victim is fine is evidence: terms -0.5, 0 at usage 0.
+    AntagonistCorrelation.Measure m = measure(new double[] {1, 2, 4, 4}, 2, new double[] {0, 0, 2, 2});
+    assertEquals(0.5, m.correlation(), 1e-12);
+    assertEquals(0.5 - 0.125, m.lift(), 1e-12);
+  }
 }

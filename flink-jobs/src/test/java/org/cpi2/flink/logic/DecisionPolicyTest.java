@@ -9,10 +9,14 @@ import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class DecisionPolicyTest {
-  private final DecisionPolicy policy = new DecisionPolicy(0.35, 0.25, 0.1, 0.01, 300);
+  private final DecisionPolicy policy = new DecisionPolicy(0.35, 0.05, 0.25, 0.1, 0.01, 300);
 
   private static Suspect s(String task, TaskClass c, double corr) {
-    return Suspect.newBuilder().setTask(task).setJob("j").setTaskClass(c).setCorrelation(corr).setCpuUsage(1).build();
+    return s(task, c, corr, 0.2);
+  }
+
+  private static Suspect s(String task, TaskClass c, double corr, Double lift) {
+    return Suspect.newBuilder().setTask(task).setJob("j").setTaskClass(c).setCorrelation(corr).setLift(lift).setCpuUsage(1).build();
   }
 
   private Decision decide(TaskClass victim, boolean prot, boolean usable, double cpu, List<Suspect> ranked) {
@@ -51,5 +55,21 @@ class DecisionPolicyTest {
             true,
             1,
             List.of(s("a", TaskClass.LATENCY_SENSITIVE, 0.8), s("u", TaskClass.UNKNOWN, 0.5), s("b", TaskClass.BATCH, 0.2))));
+  }
+
+  @Test
+  void onlyASuspectThatStandsOutIsCapped() {
+    // Above the threshold, eligible, but with the lift of a bystander: nobody is capped.
+    assertEquals(
+        Decision.NO_SUSPECT_STANDS_OUT,
+        decide(TaskClass.LATENCY_SENSITIVE, false, true, 1,
+            List.of(s("a", TaskClass.BATCH, 0.6, 0.0499), s("b", TaskClass.BEST_EFFORT, 0.55, null), s("c", TaskClass.BATCH, 0.2))));
+    // The first eligible suspect that stands out is named, below one that does not.
+    DecisionPolicy.Verdict v =
+        policy.decide(TaskClass.LATENCY_SENSITIVE, false, true, 1,
+            List.of(s("ls", TaskClass.LATENCY_SENSITIVE, 0.7, 0.3), s("a", TaskClass.BATCH, 0.6, 0.01), s("b", TaskClass.BEST_EFFORT, 0.5, 0.05)));
+    assertEquals(Decision.THROTTLE, v.decision());
+    assertEquals("b", v.antagonist().getTask());
+    assertEquals(0.01, v.capCpu(), 0);
   }
 }
