@@ -41,8 +41,10 @@ def about(run, victim):
     incidents = sorted((i for i in m.incidents if i["victim_task"] == victim), key=lambda i: i["detected_at_us"])
     throttles = [i for i in incidents if i["decision"] == "THROTTLE"]
     applied = [a for a in m.actions if a["kind"] == "APPLIED"]
-    outcomes = [o for o in m.outcomes if o["victim_task"] == victim]
-    why = "decisions %s; throttled %s; caps %s; outcomes %s; logs in %s" % (
+    # Outcomes of every cap: the enforcer caps once, for the first incident, and the victim named
+    # there (and judged) may be any tenant the antagonist hurts, not only the case's victim.
+    outcomes = list(m.outcomes)
+    why = "decisions %s; throttled %s; caps %s; outcomes (antagonist, relative CPI, verdict) %s; logs in %s" % (
         dict(m.decisions()), sorted({i["antagonist_task"] for i in throttles}), sorted({a["task"] for a in applied}),
         [(o["antagonist_task"], round(o["relative_cpi"], 2), o["verdict"]) for o in outcomes], run.dir)
     return incidents, throttles, applied, outcomes, why
@@ -73,9 +75,7 @@ def test_case2_capping_the_best_effort_antagonist_halves_the_victims_cpi_which_r
     assert {i["antagonist_task"] for i in throttles} == {"jobs/be-crawler/0"}, why
     caps = [a for a in applied if a["task"] == "jobs/be-crawler/0"]
     assert caps and all(a["cap_cpu"] == 0.01 for a in caps), why  # best-effort: 0.01 CPU
-    # The enforcer caps once for the first incident; the victim it judges may be any of the
-    # latency-sensitive tenants the crawler hurts, all as sensitive as query-serving.
-    judged = [o for o in run.monitor.outcomes if o["antagonist_task"] == "jobs/be-crawler/0"]
+    judged = [o for o in outcomes if o["antagonist_task"] == "jobs/be-crawler/0"]
     assert judged, why
     assert statistics.median(o["relative_cpi"] for o in judged) <= 0.65, why
     # Once the first cap is lifted the victim's CPI rises again: it becomes anomalous again.
