@@ -23,14 +23,18 @@ TOPICS = {
 class Monitor:
     """Reads the topics from their current end (or the beginning) without committing offsets."""
 
-    def __init__(self, bootstrap, from_beginning=False):
+    def __init__(self, bootstrap, from_beginning=False, sample_hosts=()):
+        """sample_hosts: also keep the CPI samples of these hosts (cpi2.samples, keyed by host),
+        as self.samples[(host, task)] = [(window_start_us, cpi, cpu_usage), ...]."""
+        self.sample_hosts = {h.encode() for h in sample_hosts}
+        self.samples = collections.defaultdict(list)
         self.consumer = Consumer({
             "bootstrap.servers": bootstrap,
             "group.id": "cpi2-monitor-" + uuid.uuid4().hex[:8],
             "auto.offset.reset": "earliest" if from_beginning else "latest",
             "enable.auto.commit": False,
         })
-        self.consumer.subscribe(list(TOPICS))
+        self.consumer.subscribe(list(TOPICS) + (["cpi2.samples"] if self.sample_hosts else []))
         self.incidents = []
         self.actions = []
         self.outcomes = []
@@ -46,6 +50,15 @@ class Monitor:
             if m.error():
                 continue
             n += 1
+            if m.topic() == "cpi2.samples":
+                if m.key() in self.sample_hosts:
+                    try:
+                        r = wire.decode("CpiSample", m.value())
+                    except wire.WireError as e:
+                        self.undecodable.append((m.topic(), str(e)))
+                        continue
+                    self.samples[(r["host"], r["task"])].append((r["window_start_us"], r["cpi"], r["cpu_usage"]))
+                continue
             message = TOPICS[m.topic()]
             try:
                 rec = wire.decode(message, m.value())

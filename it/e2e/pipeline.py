@@ -65,9 +65,10 @@ class Run:
     """One scenario through the whole pipeline. Call start(), then wait(), then stop()."""
 
     def __init__(self, scenario, speed=60, duration=None, warmup=None, seed=1, workdir=None, job_args=(),
-                 fleetsim_args=(), enforcer_args=()):
+                 fleetsim_args=(), enforcer_args=(), sample_hosts=()):
         self.scenario, self.speed, self.duration, self.warmup, self.seed = scenario, speed, duration, warmup, seed
         self.job_args, self.fleetsim_args, self.enforcer_args = list(job_args), list(fleetsim_args), list(enforcer_args)
+        self.sample_hosts = list(sample_hosts)  # the monitor keeps these hosts' samples
         self.dir = workdir or tempfile.mkdtemp(prefix="cpi2-e2e-%s-" % scenario)
         self.cgroot = os.path.join(self.dir, "cgroups")
         self.truth_path = os.path.join(self.dir, "truth.jsonl")
@@ -85,7 +86,7 @@ class Run:
             cancel_running_jobs()
             self.job = submit_job(self.job_args)
             log("flink job %s running" % self.job)
-        self.monitor = Monitor(stack.KAFKA)
+        self.monitor = Monitor(stack.KAFKA, sample_hosts=self.sample_hosts)
         self.monitor.poll(2)  # join before anything is produced
         cmd = [FLEETSIM, "-s", self.scenario, "--speed", str(self.speed), "--seed", str(self.seed),
                "--cgroup-root", self.cgroot, "--truth", self.truth_path, "--brokers", stack.KAFKA, "--progress", "5"]

@@ -4,7 +4,10 @@ cpi2-enforcer caps in the simulator's cgroup tree, and the simulator's ground tr
 judged outcomes say whether the paper's decisions were reproduced.
 
 Each run plays the scenario's 6 h warm-up at full speed (the specs are learned from it), then one
-simulated hour at 240x. On failure the message names the work dir with the logs and ground truth.
+simulated hour at 240x. What a cap did to the victim is measured on the victim's own samples
+(while the simulator had the antagonist capped, against the rest of the antagonism); the judged
+outcomes of the pipeline are only required to exist, since the victim a cap is judged for is
+whichever hurt tenant its incident named. On failure the message names the work dir.
 """
 
 import os
@@ -26,7 +29,7 @@ def up():
 
 
 def play(scenario, seed):
-    run = pipeline.Run(scenario, speed=240, duration="1h", seed=seed)
+    run = pipeline.Run(scenario, speed=240, duration="1h", seed=seed, sample_hosts=[scenario + "-host"])
     run.start()
     try:
         run.wait(600, settle=20)
@@ -36,10 +39,12 @@ def play(scenario, seed):
 
 
 def about(run, victim):
-    """The run's incidents, caps and outcomes for one victim, and a line to explain a failure."""
+    """The victim's incidents, the THROTTLEs on its host, the caps and outcomes, and a line to
+    explain a failure."""
     m = run.monitor
     incidents = sorted((i for i in m.incidents if i["victim_task"] == victim), key=lambda i: i["detected_at_us"])
-    throttles = [i for i in incidents if i["decision"] == "THROTTLE"]
+    # Every THROTTLE on the case's host, whichever tenant it defended: all must name the antagonist.
+    throttles = [i for i in m.incidents if i["decision"] == "THROTTLE" and i["host"] == run.scenario + "-host"]
     applied = [a for a in m.actions if a["kind"] == "APPLIED"]
     # Outcomes of every cap: the enforcer caps once, for the first incident, and the victim named
     # there (and judged) may be any tenant the antagonist hurts, not only the case's victim.
@@ -48,6 +53,35 @@ def about(run, victim):
         dict(m.decisions()), sorted({i["antagonist_task"] for i in throttles}), sorted({a["task"] for a in applied}),
         [(o["antagonist_task"], round(o["relative_cpi"], 2), o["verdict"]) for o in outcomes], run.dir)
     return incidents, throttles, applied, outcomes, why
+
+
+def cpi_capped_vs_not(run, victim, antagonist):
+    """The victim's mean CPI while the simulator had the antagonist capped, over its mean CPI
+    during the antagonism while not capped (ground truth: the simulator's cap and uncap lines and
+    the victim's samples as published), and the sample counts behind each."""
+    truth = run.truth()
+    host = run.scenario + "-host"
+    episode = [t for t in truth if t["type"] == "antagonism" and t["antagonist"] == antagonist and t["host"] == host][0]
+    caps, start = [], None
+    for t in sorted((t for t in truth if t["type"] in ("cap", "uncap") and t["task"] == antagonist), key=lambda t: t["at_us"]):
+        if t["type"] == "cap" and start is None:
+            start = t["at_us"]
+        elif t["type"] == "uncap" and start is not None:
+            caps.append((start, t["at_us"]))
+            start = None
+    if start is not None:
+        caps.append((start, episode["end_us"]))
+    capped, free = [], []
+    for ts, cpi, _ in run.monitor.samples[(host, victim)]:
+        if cpi is None or not episode["start_us"] <= ts < episode["end_us"]:
+            continue
+        (capped if any(a <= ts < b for a, b in caps) else free).append(cpi)
+    if not capped or not free:
+        return None, len(capped), len(free)
+    ratio = statistics.mean(capped) / statistics.mean(free)
+    print("%s: %s's mean CPI %.2f while %s was capped (%d samples), %.2f while not (%d): ratio %.2f"
+          % (run.scenario, victim, statistics.mean(capped), antagonist, len(capped), statistics.mean(free), len(free), ratio))
+    return ratio, len(capped), len(free)
 
 
 def no_latency_sensitive_capped(run):
@@ -62,9 +96,9 @@ def test_case1_video_processing_is_named_and_capped_and_the_victim_recovers():
     assert {i["antagonist_task"] for i in throttles} == {"jobs/video-processing/0"}, why
     assert "jobs/video-processing/0" in {a["task"] for a in applied}, why
     assert no_latency_sensitive_capped(run) == [], why
-    judged = [o for o in outcomes if o["antagonist_task"] == "jobs/video-processing/0"]
-    assert judged, why
-    assert statistics.median(o["relative_cpi"] for o in judged) < 0.8, why
+    assert [o for o in outcomes if o["antagonist_task"] == "jobs/video-processing/0"], "no cap judged: " + why
+    ratio, n_capped, n_free = cpi_capped_vs_not(run, "jobs/websearch/0", "jobs/video-processing/0")
+    assert n_capped >= 5 and ratio < 0.8, "victim CPI capped/not %s over %d/%d samples; %s" % (ratio, n_capped, n_free, why)
     run.cleanup()
 
 
@@ -75,9 +109,9 @@ def test_case2_capping_the_best_effort_antagonist_halves_the_victims_cpi_which_r
     assert {i["antagonist_task"] for i in throttles} == {"jobs/be-crawler/0"}, why
     caps = [a for a in applied if a["task"] == "jobs/be-crawler/0"]
     assert caps and all(a["cap_cpu"] == 0.01 for a in caps), why  # best-effort: 0.01 CPU
-    judged = [o for o in outcomes if o["antagonist_task"] == "jobs/be-crawler/0"]
-    assert judged, why
-    assert statistics.median(o["relative_cpi"] for o in judged) <= 0.65, why
+    assert [o for o in outcomes if o["antagonist_task"] == "jobs/be-crawler/0"], "no cap judged: " + why
+    ratio, n_capped, n_free = cpi_capped_vs_not(run, "jobs/query-serving/0", "jobs/be-crawler/0")
+    assert n_capped >= 5 and ratio <= 0.6, "victim CPI capped/not %s over %d/%d samples; %s" % (ratio, n_capped, n_free, why)
     # Once the first cap is lifted the victim's CPI rises again: it becomes anomalous again.
     released = min(a["at_us"] for a in run.monitor.actions if a["kind"] == "RELEASED" and a["task"] == "jobs/be-crawler/0")
     assert [i for i in incidents if i["detected_at_us"] > released], why
@@ -96,12 +130,13 @@ def test_case3_self_inflicted_bimodal_cpi_gets_no_action():
 def test_case4_only_the_batch_suspect_is_capped_it_barely_helps_and_another_round_follows():
     run = play("case4", seed=1)
     incidents, throttles, applied, outcomes, why = about(run, "jobs/user-facing/0")
-    assert throttles, why
+    assert incidents and throttles, why
     assert {i["antagonist_task"] for i in throttles} == {"jobs/scientific-simulation/0"}, why
     assert no_latency_sensitive_capped(run) == [], why
-    judged = [o for o in outcomes if o["antagonist_task"] == "jobs/scientific-simulation/0"]
-    assert judged, why
-    assert statistics.median(o["relative_cpi"] for o in judged) > 0.7, why  # barely helps
+    assert [o for o in outcomes if o["antagonist_task"] == "jobs/scientific-simulation/0"], "no cap judged: " + why
+    ratio, n_capped, n_free = cpi_capped_vs_not(run, "jobs/user-facing/0", "jobs/scientific-simulation/0")
+    assert n_capped >= 5 and ratio > 0.7, "barely helps? victim CPI capped/not %s over %d/%d samples; %s" % (  # paper 1.6 -> 1.3
+        ratio, n_capped, n_free, why)
     first_cap = min(a["at_us"] for a in applied)
     assert [i for i in incidents if i["detected_at_us"] > first_cap], "no later round: " + why
     run.cleanup()
