@@ -8,7 +8,8 @@ import sys
 ROOT = pathlib.Path(os.environ.get("CPI2_ROOT", pathlib.Path(__file__).resolve().parents[2]))
 CLICKHOUSE_DIR = ROOT / "clickhouse"
 SCHEMA_TOOLS_DIR = ROOT / "schemas" / "tools"
-STACK_ENV = ROOT / "stack" / "stack.env"
+# The stack's ports: stack/stack.env, or the file STACK_ENV names (as for every make target).
+STACK_ENV = pathlib.Path(os.environ.get("STACK_ENV") or ROOT / "stack" / "stack.env")
 
 for _d in (CLICKHOUSE_DIR, SCHEMA_TOOLS_DIR):
     if str(_d) not in sys.path:

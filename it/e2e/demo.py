@@ -27,6 +27,21 @@ def truth_matches(truth, incident):
     return False
 
 
+def detection_latencies(truth, actions):
+    """(host, antagonist) -> simulated seconds from its onset (ground truth) to the first cap on it."""
+    onset = {}
+    for t in truth:
+        if t["type"] == "antagonism":
+            key = (t["host"], t["antagonist"])
+            onset[key] = min(onset.get(key, t["start_us"]), t["start_us"])
+    out = {}
+    for a in actions:
+        key = (a["host"], a["task"])
+        if a["kind"] == "APPLIED" and key in onset and a["at_us"] >= onset[key]:
+            out[key] = min(out.get(key, float("inf")), (a["at_us"] - onset[key]) / 1e6)
+    return out
+
+
 def summary(run):
     m = run.monitor
     truth = run.truth()
@@ -36,7 +51,9 @@ def summary(run):
     found = {(i["host"], i["antagonist_task"]) for i in correct}
     kinds = m.action_kinds()
     rel = [o["relative_cpi"] for o in m.outcomes]
-    ls_capped = [a for a in m.actions if a["kind"] == "APPLIED" and "/ls-" in a["task"]]
+    classes = {i["incident_id"]: i["antagonist_class"] for i in m.incidents}
+    ls_capped = [a for a in m.actions if a["kind"] == "APPLIED" and classes.get(a.get("incident_id")) == "LATENCY_SENSITIVE"]
+    latencies = detection_latencies(truth, m.actions)
     print()
     print("==== CPI² demo summary (%s) ====" % run.scenario)
     print("incidents: %d; by decision: %s" % (len(m.incidents), dict(m.decisions())))
@@ -50,6 +67,10 @@ def summary(run):
     print("outcomes: %s; median relative victim CPI while capped: %s"
           % (dict(m.verdicts()), "%.2f" % statistics.median(rel) if rel else "n/a"))
     print("dead letters: %d" % len(m.dead_letters))
+    if latencies:
+        print("detection latency, antagonist onset to its first cap (simulated s): median %.0f, max %.0f over %d of %d"
+              " antagonists (target: 3 sampling periods + 5 s = 185 s)"
+              % (statistics.median(latencies.values()), max(latencies.values()), len(latencies), len(real)))
     if ls_capped:
         print("WARNING: %d caps on latency-sensitive tasks" % len(ls_capped))
     forensics = os.path.join(ROOT, "clickhouse", "forensics.py")

@@ -47,16 +47,25 @@ def cancel_running_jobs():
                              in ("CANCELED", "FAILED", "FINISHED"), 60, "job %s to cancel" % j["jid"])
 
 
-def submit_job(extra_args=()):
-    """A fresh job that reads only what is produced from now on (its own consumer group)."""
+def rest(*args, timeout=180):
+    """flink-rest.sh with this stack's environment; returns its last line of stdout."""
     env = dict(os.environ, STACK_DIR=stack.STACK_DIR, STACK_HOST=stack.HOST, FLINK_REST_PORT=stack.E["FLINK_REST_PORT"],
                KAFKA_PORT=stack.E["KAFKA_PORT"], CLICKHOUSE_HTTP_PORT=stack.E["CLICKHOUSE_HTTP_PORT"])
-    args = [REST, "submit", JOB_JAR, "", "--kafka.group", "e2e-" + uuid.uuid4().hex[:8], "--kafka.start", "latest",
-            "--checkpoint.interval-ms", "5000"] + list(extra_args)
-    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=180)
+    r = subprocess.run([REST] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
     if r.returncode != 0:
-        raise RuntimeError("flink job submission failed:\n" + r.stderr)
-    jid = r.stdout.strip().splitlines()[-1]
+        raise RuntimeError("flink-rest.sh %s failed:\n%s" % (args[0], r.stderr))
+    return r.stdout.strip().splitlines()[-1]
+
+
+def job_options(extra_args=()):
+    """A fresh job's options: it reads only what is produced from now on (its own consumer group)."""
+    return ["--kafka.group", "e2e-" + uuid.uuid4().hex[:8], "--kafka.start", "latest",
+            "--checkpoint.interval-ms", "5000"] + list(extra_args)
+
+
+def submit_job(extra_args=(), options=None, savepoint=""):
+    """Submits the job (from a savepoint if given) and returns its id once it runs."""
+    jid = rest("submit", JOB_JAR, savepoint, *(options if options is not None else job_options(extra_args)))
     time.sleep(3)  # the Kafka source resolves "latest" when its readers start
     return jid
 
@@ -84,7 +93,8 @@ class Run:
         apply_clickhouse_schema()
         if fresh_job:
             cancel_running_jobs()
-            self.job = submit_job(self.job_args)
+            self.options = job_options(self.job_args)
+            self.job = submit_job(options=self.options)
             log("flink job %s running" % self.job)
         self.monitor = Monitor(stack.KAFKA, sample_hosts=self.sample_hosts)
         self.monitor.poll(2)  # join before anything is produced
@@ -108,6 +118,15 @@ class Run:
              "--group-id", "e2e-enforcer-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
             + self.enforcer_args, stdout=self.enf_log, stderr=subprocess.STDOUT)
         log("playing %s at %sx (work dir %s)" % (self.scenario, self.speed, self.dir))
+
+    def restart_from_savepoint(self):
+        """Stops the job with a savepoint and resumes it from there with the same options (an
+        upgrade in place); returns the savepoint's path."""
+        savepoint = rest("stop")
+        log("job %s stopped with savepoint %s" % (self.job, savepoint))
+        self.job = submit_job(options=self.options, savepoint=savepoint)
+        log("job %s resumed from it" % self.job)
+        return savepoint
 
     def running(self):
         return self.sim is not None and self.sim.poll() is None
