@@ -3,7 +3,10 @@
 // consistency checks (depends_on, networks, volumes...). It prints the resolved project as JSON,
 // or the loader's error and exits 1. Every profile is enabled so optional services are checked.
 //
-//	compose-check [-env KEY=VALUE ...] FILE
+//	compose-check [-env KEY=VALUE ...] [-project-dir DIR] FILE
+//
+// -project-dir resolves relative paths against DIR instead of FILE's folder (docker compose
+// --project-directory): tests load altered copies of the file as if they were in the repository.
 package main
 
 import (
@@ -24,8 +27,9 @@ func (e *envList) Set(v string) error { *e = append(*e, v); return nil }
 func main() {
 	var env envList
 	flag.Var(&env, "env", "KEY=VALUE for interpolation (repeatable); the process environment is not used")
+	dir := flag.String("project-dir", "", "folder relative paths are resolved against (default: FILE's folder)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: compose-check [-env KEY=VALUE ...] FILE\n")
+		fmt.Fprintf(os.Stderr, "usage: compose-check [-env KEY=VALUE ...] [-project-dir DIR] FILE\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -37,8 +41,11 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	if *dir == "" {
+		*dir = filepath.Dir(file)
+	}
 	opts, err := cli.NewProjectOptions([]string{file},
-		cli.WithWorkingDirectory(filepath.Dir(file)),
+		cli.WithWorkingDirectory(*dir),
 		cli.WithEnv(env),
 		cli.WithProfiles([]string{"*"}),
 		cli.WithName("cpi2"),
