@@ -15,64 +15,36 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import pipeline  # noqa: E402
+import quality  # noqa: E402
 from pipeline import ROOT, stack  # noqa: E402
-
-
-def truth_matches(truth, incident):
-    """Is the incident's named antagonist a real one for its host at that (simulated) time?"""
-    for t in truth:
-        if (t["type"] == "antagonism" and t["host"] == incident["host"] and t["antagonist"] == incident["antagonist_task"]
-                and t["start_us"] <= incident["detected_at_us"] <= t["end_us"] + 600_000_000):
-            return True
-    return False
-
-
-def detection_latencies(truth, actions):
-    """(host, antagonist) -> simulated seconds from its onset (ground truth) to the first cap on it."""
-    onset = {}
-    for t in truth:
-        if t["type"] == "antagonism":
-            key = (t["host"], t["antagonist"])
-            onset[key] = min(onset.get(key, t["start_us"]), t["start_us"])
-    out = {}
-    for a in actions:
-        key = (a["host"], a["task"])
-        if a["kind"] == "APPLIED" and key in onset and a["at_us"] >= onset[key]:
-            out[key] = min(out.get(key, float("inf")), (a["at_us"] - onset[key]) / 1e6)
-    return out
 
 
 def summary(run):
     m = run.monitor
     truth = run.truth()
     throttles = [i for i in m.incidents if i["decision"] == "THROTTLE"]
-    correct = [i for i in throttles if truth_matches(truth, i)]
-    real = {(t["host"], t["antagonist"]) for t in truth if t["type"] == "antagonism"}
-    found = {(i["host"], i["antagonist_task"]) for i in correct}
+    q = quality.measure(truth, m)
     kinds = m.action_kinds()
     rel = [o["relative_cpi"] for o in m.outcomes]
-    classes = {i["incident_id"]: i["antagonist_class"] for i in m.incidents}
-    ls_capped = [a for a in m.actions if a["kind"] == "APPLIED" and classes.get(a.get("incident_id")) == "LATENCY_SENSITIVE"]
-    latencies = detection_latencies(truth, m.actions)
     print()
     print("==== CPI² demo summary (%s) ====" % run.scenario)
     print("incidents: %d; by decision: %s" % (len(m.incidents), dict(m.decisions())))
-    print("antagonists named (THROTTLE incidents): %d, of them right per the ground truth: %d (precision %.2f)"
-          % (len(throttles), len(correct), len(correct) / len(throttles) if throttles else float("nan")))
-    print("real antagonists in the ground truth: %d, found: %d (recall %.2f)"
-          % (len(real), len(found), len(found) / len(real) if real else float("nan")))
+    print("antagonists named (THROTTLE incidents): %d, of them right per the ground truth: %d (precision %s)"
+          % (q["throttles"], q["correct"], quality.fmt(q["precision"])))
+    print("real antagonists the policy caps (batch or best-effort hurting a latency-sensitive task): %d, found: %d"
+          " (recall %s)" % (q["real"], q["found"], quality.fmt(q["recall"])))
     print("caps applied %d, renewed %d, lifted %d, refused %d, failed %d; in force now %d"
           % (kinds.get("APPLIED", 0), kinds.get("RENEWED", 0), kinds.get("RELEASED", 0), kinds.get("REFUSED", 0),
              kinds.get("FAILED", 0), len(m.caps)))
     print("outcomes: %s; median relative victim CPI while capped: %s"
           % (dict(m.verdicts()), "%.2f" % statistics.median(rel) if rel else "n/a"))
     print("dead letters: %d" % len(m.dead_letters))
-    if latencies:
-        print("detection latency, antagonist onset to its first cap (simulated s): median %.0f, max %.0f over %d of %d"
-              " antagonists (target: 3 sampling periods + 5 s = 185 s)"
-              % (statistics.median(latencies.values()), max(latencies.values()), len(latencies), len(real)))
-    if ls_capped:
-        print("WARNING: %d caps on latency-sensitive tasks" % len(ls_capped))
+    if q["latencies"]:
+        print("detection latency, antagonist onset to its first cap (simulated s): median %.0f, max %.0f over %d"
+              " antagonists (target: 3 sampling periods + 5 s = %d s)"
+              % (q["latency_median"], q["latency_max"], len(q["latencies"]), quality.LATENCY_TARGET_S))
+    if q["ls_caps"]:
+        print("WARNING: %d caps on latency-sensitive tasks" % q["ls_caps"])
     forensics = os.path.join(ROOT, "clickhouse", "forensics.py")
     if os.path.exists(forensics) and throttles:
         worst = max(throttles, key=lambda i: i["victim_cpi"] / max(i["spec_mean"], 1e-9))
@@ -88,6 +60,11 @@ def summary(run):
             print("\n-- forensics query %s %s --" % (name, " ".join(params)))
             subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), forensics, "--url", stack.CLICKHOUSE,
                             name] + params, check=False)
+        png = os.path.join(run.dir, "most-severe-incident.png")
+        r = subprocess.run([os.path.join(ROOT, "cli", "bin", "cpi2ctl"), "incident", "show", worst["incident_id"], "-o", png],
+                           capture_output=True, text=True)
+        print("\nplot of the most severe incident (victim CPI against the antagonist's CPU usage, caps shaded): %s"
+              % (png if r.returncode == 0 else "not written: " + (r.stderr or r.stdout).strip()[-500:]))
     print("\nFlink web UI: %s" % stack.FLINK)
     print("ClickHouse:   curl '%s/?query=SELECT+decision,count()+FROM+cpi2.incidents+FINAL+GROUP+BY+decision'"
           % stack.CLICKHOUSE)

@@ -111,13 +111,23 @@ class Run:
                          120, "the simulator's cgroup tree")
         if self.sim.poll() is not None:
             raise RuntimeError("cpi2-fleetsim exited:\n" + open(self.sim_log.name).read()[-3000:])
-        self.enf_log = open(os.path.join(self.dir, "enforcer.log"), "w")
-        self.enforcer = subprocess.Popen(
-            [ENFORCER, "--sim-hosts-root", self.cgroot, "--clock-file", os.path.join(self.cgroot, "clock"),
-             "--state-dir", os.path.join(self.dir, "enforcer-state"), "--brokers", stack.KAFKA,
-             "--group-id", "e2e-enforcer-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
-            + self.enforcer_args, stdout=self.enf_log, stderr=subprocess.STDOUT)
+        self.enf_log = open(os.path.join(self.dir, "enforcer.log"), "a")
+        self.enforcer_cmd = [ENFORCER, "--sim-hosts-root", self.cgroot, "--clock-file", os.path.join(self.cgroot, "clock"),
+                             "--state-dir", os.path.join(self.dir, "enforcer-state"), "--brokers", stack.KAFKA,
+                             "--group-id", "e2e-enforcer-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
+        self.enforcer_cmd += self.enforcer_args
+        self.start_enforcer()
         log("playing %s at %sx (work dir %s)" % (self.scenario, self.speed, self.dir))
+
+    def start_enforcer(self):
+        """Starts the enforcer (again: same state folder and consumer group, as after a crash)."""
+        self.enforcer = subprocess.Popen(self.enforcer_cmd, stdout=self.enf_log, stderr=subprocess.STDOUT)
+
+    def kill_enforcer(self):
+        """kill -9: no chance to lift its caps or write anything more."""
+        self.enforcer.send_signal(signal.SIGKILL)
+        self.enforcer.wait(30)
+        log("enforcer killed with SIGKILL")
 
     def restart_from_savepoint(self):
         """Stops the job with a savepoint and resumes it from there with the same options (an

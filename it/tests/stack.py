@@ -62,3 +62,21 @@ def wait_until(pred, timeout, what, interval=0.5):
             return last
         time.sleep(interval)
     raise AssertionError("timed out after %ss waiting for %s (last: %r)" % (timeout, what, last))
+
+
+def kill_server(name):
+    """kill -9 one of the stack's servers (as a crash would) and wait until it is gone."""
+    import signal
+    pid = pids()[name]
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not os.path.exists("/proc/%d" % pid) or open("/proc/%d/stat" % pid).read().split()[2] == "Z",
+               30, "%s (pid %d) to exit" % (name, pid))
+
+
+def query(sql, data=None):
+    """One ClickHouse statement over HTTP (data: an INSERT's rows); its text answer, stripped."""
+    import requests
+    r = requests.post(CLICKHOUSE + "/", params={"query": sql} if data is not None else None,
+                      data=data if data is not None else sql, timeout=30)
+    assert r.status_code == 200, sql + "\n" + r.text
+    return r.text.strip()

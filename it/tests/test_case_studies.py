@@ -23,9 +23,7 @@ import stack  # noqa: E402
 LATENCY_SENSITIVE = "LATENCY_SENSITIVE"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def up():
-    stack.ensure_up()
+pytestmark = pytest.mark.usefixtures("stack_up")
 
 
 def play(scenario, seed):

@@ -13,22 +13,13 @@ import os
 import sys
 
 import pytest
-import requests
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import pipeline  # noqa: E402
 import stack  # noqa: E402
 
 
-def ch(sql):
-    r = requests.post(stack.CLICKHOUSE + "/", data=sql, timeout=30)
-    assert r.status_code == 200, sql + "\n" + r.text
-    return r.text.strip()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def up():
-    stack.ensure_up()
+pytestmark = pytest.mark.usefixtures("stack_up")
 
 
 def test_steady_fleet_produces_no_caps():
@@ -72,7 +63,7 @@ def test_antagonist_goes_through_every_stage():
     assert {o["verdict"] for o in m.outcomes} <= {"TRUE_POSITIVE", "FALSE_POSITIVE", "NOISE", "INCONCLUSIVE"}
     # ClickHouse has the incident and the action (the Flink sink writes them; FINAL dedups)
     iid = a["incident_id"]
-    assert ch("SELECT count() FROM cpi2.incidents FINAL WHERE incident_id = '%s'" % iid) == "1"
-    assert int(ch("SELECT count() FROM cpi2.actions FINAL WHERE incident_id = '%s'" % iid)) >= 1
-    assert int(ch("SELECT count() FROM cpi2.incident_suspects WHERE incident_id = '%s'" % iid)) >= 1
+    assert stack.query("SELECT count() FROM cpi2.incidents FINAL WHERE incident_id = '%s'" % iid) == "1"
+    assert int(stack.query("SELECT count() FROM cpi2.actions FINAL WHERE incident_id = '%s'" % iid)) >= 1
+    assert int(stack.query("SELECT count() FROM cpi2.incident_suspects WHERE incident_id = '%s'" % iid)) >= 1
     run.cleanup()

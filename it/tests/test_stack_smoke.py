@@ -19,9 +19,7 @@ import stack
 import wire
 
 
-@pytest.fixture(scope="module", autouse=True)
-def up():
-    stack.ensure_up()
+pytestmark = pytest.mark.usefixtures("stack_up")
 
 
 def test_topics_have_partitions_retention_and_compaction():
@@ -89,20 +87,13 @@ def test_trivial_job_runs_on_flink():
         requests.delete(stack.FLINK + "/jars/" + jar_id, timeout=10)
 
 
-def _ch(sql, data=None):
-    r = requests.post(stack.CLICKHOUSE + "/", params={"query": sql} if data is not None else None,
-                      data=data if data is not None else sql, timeout=30)
-    assert r.status_code == 200, "%s\n%s" % (sql, r.text)
-    return r.text
-
-
 def test_clickhouse_insert_and_select():
-    _ch("CREATE DATABASE IF NOT EXISTS cpi2_smoke")
-    _ch("CREATE TABLE IF NOT EXISTS cpi2_smoke.t (id String, cpi Float64) ENGINE = MergeTree ORDER BY id")
+    stack.query("CREATE DATABASE IF NOT EXISTS cpi2_smoke")
+    stack.query("CREATE TABLE IF NOT EXISTS cpi2_smoke.t (id String, cpi Float64) ENGINE = MergeTree ORDER BY id")
     rid = uuid.uuid4().hex
-    _ch("INSERT INTO cpi2_smoke.t FORMAT JSONEachRow", json.dumps({"id": rid, "cpi": 1.25}))
-    assert _ch("SELECT cpi FROM cpi2_smoke.t WHERE id = '%s' FORMAT TabSeparated" % rid).strip() == "1.25"
-    _ch("DROP TABLE cpi2_smoke.t")
+    stack.query("INSERT INTO cpi2_smoke.t FORMAT JSONEachRow", json.dumps({"id": rid, "cpi": 1.25}))
+    assert stack.query("SELECT cpi FROM cpi2_smoke.t WHERE id = '%s' FORMAT TabSeparated" % rid) == "1.25"
+    stack.query("DROP TABLE cpi2_smoke.t")
 
 
 def test_telegraf_ships_host_metrics_to_kafka():

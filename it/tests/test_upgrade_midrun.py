@@ -9,16 +9,13 @@ import sys
 import time
 
 import pytest
-import requests
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
 import pipeline  # noqa: E402
 import stack  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def up():
-    stack.ensure_up()
+pytestmark = pytest.mark.usefixtures("stack_up")
 
 
 def test_savepoint_in_the_middle_keeps_the_specs_and_writes_nothing_twice():
@@ -46,10 +43,8 @@ def test_savepoint_in_the_middle_keeps_the_specs_and_writes_nothing_twice():
     ids = [i["incident_id"] for i in m.incidents]
     assert len(ids) == len(set(ids)), "incidents published twice: %d of %d" % (len(ids) - len(set(ids)), len(ids))
     quoted = ",".join("'%s'" % i for i in set(ids))
-    r = requests.post(stack.CLICKHOUSE + "/", data="SELECT count(), uniqExact(incident_id) FROM cpi2.incidents WHERE incident_id IN (%s)"
-                      % quoted, timeout=30)
-    assert r.status_code == 200, r.text
-    rows, distinct = map(int, r.text.split())
+    rows, distinct = map(int, stack.query("SELECT count(), uniqExact(incident_id) FROM cpi2.incidents WHERE incident_id IN (%s)"
+                                          % quoted).split())
     assert distinct == len(set(ids)) and rows == distinct, "ClickHouse: %d rows, %d incidents, %d published" % (
         rows, distinct, len(set(ids)))
     run.cleanup()

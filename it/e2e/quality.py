@@ -1,0 +1,71 @@
+"""Detection quality of one run against the simulator's ground truth: who was named, who should
+have been, how fast, and whether a latency-sensitive task was ever capped. Shared by the demo's
+summary and `make bench` (bench_detection.py).
+
+- precision: THROTTLE incidents whose named antagonist really antagonised a task on that host
+  at that (simulated) time (its episode, or the 10 minutes after, while its effect fades)
+  / all THROTTLE incidents;
+- recall: eligible real antagonists (batch or best-effort hurting a latency-sensitive task: the
+  only ones the paper's policy caps) named by at least one right THROTTLE / all eligible ones;
+- detection latency: simulated seconds from an antagonist's onset to the first cap on it
+  (target: 3 sampling periods + 5 s = 185 s);
+- caps on latency-sensitive tasks (target: none).
+"""
+
+import statistics
+
+LATENCY_TARGET_S = 3 * 60 + 5
+FADE_US = 600_000_000
+
+
+def truth_matches(truth, incident):
+    """Is the incident's named antagonist a real one for its host at that (simulated) time?"""
+    for t in truth:
+        if (t["type"] == "antagonism" and t["host"] == incident["host"] and t["antagonist"] == incident["antagonist_task"]
+                and t["start_us"] <= incident["detected_at_us"] <= t["end_us"] + FADE_US):
+            return True
+    return False
+
+
+def eligible(t):
+    return t["antagonist_class"] != "latency-sensitive" and t["victim_class"] == "latency-sensitive"
+
+
+def detection_latencies(truth, actions):
+    """(host, antagonist) -> simulated seconds from its onset (ground truth) to the first cap on it."""
+    onset = {}
+    for t in truth:
+        if t["type"] == "antagonism":
+            key = (t["host"], t["antagonist"])
+            onset[key] = min(onset.get(key, t["start_us"]), t["start_us"])
+    out = {}
+    for a in actions:
+        key = (a["host"], a["task"])
+        if a["kind"] == "APPLIED" and key in onset and a["at_us"] >= onset[key]:
+            out[key] = min(out.get(key, float("inf")), (a["at_us"] - onset[key]) / 1e6)
+    return out
+
+
+def measure(truth, monitor):
+    """The figures of one run, as a dict (see the module's doc)."""
+    throttles = [i for i in monitor.incidents if i["decision"] == "THROTTLE"]
+    correct = [i for i in throttles if truth_matches(truth, i)]
+    real = {(t["host"], t["antagonist"]) for t in truth if t["type"] == "antagonism" and eligible(t)}
+    found = {(i["host"], i["antagonist_task"]) for i in correct} & real
+    classes = {i["incident_id"]: i["antagonist_class"] for i in monitor.incidents}
+    ls_caps = [a for a in monitor.actions
+               if a["kind"] == "APPLIED" and classes.get(a.get("incident_id")) == "LATENCY_SENSITIVE"]
+    latencies = sorted(detection_latencies(truth, monitor.actions).values())
+    return {
+        "throttles": len(throttles), "correct": len(correct),
+        "precision": len(correct) / len(throttles) if throttles else None,
+        "real": len(real), "found": len(found), "recall": len(found) / len(real) if real else None,
+        "latencies": latencies,
+        "latency_median": statistics.median(latencies) if latencies else None,
+        "latency_max": latencies[-1] if latencies else None,
+        "ls_caps": len(ls_caps),
+    }
+
+
+def fmt(x, spec="%.2f"):
+    return "n/a" if x is None else spec % x
