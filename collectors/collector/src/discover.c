@@ -166,6 +166,28 @@ int cg_discover(struct cg_list *l, const struct cg_root *r, int root_index, int 
 	return walk(l, r->path, "", root_index, max_depth, max_entries);
 }
 
+/* entry j is in the subtree of entry i */
+static bool descends(const struct cg_list *l, size_t i, size_t j)
+{
+	const struct cg_entry *a = &l->v[i], *b = &l->v[j];
+	size_t n = strlen(a->task);
+
+	return b->root == a->root && strncmp(b->task, a->task, n) == 0 && b->task[n] == '/';
+}
+
+bool cg_is_parent(const struct cg_list *l, size_t i)
+{
+	return i + 1 < l->n && descends(l, i, i + 1);
+}
+
+size_t cg_marked_descendant(const struct cg_list *l, size_t i, const bool *mark)
+{
+	for (size_t j = i + 1; j < l->n && descends(l, i, j); j++)
+		if (mark[j])
+			return j;
+	return l->n;
+}
+
 void cg_list_clear(struct cg_list *l)
 {
 	for (size_t i = 0; i < l->n; i++)

@@ -4,6 +4,7 @@
 #define COLLECTOR_DISCOVER_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Where one configured root's cgroups are read from. */
@@ -36,6 +37,16 @@ int cg_root_init(struct cg_root *r, const char *path, const struct cpi2_cgroup_m
  * order, at most max_entries in the list. A directory that vanishes during the walk is
  * skipped. Returns 0 or -errno (the root itself unreadable, or out of memory). */
 int cg_discover(struct cg_list *l, const struct cg_root *r, int root_index, int max_depth, size_t max_entries);
+
+/* Whether entry i has a descendant in the walk. cg_discover lists a cgroup's subtree right
+ * after it, so that is whether entry i+1 is under it (same root, path "TASK/..."). A cgroup
+ * whose children were not walked (at max_depth, or cut by max_entries) is not a parent here:
+ * none of its descendants is in the list, so nothing else counts what it counts. */
+bool cg_is_parent(const struct cg_list *l, size_t i);
+
+/* The first descendant j of entry i in the list with mark[j] true, or l->n if there is none
+ * (mark: one flag per entry). */
+size_t cg_marked_descendant(const struct cg_list *l, size_t i, const bool *mark);
 
 /* Empty the list (keeps its memory). */
 void cg_list_clear(struct cg_list *l);

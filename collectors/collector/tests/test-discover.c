@@ -1,10 +1,12 @@
 /* discover: fake cgroup v2 and v1 trees in a temporary directory; cgroups that appear and
- * disappear between walks; depth and size limits; root descriptions from fake mounts. */
+ * disappear between walks; depth and size limits; root descriptions from fake mounts; which
+ * cgroups hold others in the walk (their counts include their descendants'). */
 #include "discover.h"
 
 #include <cpi2/cgroup.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,94 @@ static const char *tasks(const struct cg_list *l)
 	for (size_t i = 0; i < l->n; i++)
 		snprintf(s + strlen(s), sizeof(s) - strlen(s), "%s%s", i ? " " : "", l->v[i].task);
 	return s;
+}
+
+/* the entries of l that hold others in the walk, as "a b" */
+static const char *parents(const struct cg_list *l)
+{
+	static char s[4096];
+
+	s[0] = '\0';
+	for (size_t i = 0; i < l->n; i++)
+		if (cg_is_parent(l, i))
+			snprintf(s + strlen(s), sizeof(s) - strlen(s), "%s%s", s[0] ? " " : "", l->v[i].task);
+	return s;
+}
+
+/* the task of the first descendant of entry i whose name contains mark, or "-" */
+static const char *marked(const struct cg_list *l, size_t i, const char *mark)
+{
+	bool m[64] = {0};
+	size_t j;
+
+	CHECK(l->n <= 64);
+	for (j = 0; j < l->n; j++)
+		m[j] = strstr(l->v[j].task, mark) != NULL;
+	j = cg_marked_descendant(l, i, m);
+	return j == l->n ? "-" : l->v[j].task;
+}
+
+/* parents: "a" holds "a/b"; "a-b" and "ab" sort right after a's subtree but are not under it */
+static void check_parents(void)
+{
+	struct cg_root r;
+	struct cg_list l = {0};
+	struct cpi2_cgroup_mounts m = {0};
+	char p[PATH_MAX];
+
+	mk("p");
+	touch("p/cgroup.controllers");
+	mk("p/a");
+	mk("p/a/b");
+	mk("p/a/b/leaf.task");
+	mk("p/a/c.task");
+	mk("p/a-b");
+	mk("p/ab");
+	mk("p/ab.task");
+	path(p, "p");
+	CHECK(cg_root_init(&r, p, &m) == 0);
+	CHECK(cg_discover(&l, &r, 0, 8, 1000) == 0);
+	CHECK(!strcmp(tasks(&l), "a a/b a/b/leaf.task a/c.task a-b ab ab.task"));
+	CHECK(!strcmp(parents(&l), "a a/b"));
+	/* the first marked descendant, within the subtree only */
+	CHECK(!strcmp(marked(&l, 0, ".task"), "a/b/leaf.task"));
+	CHECK(!strcmp(marked(&l, 0, "c.task"), "a/c.task"));
+	CHECK(!strcmp(marked(&l, 1, "c.task"), "-"));   /* a sibling of a/b, not under it */
+	CHECK(!strcmp(marked(&l, 0, "ab"), "-"));       /* "ab" and "ab.task" follow a's subtree */
+	CHECK(!strcmp(marked(&l, 5, ".task"), "-"));    /* ab: a leaf */
+	CHECK(!strcmp(marked(&l, 6, ".task"), "-"));    /* the last entry */
+	/* at the depth limit the children are not walked: a/b is a leaf there, a still a parent */
+	cg_list_clear(&l);
+	CHECK(cg_discover(&l, &r, 0, 2, 1000) == 0);
+	CHECK(!strcmp(tasks(&l), "a a/b a/c.task a-b ab ab.task"));
+	CHECK(!strcmp(parents(&l), "a"));
+	cg_list_clear(&l);
+	CHECK(cg_discover(&l, &r, 0, 1, 1000) == 0);
+	CHECK(!strcmp(parents(&l), ""));
+	/* cut by the size limit: a keeps the one child that made it */
+	cg_list_clear(&l);
+	CHECK(cg_discover(&l, &r, 0, 8, 2) == 0 && l.truncated == 5);
+	CHECK(!strcmp(parents(&l), "a"));
+	cg_list_clear(&l);
+	CHECK(cg_discover(&l, &r, 0, 8, 1) == 0);
+	CHECK(!strcmp(parents(&l), ""));
+	/* the same path under another root is not a descendant: two roots walked into one list,
+	 * the second's "a/b" right after the first's "a" */
+	cg_list_clear(&l);
+	path(p, "p/a");
+	strcpy(r.path, p);
+	CHECK(cg_discover(&l, &r, 0, 8, 1000) == 0); /* b b/leaf.task c.task */
+	path(p, "p");
+	strcpy(r.path, p);
+	CHECK(cg_discover(&l, &r, 1, 1, 1000) == 0); /* a a-b ab ab.task */
+	CHECK(!strcmp(tasks(&l), "b b/leaf.task c.task a a-b ab ab.task"));
+	free(l.v[4].task);
+	CHECK((l.v[4].task = strdup("a/b")) != NULL);
+	CHECK(cg_is_parent(&l, 3));
+	l.v[4].root = 0;
+	CHECK(!cg_is_parent(&l, 3) && !strcmp(marked(&l, 3, "/"), "-"));
+	CHECK(!strcmp(parents(&l), "b"));
+	cg_list_free(&l);
 }
 
 int main(void)
@@ -132,6 +222,7 @@ int main(void)
 	strcpy(v1.path, p);
 	CHECK(cg_discover(&l, &v1, 0, 3, 1000) == -ENOENT);
 	cg_list_free(&l);
+	check_parents();
 	CHECK(system(strcat(strcpy(p, "rm -rf "), base)) == 0);
 	printf("test-discover: ok\n");
 	return 0;
