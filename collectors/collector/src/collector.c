@@ -243,10 +243,17 @@ static void report_once(struct collector *c, const char *key, int level, const c
 		cpi2_log(level, "collector", fmt, a, b);
 }
 
+/* the once_set key of a report of kind about task: "/kind:task" (unmapped leaves use the bare
+ * path, which never starts with '/') */
+static void once_key(char *out, size_t size, const char *kind, const char *task)
+{
+	snprintf(out, size, "/%s:%s", kind, task);
+}
+
 /* discover and map: the candidates go into c->counted (descriptors not open yet) */
 static int candidates(struct collector *c)
 {
-	char err[512];
+	char err[512], key[PATH_MAX + 16];
 
 	if (c->conf->labels_file[0] && rules_labels_refresh(&c->rules, c->conf->labels_file, err, sizeof(err)))
 		report_once(c, err, CPI2_LOG_WARN, "labels: %s%s (keeping the labels loaded before)", err, "");
@@ -261,6 +268,12 @@ static int candidates(struct collector *c)
 		cpi2_log(CPI2_LOG_WARN, "collector", "more than max_cgroups=%ld cgroups: %zu left out", c->conf->max_cgroups,
 			 c->found.truncated);
 	c->stats.discovered = c->found.n;
+	/* published[i]: entry i gets a sample; mapped[i]: by a rule or label */
+	bool *published = calloc(2 * c->found.n + 1, sizeof(*published)), *mapped = published + c->found.n;
+	int rc = 0;
+
+	if (!published)
+		return -ENOMEM;
 	for (size_t i = 0; i < c->found.n; i++) {
 		struct mapping map;
 		const char *task = c->found.v[i].task;
@@ -268,6 +281,16 @@ static int candidates(struct collector *c)
 
 		if (kind == MAP_IGNORE) {
 			c->stats.ignored++;
+			continue;
+		}
+		if (kind == MAP_UNMAPPED && cg_is_parent(&c->found, i)) {
+			/* its counts are its children's sum: publishing it would count them twice */
+			c->stats.parents++;
+			once_key(key, sizeof(key), "parent", task);
+			report_once(c, key, CPI2_LOG_WARN,
+				    "cgroup %s matches no rule or label and holds other cgroups (%s among "
+				    "them): not published, its counts include theirs",
+				    task, c->found.v[i + 1].task);
 			continue;
 		}
 		if (kind == MAP_UNMAPPED) {
@@ -278,17 +301,36 @@ static int candidates(struct collector *c)
 			map.is_protected = false;
 			report_once(c, task, CPI2_LOG_WARN,
 				    "cgroup %s matches no rule or label: published as job=%s, class UNKNOWN", task, task);
+		} else {
+			mapped[i] = true;
 		}
+		published[i] = true;
 		struct counted *t = add_counted(c);
 
-		if (!t)
-			return -ENOMEM;
+		if (!t) {
+			rc = -ENOMEM;
+			goto out;
+		}
 		t->task = task;
 		t->root = c->found.v[i].root;
 		t->map = map;
 		t->has_usage = false;
 	}
-	return 0;
+	/* a cgroup mapped on purpose is published even with children; say so when one of them is too */
+	for (size_t i = 0; i < c->found.n; i++) {
+		size_t j;
+
+		if (!mapped[i] || (j = cg_marked_descendant(&c->found, i, published)) == c->found.n)
+			continue;
+		once_key(key, sizeof(key), "overlap", c->found.v[i].task);
+		report_once(c, key, CPI2_LOG_WARN,
+			    "cgroup %s is mapped and %s under it is published too: their counts overlap "
+			    "(the first's include the second's)",
+			    c->found.v[i].task, c->found.v[j].task);
+	}
+out:
+	free(published);
+	return rc;
 }
 
 /* keep at most what the descriptor budget allows, starting at the rotation cursor */

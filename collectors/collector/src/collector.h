@@ -27,9 +27,9 @@ struct counted {
 	bool has_usage;
 };
 
-/* what the last window saw */
+/* what the last window saw; parents: unmapped cgroups holding others, not published */
 struct window_stats {
-	size_t discovered, ignored, unmapped, counted, deferred, failed, vanished, samples;
+	size_t discovered, ignored, unmapped, parents, counted, deferred, failed, vanished, samples;
 };
 
 /* a set of strings (unmapped cgroups and other things reported once) */

@@ -3,7 +3,8 @@
 publish made-up CPI where hardware counters are missing, and on the real cgroup v2 hierarchy
 (skipped with the reason where it is missing): --once on a tree of tasks, the descriptor budget
 rotating cgroups across windows, cgroups appearing and disappearing between windows, SIGTERM
-in the middle of a window, and Kafka being down (sampling goes on, drops are reported).
+in the middle of a window, Kafka being down (sampling goes on, drops are reported), and cgroups
+that hold others (an unmapped parent is not published: its counts include its children's).
 
 Usage: test_cli.py PATH/TO/cpi2-collector
 """
@@ -136,6 +137,40 @@ def check_real_tree(root, rules):
     print("Kafka down: ok (2 windows sampled, drops reported, exit after %.1f s)" % took)
 
 
+def check_parents(root):
+    """root: a/{b,c} unmapped, k mapped with k/x ignored, m and m/n both mapped."""
+    with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
+        rules.write("m job=m task_id=0 class=batch\nm/* job=m task_id=$1 class=batch\n"
+                    "k job=k task_id=0 class=batch\nk/* ignore\n")
+        rules.flush()
+        r = run("--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules.name,
+                "--window-s", "0.2", "--period-s", "0.5", "--windows", "2")
+        assert r.returncode == 0, r
+        wins = windows_of(cgtest.samples(r.stdout))
+        # a holds a/b and a/c and no rule maps it: not published; its leaves are, as UNKNOWN.
+        # k and m are mapped on purpose: published although they hold cgroups
+        assert wins == [["a/b", "a/c", "k", "m", "m/n"]] * 2, wins
+        assert r.stderr.count("(1 ignored, 2 unmapped, 1 unmapped parents not published)") == 2, r.stderr
+        # reported once, not every window
+        assert r.stderr.count("cgroup a matches no rule or label and holds other cgroups (a/b among them): "
+                              "not published, its counts include theirs") == 1, r.stderr
+        assert r.stderr.count("cgroup a/b matches no rule or label: published as job=a/b") == 1, r.stderr
+        assert r.stderr.count("cgroup m is mapped and m/n under it is published too: their counts overlap") == 1, \
+            r.stderr
+        assert "cgroup k is mapped" not in r.stderr and "published as job=a," not in r.stderr, r.stderr
+        # at max_depth 1 the children are not walked: a is a leaf there (nothing else counts its
+        # children), published as UNKNOWN; m's child is not published, so no overlap
+        r = run("--once", "--events", "task-clock", "--roots", root, "--rules-file", rules.name, "--window-s", "0.2",
+                "--max-depth", "1")
+        assert r.returncode == 0, r
+        samples = cgtest.samples(r.stdout)
+        assert sorted(s["task"] for s in samples) == ["a", "k", "m"], r.stdout
+        assert [s["task_class"] for s in samples if s["task"] == "a"] == ["UNKNOWN"], samples
+        assert "(0 ignored, 1 unmapped, 0 unmapped parents not published)" in r.stderr, r.stderr
+        assert "holds other cgroups" not in r.stderr and "overlap" not in r.stderr, r.stderr
+    print("cgroups holding others: ok %s" % wins[0])
+
+
 def main():
     global BIN
     BIN = sys.argv[1]
@@ -153,6 +188,13 @@ def main():
             check_real_tree(root, rules.name)
     finally:
         cgtest.stop(spinner)
+        cgtest.remove_tree(root)
+    root = cgtest.make_cgroup("cpi2-test-cli-parents-%d" % os.getpid())
+    try:
+        for t in ("a/b", "a/c", "k/x", "m/n"):
+            os.makedirs(os.path.join(root, t))
+        check_parents(root)
+    finally:
         cgtest.remove_tree(root)
     print("test_cli: ok")
 
