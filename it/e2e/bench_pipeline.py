@@ -12,8 +12,6 @@ import subprocess
 import sys
 import time
 
-import requests
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import pipeline  # noqa: E402
@@ -21,12 +19,6 @@ from pipeline import stack  # noqa: E402
 
 SCENARIO = os.environ.get("BENCH_SCENARIO", "fleet300")
 DURATION = os.environ.get("BENCH_DURATION", "2h")
-
-
-def source_read(jid):
-    d = requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()
-    src = d["vertices"][0]
-    return src["metrics"].get("write-records", 0), d["state"]
 
 
 def main():
@@ -41,7 +33,7 @@ def main():
     published = None
     while True:
         time.sleep(1)
-        n, state = source_read(jid)
+        n, state = pipeline.samples_read(jid)
         if state != "RUNNING":
             raise SystemExit("pipeline bench: the job is %s" % state)
         text = open(log.name).read()

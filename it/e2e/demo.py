@@ -78,7 +78,7 @@ def main(argv=None):
     p.add_argument("--speed", type=float, default=120, help="simulated seconds per second after the warmup")
     p.add_argument("--duration", default=None, help="simulated duration after the warmup (default: the scenario's)")
     a = p.parse_args(argv)
-    run = pipeline.Run(a.scenario, speed=a.speed, duration=a.duration)
+    run = pipeline.Run(a.scenario, speed=a.speed, duration=a.duration, settle_warmup=True)
     print("CPI² demo: CPI values come from the fleet simulator (this machine has no hardware counters).")
     run.start()
     last = [0.0]

@@ -5,6 +5,7 @@ everything. Used by `make demo` and by the end-to-end tests."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -70,12 +71,23 @@ def submit_job(extra_args=(), options=None, savepoint=""):
     return jid
 
 
+def samples_read(jid):
+    """(samples the job's Kafka source has emitted, the job's state), from Flink's REST metrics."""
+    d = requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()
+    src = [v for v in d["vertices"] if v["name"].startswith("Source: Kafka cpi2.samples")]
+    return (src[0]["metrics"].get("write-records", 0) if src else 0), d["state"]
+
+
 class Run:
     """One scenario through the whole pipeline. Call start(), then wait(), then stop()."""
 
     def __init__(self, scenario, speed=60, duration=None, warmup=None, seed=1, workdir=None, job_args=(),
-                 fleetsim_args=(), enforcer_args=(), sample_hosts=()):
+                 fleetsim_args=(), enforcer_args=(), sample_hosts=(), settle_warmup=False):
+        """settle_warmup: play the warm-up first on its own, as fast as possible, and start the
+        scripted part only once the job has read all of it (for large fleets, whose warm-up the
+        job takes a while to read: otherwise the simulated clock runs ahead of the pipeline)."""
         self.scenario, self.speed, self.duration, self.warmup, self.seed = scenario, speed, duration, warmup, seed
+        self.settle_warmup = settle_warmup
         self.job_args, self.fleetsim_args, self.enforcer_args = list(job_args), list(fleetsim_args), list(enforcer_args)
         self.sample_hosts = list(sample_hosts)  # the monitor keeps these hosts' samples
         self.dir = workdir or tempfile.mkdtemp(prefix="cpi2-e2e-%s-" % scenario)
@@ -98,13 +110,14 @@ class Run:
             log("flink job %s running" % self.job)
         self.monitor = Monitor(stack.KAFKA, sample_hosts=self.sample_hosts)
         self.monitor.poll(2)  # join before anything is produced
+        warmup = ["--warmup", self.warmup] if self.warmup else []
+        if self.settle_warmup:
+            warmup = ["--warmup", "0", "--start", "%d" % self.play_warmup(warmup)]
         cmd = [FLEETSIM, "-s", self.scenario, "--speed", str(self.speed), "--seed", str(self.seed),
                "--cgroup-root", self.cgroot, "--truth", self.truth_path, "--brokers", stack.KAFKA, "--progress", "5"]
         if self.duration:
             cmd += ["--duration", self.duration]
-        if self.warmup:
-            cmd += ["--warmup", self.warmup]
-        cmd += self.fleetsim_args
+        cmd += warmup + self.fleetsim_args
         self.sim_log = open(os.path.join(self.dir, "fleetsim.log"), "w")
         self.sim = subprocess.Popen(cmd, stdout=self.sim_log, stderr=subprocess.STDOUT)
         stack.wait_until(lambda: os.path.exists(os.path.join(self.cgroot, "clock")) or self.sim.poll() is not None,
@@ -118,6 +131,29 @@ class Run:
         self.enforcer_cmd += self.enforcer_args
         self.start_enforcer()
         log("playing %s at %sx (work dir %s)" % (self.scenario, self.speed, self.dir))
+
+    def play_warmup(self, warmup):
+        """The warm-up alone, at full speed; returns once the job has read all of it, with the
+        simulated time (s) where it ended, for the scripted part to start at."""
+        truth = os.path.join(self.dir, "warmup.truth.jsonl")
+        cmd = [FLEETSIM, "-s", self.scenario, "--seed", str(self.seed), "--duration", "0", "--truth", truth,
+               "--brokers", stack.KAFKA] + warmup + self.fleetsim_args
+        path = os.path.join(self.dir, "fleetsim-warmup.log")
+        with open(path, "w") as f:
+            r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=1800)
+        text = open(path).read()
+        done = re.findall(r"done: (\d+) samples", text)
+        if r.returncode != 0 or not done:
+            raise RuntimeError("cpi2-fleetsim (warm-up) failed:\n" + text[-3000:])
+        n = int(done[-1])
+        with open(truth) as t:
+            end_us = json.loads(t.readline())["warmup_end_us"]
+        log("warm-up: %d samples published; waiting until the job has read them" % n)
+        t0 = time.time()
+        stack.wait_until(lambda: samples_read(self.job)[0] >= n, 1200, "the job to read the warm-up's %d samples" % n,
+                         interval=2)
+        log("the job read the warm-up in %.0f s" % (time.time() - t0))
+        return end_us // 1_000_000
 
     def start_enforcer(self):
         """Starts the enforcer (again: same state folder and consumer group, as after a crash)."""

@@ -8,7 +8,9 @@ summary and `make bench` (bench_detection.py).
 - recall: eligible real antagonists (batch or best-effort hurting a latency-sensitive task: the
   only ones the paper's policy caps) named by at least one right THROTTLE / all eligible ones;
 - detection latency: simulated seconds from an antagonist's onset to the first cap on it
-  (target: 3 sampling periods + 5 s = 185 s);
+  (target: 3 sampling periods + 5 s = 185 s). Faster than real time, every wall-clock second
+  of processing counts `speed` simulated seconds, so runs at 1x give the real figure; the
+  event-time part (onset to the anomalous sample that named it) is reported beside it;
 - caps on latency-sensitive tasks (target: none).
 """
 
@@ -46,6 +48,23 @@ def detection_latencies(truth, actions):
     return out
 
 
+def detection_event_latencies(truth, incidents):
+    """(host, antagonist) -> simulated seconds from its onset to the event time of the first
+    right THROTTLE naming it (the anomalous sample's window start): the pipeline's own delay in
+    simulated time, without the wall-clock delays that a faster-than-real-time run multiplies."""
+    onset = {}
+    for t in truth:
+        if t["type"] == "antagonism":
+            key = (t["host"], t["antagonist"])
+            onset[key] = min(onset.get(key, t["start_us"]), t["start_us"])
+    out = {}
+    for i in incidents:
+        key = (i["host"], i["antagonist_task"])
+        if i["decision"] == "THROTTLE" and key in onset and i["detected_at_us"] >= onset[key] and truth_matches(truth, i):
+            out[key] = min(out.get(key, float("inf")), (i["detected_at_us"] - onset[key]) / 1e6)
+    return out
+
+
 def measure(truth, monitor):
     """The figures of one run, as a dict (see the module's doc)."""
     throttles = [i for i in monitor.incidents if i["decision"] == "THROTTLE"]
@@ -56,6 +75,7 @@ def measure(truth, monitor):
     ls_caps = [a for a in monitor.actions
                if a["kind"] == "APPLIED" and classes.get(a.get("incident_id")) == "LATENCY_SENSITIVE"]
     latencies = sorted(detection_latencies(truth, monitor.actions).values())
+    event_latencies = sorted(detection_event_latencies(truth, monitor.incidents).values())
     return {
         "throttles": len(throttles), "correct": len(correct),
         "precision": len(correct) / len(throttles) if throttles else None,
@@ -63,6 +83,7 @@ def measure(truth, monitor):
         "latencies": latencies,
         "latency_median": statistics.median(latencies) if latencies else None,
         "latency_max": latencies[-1] if latencies else None,
+        "event_latency_median": statistics.median(event_latencies) if event_latencies else None,
         "ls_caps": len(ls_caps),
     }
 
