@@ -30,11 +30,15 @@ import org.cpi2.schema.CpiSpec;
  * that are not yet usable still give a threshold, so that the incident can say why nothing was
  * done.
  *
- * <p>Samples are judged in event-time order: each waits in state until the watermark passes it, so
- * that the spec of its period (which the spec builder emits before forwarding that watermark) is
- * in the broadcast state, and replays judge history against the specs of their time. A late
- * sample (at or before the watermark when it arrives) is judged at once against the spec of its time
- * and placed among the outliers by its own time (see {@link AnomalyWindow}).
+ * <p>A sample is judged against the spec in force at its own time. When that spec is already
+ * final on arrival (the newest spec known ended at the last period boundary at or before the
+ * sample, so no later spec can apply to it) and none of the task's earlier samples waits, it is
+ * judged at once: detection does not wait for the next sampling period to move the watermark.
+ * Otherwise it waits in state until the watermark passes it, so that the spec of its period
+ * (which the spec builder emits before forwarding that watermark) is in the broadcast state, and
+ * replays judge history against the specs of their time. A late sample (at or before the
+ * watermark when it arrives) is judged at once against the spec of its time. Either way an
+ * outlier is placed among the task's outliers by its own time (see {@link AnomalyWindow}).
  */
 public class AnomalyDetectorFunction
     extends KeyedBroadcastProcessFunction<String, CpiSample, CpiSpec, ScoredSample> {
@@ -49,6 +53,7 @@ public class AnomalyDetectorFunction
   private final int outliers;
   private final long windowUs;
   private final long taskTtlS;
+  private final long specPeriodUs;
 
   private transient OutlierRule rule;
   private transient AnomalyWindow window;
@@ -61,6 +66,7 @@ public class AnomalyDetectorFunction
     this.outliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
     this.windowUs = o.getLong(Cpi2Options.ANOMALY_WINDOW_S) * 1_000_000L;
     this.taskTtlS = o.getLong(Cpi2Options.TASK_TTL_S);
+    this.specPeriodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
   }
 
   /** The key of the detector's state for one task. */
@@ -85,8 +91,11 @@ public class AnomalyDetectorFunction
   public void processElement(CpiSample s, ReadOnlyContext ctx, Collector<ScoredSample> out)
       throws Exception {
     long tMs = s.getWindowStartUs() / 1000;
-    if (tMs <= ctx.timerService().currentWatermark()) {
-      out.collect(judge(s, ctx.getBroadcastState(SPECS)));
+    ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
+    if (tMs <= ctx.timerService().currentWatermark()
+        || (specFinal(specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform())), s.getWindowStartUs())
+            && waiting.isEmpty())) {
+      out.collect(judge(s, specs));
       return;
     }
     waiting.put(s.getWindowStartUs(), s);
@@ -108,6 +117,16 @@ public class AnomalyDetectorFunction
       out.collect(judge(waiting.get(t), specs));
       waiting.remove(t);
     }
+  }
+
+  /**
+   * Whether the spec in force at {@code tUs} can no longer change: the newest known spec ended
+   * within one spec period before it (specs arrive in period order, and the next one only
+   * applies from its own end on).
+   */
+  boolean specFinal(SpecHistory history, long tUs) {
+    CpiSpec newest = history == null ? null : history.newest();
+    return newest != null && newest.getPeriodEndUs() <= tUs && tUs < newest.getPeriodEndUs() + specPeriodUs;
   }
 
   private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs)

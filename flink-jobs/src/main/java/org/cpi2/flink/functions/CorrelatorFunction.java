@@ -27,10 +27,11 @@ import org.cpi2.schema.Incident;
 /**
  * Paper sections 4.2 and 5, keyed by host. Keeps the last correlation window of every task's CPI
  * and CPU usage (input 1, scored samples) and the caps in force (input 2, the enforcers'
- * actions). An anomalous sample queues its task for analysis; the analysis runs when the
- * watermark passes the sample's time, so every tenant's sample of that window is in (within the
- * out-of-orderness bound), and at most once per {@code correlation.min-interval-ms} of event time
- * per host. A victim is analysed again only after as many new outliers as make an anomaly since
+ * actions). An anomalous sample queues its task for analysis; the analysis runs as soon as every
+ * task the host has in its window has reported a sample at or after the victim's (the host's
+ * period is complete), or else when the watermark passes the sample's time (a tenant that fell
+ * silent cannot hold it longer), and at most once per {@code correlation.min-interval-ms} of
+ * event time per host. A victim is analysed again only after as many new outliers as make an anomaly since
  * its last incident; capped tasks are left out, and when the victim is still anomalous under a cap
  * naming it, the new incident is the next round (paper 5: "analyse again without the capped task").
  */
@@ -126,6 +127,37 @@ public class CorrelatorFunction
         pending.put(s.task, PendingAnalysis.of(s));
       }
       ctx.timerService().registerEventTimeTimer(Math.max(s.timeUs / 1000, nextAllowedMs()));
+    }
+    if (!pending.isEmpty()) {
+      analyseCompletePeriod(ctx.getCurrentKey(), out);
+    }
+  }
+
+  /**
+   * The earliest queued analysis, now, if its time is past the rate limit and every task of the
+   * host has a sample at or after it; otherwise its timer (the watermark) decides.
+   */
+  private void analyseCompletePeriod(String host, Collector<Incident> out) throws Exception {
+    String victim = null;
+    PendingAnalysis due = null;
+    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
+      if (due == null || e.getValue().timeUs < due.timeUs) {
+        victim = e.getKey();
+        due = e.getValue();
+      }
+    }
+    long dueMs = due.timeUs / 1000;
+    if (dueMs < nextAllowedMs()) {
+      return;
+    }
+    for (TaskSeries t : series.values()) {
+      if (t.newest() < due.timeUs) {
+        return;
+      }
+    }
+    pending.remove(victim);
+    if (analyse(host, victim, due, out)) {
+      lastAnalysisMs.update(dueMs);
     }
   }
 

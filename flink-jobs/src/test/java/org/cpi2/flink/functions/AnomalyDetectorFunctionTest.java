@@ -42,25 +42,45 @@ class AnomalyDetectorFunctionTest {
   @Test
   void threeOutliersInFiveMinutesOutOfOrderMakeAnAnomaly() throws Exception {
     var h = harness();
-    h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // threshold 1.5
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // threshold 1.5, in force for the hour from 0
     add(h, 4 * MIN, 2.0, 0.8); // outlier
     add(h, 1 * MIN, 2.0, 0.8); // outlier, arrives out of order
     add(h, 2 * MIN, 3.0, 0.1); // high CPI but idle: not an outlier (CPU < 0.25)
     add(h, 3 * MIN, 1.4, 0.8); // below the threshold
-    assertTrue(h.extractOutputValues().isEmpty(), "samples wait for the watermark");
-    h.processWatermark(4 * MIN / 1000);
-    h.processBroadcastWatermark(4 * MIN / 1000);
     List<ScoredSample> out = h.extractOutputValues();
-    assertEquals(4, out.size());
-    assertEquals(List.of(1 * MIN, 2 * MIN, 3 * MIN, 4 * MIN), out.stream().map(s -> s.timeUs).toList(), "event-time order");
-    assertEquals(List.of(true, false, false, true), out.stream().map(s -> s.outlier).toList());
+    assertEquals(List.of(4 * MIN, 1 * MIN, 2 * MIN, 3 * MIN), out.stream().map(s -> s.timeUs).toList(),
+        "the spec of their time is final: judged on arrival, without waiting for the watermark");
+    assertEquals(List.of(true, true, false, false), out.stream().map(s -> s.outlier).toList());
     assertEquals(1.5, out.get(0).threshold, 1e-12);
-    assertFalse(out.get(3).anomalous, "two outliers only");
-    // A third outlier within five minutes of the first arrives late (behind the watermark).
+    assertFalse(out.get(1).anomalous, "two outliers only");
+    // A third outlier within five minutes of the first arrives, older than the newest.
     add(h, 3 * MIN + 30_000_000L, 1.6, 0.8);
-    ScoredSample late = h.extractOutputValues().get(4);
-    assertTrue(late.outlier);
-    assertTrue(late.anomalous, "1, 3.5 and 4 minutes: three outliers within five minutes");
+    ScoredSample third = h.extractOutputValues().get(4);
+    assertTrue(third.outlier);
+    assertTrue(third.anomalous, "1, 3.5 and 4 minutes: three outliers within five minutes");
+    // Behind the watermark, a late sample is judged at once too.
+    h.processWatermark(10 * MIN / 1000);
+    add(h, 2 * MIN + 30_000_000L, 1.6, 0.8);
+    assertTrue(h.extractOutputValues().get(5).anomalous, "late: placed by its own time among the outliers");
+    h.close();
+  }
+
+  @Test
+  void aSampleWhoseSpecMayStillChangeWaitsForTheWatermark() throws Exception {
+    var h = harness();
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // the hour from 0; the next spec applies from 60 min
+    add(h, 61 * MIN, 2.0, 0.8); // outlier for the old spec, not for the one the next period brings
+    add(h, 62 * MIN, 2.0, 0.8); // waits behind the first: judged in order
+    assertTrue(h.extractOutputValues().isEmpty(), "the spec of minute 60 is not in yet");
+    h.processBroadcastElement(spec(3.0, 0.25, 60 * MIN), 0); // threshold 3.5
+    h.processWatermark(62 * MIN / 1000);
+    h.processBroadcastWatermark(62 * MIN / 1000);
+    List<ScoredSample> out = h.extractOutputValues();
+    assertEquals(List.of(61 * MIN, 62 * MIN), out.stream().map(s -> s.timeUs).toList());
+    assertEquals(List.of(false, false), out.stream().map(s -> s.outlier).toList());
+    assertEquals(3.5, out.get(0).threshold, 1e-12);
+    add(h, 63 * MIN, 4.0, 0.8); // the new spec is final for it: at once
+    assertTrue(h.extractOutputValues().get(2).outlier);
     h.close();
   }
 

@@ -55,18 +55,18 @@ class CorrelatorFunctionTest {
   }
 
   @Test
-  void analysesOnceTheWatermarkPassesAndThrottlesTheBatchAntagonist() throws Exception {
+  void analysesOnceTheHostsPeriodIsCompleteAndThrottlesTheBatchAntagonist() throws Exception {
     var h = harness();
     for (int i = 1; i <= 5; i++) {
       long t = i * MIN;
       boolean high = i % 2 == 1;
-      feed(h,
-          s("web/0", "LATENCY_SENSITIVE", t, high ? 4 : 1, 0.8, i == 5),
-          s("video/7", "BEST_EFFORT", t, 1, high ? 1.0 : 0.0, false),
-          s("mr/1", "BATCH", t, 1, high ? 0.9 : 0.1, false));
+      feed(h, s("web/0", "LATENCY_SENSITIVE", t, high ? 4 : 1, 0.8, i == 5));
+      feed(h, s("video/7", "BEST_EFFORT", t, 1, high ? 1.0 : 0.0, false));
+      if (i == 5) {
+        assertEquals(List.of(), h.extractOutputValues(), "mr/1's sample of minute 5 is not in yet");
+      }
+      feed(h, s("mr/1", "BATCH", t, 1, high ? 0.9 : 0.1, false));
     }
-    assertEquals(List.of(), h.extractOutputValues(), "waits for the watermark");
-    h.processBothWatermarks(new Watermark(5 * MIN / 1000));
     List<Incident> out = h.extractOutputValues();
     assertEquals(1, out.size());
     Incident inc = out.get(0);
@@ -102,6 +102,27 @@ class CorrelatorFunctionTest {
     assertEquals("mr/1", round2.getAntagonistTask());
     assertEquals(0.1, round2.getCapCpu(), 0);
     assertNotEquals(inc.getIncidentId(), round2.getIncidentId());
+    h.close();
+  }
+
+  @Test
+  void aTenantThatFellSilentHoldsTheAnalysisOnlyUntilTheWatermark() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      long t = i * MIN;
+      feed(h,
+          s("web/0", "LATENCY_SENSITIVE", t, i == 3 ? 4 : 1, 0.8, i == 3),
+          s("mr/1", "BATCH", t, 1, i == 3 ? 0.9 : 0.1, false));
+      if (i < 3) {
+        feed(h, s("gone/2", "BATCH", t, 1, 0.5, false)); // no sample of minute 3
+      }
+    }
+    assertEquals(List.of(), h.extractOutputValues(), "gone/2 has not reported minute 3");
+    h.processBothWatermarks(new Watermark(3 * MIN / 1000));
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    assertEquals(3 * MIN, out.get(0).getDetectedAtUs());
+    assertEquals("mr/1", out.get(0).getSuspects().get(0).getTask());
     h.close();
   }
 
