@@ -92,14 +92,42 @@ public class AnomalyDetectorFunction
       throws Exception {
     long tMs = s.getWindowStartUs() / 1000;
     ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
-    if (tMs <= ctx.timerService().currentWatermark()
-        || (specFinal(specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform())), s.getWindowStartUs())
-            && waiting.isEmpty())) {
+    if (tMs <= ctx.timerService().currentWatermark()) {
+      out.collect(judge(s, specs));
+      return;
+    }
+    SpecHistory history = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
+    if (specFinal(history, s.getWindowStartUs()) && judgeWaitingWithFinalSpecs(history, specs, out)) {
       out.collect(judge(s, specs));
       return;
     }
     waiting.put(s.getWindowStartUs(), s);
     ctx.timerService().registerEventTimeTimer(tMs);
+  }
+
+  /**
+   * Judges, oldest first, the task's waiting samples whose spec has become final; true if none
+   * is left waiting (their timers then find nothing to do).
+   */
+  private boolean judgeWaitingWithFinalSpecs(
+      SpecHistory history, ReadOnlyBroadcastState<String, SpecHistory> specs, Collector<ScoredSample> out)
+      throws Exception {
+    if (waiting.isEmpty()) {
+      return true;
+    }
+    List<Long> times = new ArrayList<>();
+    for (Long t : waiting.keys()) {
+      times.add(t);
+    }
+    Collections.sort(times);
+    for (Long t : times) {
+      if (!specFinal(history, t)) {
+        return false;
+      }
+      out.collect(judge(waiting.get(t), specs));
+      waiting.remove(t);
+    }
+    return true;
   }
 
   @Override

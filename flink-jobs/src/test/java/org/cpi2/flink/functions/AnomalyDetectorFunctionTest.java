@@ -85,6 +85,22 @@ class AnomalyDetectorFunctionTest {
   }
 
   @Test
+  void waitingSamplesWhoseSpecBecameFinalGoFirstAndTheTaskCatchesUp() throws Exception {
+    var h = harness();
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
+    add(h, 61 * MIN, 2.0, 0.8); // waits: the spec of minute 60 is not in yet
+    h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5; no watermark yet
+    add(h, 62 * MIN, 2.0, 0.8); // minute 61 is judged first, then 62, both on arrival
+    add(h, 63 * MIN, 2.0, 0.8); // nothing waits any more: at once
+    List<ScoredSample> out = h.extractOutputValues();
+    assertEquals(List.of(61 * MIN, 62 * MIN, 63 * MIN), out.stream().map(s -> s.timeUs).toList());
+    assertEquals(List.of(false, false, true), out.stream().map(s -> s.anomalous).toList(), "three outliers by minute 63");
+    h.processWatermark(63 * MIN / 1000);
+    assertEquals(3, h.extractOutputValues().size(), "the timers of judged samples emit nothing");
+    h.close();
+  }
+
+  @Test
   void outliersMoreThanFiveMinutesApartAreNotAnAnomaly() throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
