@@ -30,15 +30,16 @@ import org.cpi2.schema.CpiSpec;
  * that are not yet usable still give a threshold, so that the incident can say why nothing was
  * done.
  *
- * <p>A sample is judged against the spec in force at its own time. When that spec is already
- * final on arrival (the newest spec known ended at the last period boundary at or before the
- * sample, so no later spec can apply to it) and none of the task's earlier samples waits, it is
- * judged at once: detection does not wait for the next sampling period to move the watermark.
- * Otherwise it waits in state until the watermark passes it, so that the spec of its period
- * (which the spec builder emits before forwarding that watermark) is in the broadcast state, and
- * replays judge history against the specs of their time. A late sample (at or before the
- * watermark when it arrives) is judged at once against the spec of its time. Either way an
- * outlier is placed among the task's outliers by its own time (see {@link AnomalyWindow}).
+ * <p>A sample is judged against the spec in force at its own time: the newest spec whose period
+ * ended at or before it. The spec builder emits the specs of a period before it forwards the
+ * watermark past that period's end, so once the watermark has passed the last spec period
+ * boundary at or before a sample, that sample's spec is final: the sample is judged on arrival,
+ * and detection does not wait for the next sampling period to move the watermark. Otherwise
+ * (in the minute or so after each spec period ends, and when replaying history) it waits in
+ * state until the watermark passes it; a task's waiting samples are judged first, oldest first,
+ * as soon as their spec is final. A late sample (at or before the watermark) is judged at once.
+ * Either way an outlier is placed among the task's outliers by its own time (see
+ * {@link AnomalyWindow}).
  */
 public class AnomalyDetectorFunction
     extends KeyedBroadcastProcessFunction<String, CpiSample, CpiSpec, ScoredSample> {
@@ -96,8 +97,8 @@ public class AnomalyDetectorFunction
       out.collect(judge(s, specs));
       return;
     }
-    SpecHistory history = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
-    if (specFinal(history, s.getWindowStartUs()) && judgeWaitingWithFinalSpecs(history, specs, out)) {
+    long watermark = ctx.timerService().currentWatermark();
+    if (specFinal(watermark, s.getWindowStartUs()) && judgeWaitingWithFinalSpecs(watermark, specs, out)) {
       out.collect(judge(s, specs));
       return;
     }
@@ -110,7 +111,7 @@ public class AnomalyDetectorFunction
    * is left waiting (their timers then find nothing to do).
    */
   private boolean judgeWaitingWithFinalSpecs(
-      SpecHistory history, ReadOnlyBroadcastState<String, SpecHistory> specs, Collector<ScoredSample> out)
+      long watermark, ReadOnlyBroadcastState<String, SpecHistory> specs, Collector<ScoredSample> out)
       throws Exception {
     if (waiting.isEmpty()) {
       return true;
@@ -121,7 +122,7 @@ public class AnomalyDetectorFunction
     }
     Collections.sort(times);
     for (Long t : times) {
-      if (!specFinal(history, t)) {
+      if (!specFinal(watermark, t)) {
         return false;
       }
       out.collect(judge(waiting.get(t), specs));
@@ -148,13 +149,12 @@ public class AnomalyDetectorFunction
   }
 
   /**
-   * Whether the spec in force at {@code tUs} can no longer change: the newest known spec ended
-   * within one spec period before it (specs arrive in period order, and the next one only
-   * applies from its own end on).
+   * Whether the spec in force at {@code tUs} can no longer change: the watermark has passed the
+   * last spec period boundary at or before it (where the spec builder's timers fire).
    */
-  boolean specFinal(SpecHistory history, long tUs) {
-    CpiSpec newest = history == null ? null : history.newest();
-    return newest != null && newest.getPeriodEndUs() <= tUs && tUs < newest.getPeriodEndUs() + specPeriodUs;
+  boolean specFinal(long watermarkMs, long tUs) {
+    long boundaryMs = Math.floorDiv(tUs, specPeriodUs) * specPeriodUs / 1000;
+    return watermarkMs != Long.MIN_VALUE && watermarkMs >= boundaryMs - 1;
   }
 
   private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs)

@@ -27,11 +27,11 @@ import org.cpi2.schema.Incident;
 /**
  * Paper sections 4.2 and 5, keyed by host. Keeps the last correlation window of every task's CPI
  * and CPU usage (input 1, scored samples) and the caps in force (input 2, the enforcers'
- * actions). An anomalous sample queues its task for analysis; the analysis runs as soon as every
- * task the host has in its window has reported a sample at or after the victim's (the host's
- * period is complete), or else when the watermark passes the sample's time (a tenant that fell
- * silent cannot hold it longer), and at most once per {@code correlation.min-interval-ms} of
- * event time per host. A victim is analysed again only after as many new outliers as make an anomaly since
+ * actions). An anomalous sample queues its task for analysis; the analysis runs as soon as the
+ * host's period is complete (every task that reported the victim's previous sample time, at least
+ * one besides the victim, has reported a sample at or after the victim's), or else when the
+ * watermark passes the sample's time (a tenant that fell silent cannot hold it longer), and at
+ * most once per {@code correlation.min-interval-ms} of event time per host. A victim is analysed again only after as many new outliers as make an anomaly since
  * its last incident; capped tasks are left out, and when the victim is still anomalous under a cap
  * naming it, the new incident is the next round (paper 5: "analyse again without the capped task").
  */
@@ -150,10 +150,22 @@ public class CorrelatorFunction
     if (dueMs < nextAllowedMs()) {
       return;
     }
+    TaskSeries v = series.get(victim);
+    long previous = v == null ? Long.MIN_VALUE : v.timeBefore(due.timeUs);
+    if (previous == Long.MIN_VALUE) {
+      return;
+    }
+    int reported = 0;
     for (TaskSeries t : series.values()) {
-      if (t.newest() < due.timeUs) {
-        return;
+      if (t.has(previous)) {
+        if (t.newest() < due.timeUs) {
+          return;
+        }
+        reported++;
       }
+    }
+    if (reported < 2) {
+      return; // nobody else known on the host yet: only the watermark can say the period is in
     }
     pending.remove(victim);
     if (analyse(host, victim, due, out)) {

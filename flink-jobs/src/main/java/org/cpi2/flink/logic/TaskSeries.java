@@ -34,6 +34,18 @@ public class TaskSeries {
     return times.length == 0 ? Long.MIN_VALUE : times[times.length - 1];
   }
 
+  /** Whether there is a sample at exactly {@code t}. */
+  public boolean has(long t) {
+    return Arrays.binarySearch(times, t) >= 0;
+  }
+
+  /** The time of the newest sample before {@code t}; Long.MIN_VALUE if none. */
+  public long timeBefore(long t) {
+    int pos = Arrays.binarySearch(times, t);
+    int before = (pos >= 0 ? pos : -pos - 1) - 1;
+    return before >= 0 ? times[before] : Long.MIN_VALUE;
+  }
+
   /**
    * Adds one sample in time order; a sample with an existing time replaces it, so a replay is not
    * counted twice. Callers bound the series with {@link #evictUpTo}.

@@ -33,11 +33,6 @@ public class SpecHistory {
     return h;
   }
 
-  /** The newest spec known; null if none. */
-  public CpiSpec newest() {
-    return specs.length == 0 ? null : specs[specs.length - 1];
-  }
-
   /** The newest spec whose period ended at or before {@code tUs}; null if none. */
   public CpiSpec at(long tUs) {
     for (int i = specs.length - 1; i >= 0; i--) {

@@ -39,10 +39,18 @@ class AnomalyDetectorFunctionTest {
     h.processElement(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, t, cpi, cpu), t / 1000);
   }
 
+  /** The watermark on both inputs (samples and specs), as the job's one source sends them. */
+  private static void watermark(KeyedBroadcastOperatorTestHarness<String, CpiSample, CpiSpec, ScoredSample> h, long tUs)
+      throws Exception {
+    h.processWatermark(tUs / 1000);
+    h.processBroadcastWatermark(tUs / 1000);
+  }
+
   @Test
   void threeOutliersInFiveMinutesOutOfOrderMakeAnAnomaly() throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // threshold 1.5, in force for the hour from 0
+    watermark(h, 0); // the hour from 0 has begun: its specs are in
     add(h, 4 * MIN, 2.0, 0.8); // outlier
     add(h, 1 * MIN, 2.0, 0.8); // outlier, arrives out of order
     add(h, 2 * MIN, 3.0, 0.1); // high CPI but idle: not an outlier (CPU < 0.25)
@@ -59,7 +67,7 @@ class AnomalyDetectorFunctionTest {
     assertTrue(third.outlier);
     assertTrue(third.anomalous, "1, 3.5 and 4 minutes: three outliers within five minutes");
     // Behind the watermark, a late sample is judged at once too.
-    h.processWatermark(10 * MIN / 1000);
+    watermark(h, 10 * MIN);
     add(h, 2 * MIN + 30_000_000L, 1.6, 0.8);
     assertTrue(h.extractOutputValues().get(5).anomalous, "late: placed by its own time among the outliers");
     h.close();
@@ -69,12 +77,12 @@ class AnomalyDetectorFunctionTest {
   void aSampleWhoseSpecMayStillChangeWaitsForTheWatermark() throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // the hour from 0; the next spec applies from 60 min
+    watermark(h, 59 * MIN);
     add(h, 61 * MIN, 2.0, 0.8); // outlier for the old spec, not for the one the next period brings
     add(h, 62 * MIN, 2.0, 0.8); // waits behind the first: judged in order
-    assertTrue(h.extractOutputValues().isEmpty(), "the spec of minute 60 is not in yet");
+    assertTrue(h.extractOutputValues().isEmpty(), "the watermark has not passed minute 60: its spec may come");
     h.processBroadcastElement(spec(3.0, 0.25, 60 * MIN), 0); // threshold 3.5
-    h.processWatermark(62 * MIN / 1000);
-    h.processBroadcastWatermark(62 * MIN / 1000);
+    watermark(h, 62 * MIN);
     List<ScoredSample> out = h.extractOutputValues();
     assertEquals(List.of(61 * MIN, 62 * MIN), out.stream().map(s -> s.timeUs).toList());
     assertEquals(List.of(false, false), out.stream().map(s -> s.outlier).toList());
@@ -88,8 +96,11 @@ class AnomalyDetectorFunctionTest {
   void waitingSamplesWhoseSpecBecameFinalGoFirstAndTheTaskCatchesUp() throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
-    add(h, 61 * MIN, 2.0, 0.8); // waits: the spec of minute 60 is not in yet
-    h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5; no watermark yet
+    watermark(h, 59 * MIN);
+    add(h, 61 * MIN, 2.0, 0.8); // waits: the spec of minute 60 may still come
+    h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5
+    watermark(h, 60 * MIN); // past the boundary, not yet past minute 61: its timer does not fire
+    assertTrue(h.extractOutputValues().isEmpty());
     add(h, 62 * MIN, 2.0, 0.8); // minute 61 is judged first, then 62, both on arrival
     add(h, 63 * MIN, 2.0, 0.8); // nothing waits any more: at once
     List<ScoredSample> out = h.extractOutputValues();

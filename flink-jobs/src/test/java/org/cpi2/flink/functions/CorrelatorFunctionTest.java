@@ -127,6 +127,24 @@ class CorrelatorFunctionTest {
   }
 
   @Test
+  void aVictimAloneOnItsHostSoFarWaitsUntilAnotherTaskCompletesThePeriod() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      feed(h, s("web/0", "LATENCY_SENSITIVE", i * MIN, i == 3 ? 4 : 1, 0.8, i == 3));
+    }
+    assertEquals(List.of(), h.extractOutputValues(), "no other task known: the period may not be complete");
+    for (int i = 1; i <= 2; i++) {
+      feed(h, s("mr/1", "BATCH", i * MIN, 1, 0.1, false));
+    }
+    assertEquals(List.of(), h.extractOutputValues(), "mr/1 reported minute 2, not yet minute 3");
+    feed(h, s("mr/1", "BATCH", 3 * MIN, 1, 0.9, false));
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    assertEquals("mr/1", out.get(0).getSuspects().get(0).getTask());
+    h.close();
+  }
+
+  @Test
   void atMostOneAnalysisPerHostPerSecond() throws Exception {
     var h = harness();
     for (int i = 1; i <= 3; i++) {
