@@ -31,7 +31,8 @@ import org.cpi2.schema.Incident;
  * host's period is complete (every task that reported the victim's previous sample time, at least
  * one besides the victim, has reported a sample at or after the victim's), or else when the
  * watermark passes the sample's time (a tenant that fell silent cannot hold it longer), and at
- * most once per {@code correlation.min-interval-ms} of event time per host. A victim is analysed again only after as many new outliers as make an anomaly since
+ * most once per {@code correlation.min-interval-ms} of event time per host, latency-sensitive or
+ * protected victims first. A victim is analysed again only after as many new outliers as make an anomaly since
  * its last incident; capped tasks are left out, and when the victim is still anomalous under a cap
  * naming it, the new incident is the next round (paper 5: "analyse again without the capped task").
  */
@@ -138,14 +139,8 @@ public class CorrelatorFunction
    * host has a sample at or after it; otherwise its timer (the watermark) decides.
    */
   private void analyseCompletePeriod(String host, Collector<Incident> out) throws Exception {
-    String victim = null;
-    PendingAnalysis due = null;
-    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
-      if (due == null || e.getValue().timeUs < due.timeUs) {
-        victim = e.getKey();
-        due = e.getValue();
-      }
-    }
+    String victim = nextVictim(Long.MAX_VALUE);
+    PendingAnalysis due = pending.get(victim);
     long dueMs = due.timeUs / 1000;
     if (dueMs < nextAllowedMs()) {
       return;
@@ -203,20 +198,11 @@ public class CorrelatorFunction
       ctx.timerService().registerEventTimeTimer(nextAllowedMs());
       return;
     }
-    long watermarkUs = timestampMs * 1000;
-    // The earliest queued victim whose time the watermark has passed.
-    String victim = null;
-    PendingAnalysis due = null;
-    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
-      PendingAnalysis p = e.getValue();
-      if (p.timeUs <= watermarkUs && (due == null || p.timeUs < due.timeUs)) {
-        victim = e.getKey();
-        due = p;
-      }
-    }
+    String victim = nextVictim(timestampMs * 1000);
     if (victim == null) {
       return;
     }
+    PendingAnalysis due = pending.get(victim);
     pending.remove(victim);
     if (analyse(ctx.getCurrentKey(), victim, due, out)) {
       lastAnalysisMs.update(timestampMs);
@@ -224,6 +210,31 @@ public class CorrelatorFunction
     if (!pending.isEmpty()) {
       ctx.timerService().registerEventTimeTimer(nextAllowedMs());
     }
+  }
+
+  /**
+   * The queued victim to analyse next among those at or before {@code maxUs}: latency-sensitive
+   * or protected victims first (only their incidents can cap anyone, and analyses are rationed
+   * per host), then the earliest; null if none.
+   */
+  private String nextVictim(long maxUs) throws Exception {
+    String best = null;
+    long bestUs = 0;
+    boolean bestProtected = false;
+    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
+      long t = e.getValue().timeUs;
+      if (t > maxUs) {
+        continue;
+      }
+      TaskSeries ts = series.get(e.getKey());
+      boolean isProtected = ts != null && (ts.isProtected || "LATENCY_SENSITIVE".equals(ts.taskClass));
+      if (best == null || (isProtected && !bestProtected) || (isProtected == bestProtected && t < bestUs)) {
+        best = e.getKey();
+        bestUs = t;
+        bestProtected = isProtected;
+      }
+    }
+    return best;
   }
 
   /** Runs one analysis if the victim has fresh evidence; true if it ran. */

@@ -145,6 +145,25 @@ class CorrelatorFunctionTest {
   }
 
   @Test
+  void aLatencySensitiveVictimIsAnalysedBeforeABatchOneOfTheSameTime() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      long t = i * MIN;
+      feed(h,
+          s("mr/2", "BATCH", t, 4, 0.8, i == 3), // queued first
+          s("web/0", "LATENCY_SENSITIVE", t, i == 3 ? 4 : 1, 0.8, i == 3),
+          s("video/7", "BEST_EFFORT", t, 1, i == 3 ? 0.9 : 0.0, false));
+    }
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size(), "one analysis per second of event time");
+    assertEquals("web/0", out.get(0).getVictimTask());
+    assertEquals(Decision.THROTTLE, out.get(0).getDecision());
+    h.processBothWatermarks(new Watermark(3 * MIN / 1000 + 1000));
+    assertEquals(List.of("web/0", "mr/2"), h.extractOutputValues().stream().map(Incident::getVictimTask).toList());
+    h.close();
+  }
+
+  @Test
   void atMostOneAnalysisPerHostPerSecond() throws Exception {
     var h = harness();
     for (int i = 1; i <= 3; i++) {
