@@ -177,6 +177,14 @@ class Run:
     def running(self):
         return self.sim is not None and self.sim.poll() is None
 
+    def poll_until(self, pred, timeout):
+        """Follows the output topics until pred(monitor) holds, the scenario ends or timeout
+        seconds pass; returns pred's last answer."""
+        deadline = time.time() + timeout
+        while self.running() and time.time() < deadline and not pred(self.monitor):
+            self.monitor.poll(1)
+        return pred(self.monitor)
+
     def wait(self, timeout, progress=None, settle=20):
         """Until the simulator ends (bounded), then settle seconds more for the pipeline to drain."""
         deadline = time.time() + timeout

@@ -33,36 +33,38 @@ def eligible(t):
     return t["antagonist_class"] != "latency-sensitive" and t["victim_class"] == "latency-sensitive"
 
 
-def detection_latencies(truth, actions):
-    """(host, antagonist) -> simulated seconds from its onset (ground truth) to the first cap on it."""
-    onset = {}
+def onsets(truth):
+    """(host, antagonist) -> the start of its first antagonism episode (simulated us)."""
+    out = {}
     for t in truth:
         if t["type"] == "antagonism":
             key = (t["host"], t["antagonist"])
-            onset[key] = min(onset.get(key, t["start_us"]), t["start_us"])
-    out = {}
-    for a in actions:
-        key = (a["host"], a["task"])
-        if a["kind"] == "APPLIED" and key in onset and a["at_us"] >= onset[key]:
-            out[key] = min(out.get(key, float("inf")), (a["at_us"] - onset[key]) / 1e6)
+            out[key] = min(out.get(key, t["start_us"]), t["start_us"])
     return out
+
+
+def first_after_onset(onset, events):
+    """(host, antagonist) -> simulated seconds from its onset to the earliest of events, an
+    iterable of ((host, antagonist), time_us)."""
+    out = {}
+    for key, t_us in events:
+        if key in onset and t_us >= onset[key]:
+            out[key] = min(out.get(key, float("inf")), (t_us - onset[key]) / 1e6)
+    return out
+
+
+def detection_latencies(truth, actions):
+    """(host, antagonist) -> simulated seconds from its onset (ground truth) to the first cap on it."""
+    return first_after_onset(onsets(truth), (((a["host"], a["task"]), a["at_us"]) for a in actions
+                                             if a["kind"] == "APPLIED"))
 
 
 def detection_event_latencies(truth, incidents):
     """(host, antagonist) -> simulated seconds from its onset to the event time of the first
     right THROTTLE naming it (the anomalous sample's window start): the pipeline's own delay in
     simulated time, without the wall-clock delays that a faster-than-real-time run multiplies."""
-    onset = {}
-    for t in truth:
-        if t["type"] == "antagonism":
-            key = (t["host"], t["antagonist"])
-            onset[key] = min(onset.get(key, t["start_us"]), t["start_us"])
-    out = {}
-    for i in incidents:
-        key = (i["host"], i["antagonist_task"])
-        if i["decision"] == "THROTTLE" and key in onset and i["detected_at_us"] >= onset[key] and truth_matches(truth, i):
-            out[key] = min(out.get(key, float("inf")), (i["detected_at_us"] - onset[key]) / 1e6)
-    return out
+    return first_after_onset(onsets(truth), (((i["host"], i["antagonist_task"]), i["detected_at_us"]) for i in incidents
+                                             if i["decision"] == "THROTTLE" and truth_matches(truth, i)))
 
 
 def measure(truth, monitor):

@@ -83,10 +83,7 @@ def test_enforcer_kill_9_with_a_cap_in_force_leaves_no_cap_behind():
     run.start()
     m = run.monitor
     try:
-        deadline = time.time() + 300
-        while run.running() and time.time() < deadline and not [a for a in m.actions if a["kind"] == "APPLIED"]:
-            m.poll(1)
-        applied = [a for a in m.actions if a["kind"] == "APPLIED"]
+        applied = run.poll_until(lambda m: [a for a in m.actions if a["kind"] == "APPLIED"], 300)
         assert applied, "no cap before the scenario ended: %s; logs in %s" % (dict(m.action_kinds()), run.dir)
         a = applied[0]
         cap_file = os.path.join(run.cgroot, a["host"], a["task"], "cpu.max")

@@ -6,7 +6,6 @@ must hold each incident once, in the raw table, not only after FINAL's deduplica
 
 import os
 import sys
-import time
 
 import pytest
 
@@ -23,10 +22,7 @@ def test_savepoint_in_the_middle_keeps_the_specs_and_writes_nothing_twice():
     run.start()
     m = run.monitor
     try:
-        deadline = time.time() + 300
-        while run.running() and time.time() < deadline and not any(i["decision"] == "THROTTLE" for i in m.incidents):
-            m.poll(1)
-        assert any(i["decision"] == "THROTTLE" for i in m.incidents), \
+        assert run.poll_until(lambda m: any(i["decision"] == "THROTTLE" for i in m.incidents), 300), \
             "no THROTTLE before the upgrade: %s; logs in %s" % (dict(m.decisions()), run.dir)
         before = len(m.incidents)
         run.restart_from_savepoint()
