@@ -51,9 +51,11 @@ def summary(run):
         print("\nmost severe incident: %s on %s, victim %s (CPI %.2f vs spec %.2f), antagonist %s"
               % (worst["incident_id"], worst["host"], worst["victim_task"], worst["victim_cpi"], worst["spec_mean"],
                  worst["antagonist_task"]))
-        try:  # the ClickHouse sink writes in batches: wait (bounded) for this incident's suspects
-            stack.wait_until(lambda: stack.query("SELECT count() FROM cpi2.incident_suspects WHERE incident_id = '%s'"
-                                                 % worst["incident_id"]) != "0", 120, "the incident's rows in ClickHouse", 2)
+        try:  # the ClickHouse sinks write in batches: wait (bounded) for this incident's rows
+            stack.wait_until(lambda: stack.query(
+                "SELECT (SELECT count() FROM cpi2.incidents WHERE incident_id = '{0}') * "
+                "(SELECT count() FROM cpi2.incident_suspects WHERE incident_id = '{0}')".format(worst["incident_id"])) != "0",
+                120, "the incident's rows in ClickHouse", 2)
         except AssertionError as e:
             print("(%s: the queries below may miss it)" % e)
         t0 = min(i["detected_at_us"] for i in m.incidents) - 3600_000_000
