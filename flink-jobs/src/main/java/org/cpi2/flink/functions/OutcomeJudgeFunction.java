@@ -53,7 +53,7 @@ public class OutcomeJudgeFunction
   public void open(OpenContext ctx) {
     ValueStateDescriptor<TaskSeries> d =
         new ValueStateDescriptor<>("recent", TypeInformation.of(TaskSeries.class));
-    d.enableTimeToLive(StateTtl.forTasks(taskTtlS));
+    d.enableTimeToLive(StateTtl.forEverySample(taskTtlS));
     recent = getRuntimeContext().getState(d);
     caps =
         getRuntimeContext()
