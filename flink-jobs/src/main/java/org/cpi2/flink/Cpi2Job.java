@@ -87,7 +87,7 @@ public final class Cpi2Job {
     // Event time and watermarks come from the source, per partition; decoding keeps both.
     SingleOutputStreamOperator<CpiSample> decodedSamples =
         sources.samples(env, Watermarks.samples(ooo, idle))
-            .process(new DecodeFunction<>(CpiSample.class, COMPONENT + "/decode-samples", Validators::sample), RecordTypes.SAMPLE)
+            .process(new DecodeFunction<>(CpiSample.class, COMPONENT + "/decode-samples", Validators::sample), RecordTypes.SAMPLE_STREAM)
             .uid("decode-samples")
             .name("Decode samples");
     DataStream<CpiSample> samples = decodedSamples;

@@ -3,6 +3,8 @@ package org.cpi2.flink.functions;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.formats.avro.typeutils.AvroTypeInfo;
 import org.apache.flink.util.OutputTag;
+import org.cpi2.flink.types.CpiSampleSerializer;
+import org.cpi2.flink.types.SerializerTypeInfo;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
@@ -13,10 +15,16 @@ import org.cpi2.schema.Incident;
 /**
  * Type information of every record that crosses an operator boundary or lives in state. Avro
  * records are serialised by flink-avro's AvroSerializer (schema-evolution aware in savepoints),
- * never by Kryo.
+ * never by Kryo; the sample stream, the job's bulk, travels as {@link #SAMPLE_STREAM}.
  */
 public final class RecordTypes {
+  /** Samples in state (the detector's waiting samples): AvroSerializer, which resolves older schemas. */
   public static final TypeInformation<CpiSample> SAMPLE = new AvroTypeInfo<>(CpiSample.class);
+  /**
+   * Decoded samples in flight (shuffled to the spec builder and the detector, copied to chained
+   * sinks): field by field, about four times cheaper than AvroSerializer.
+   */
+  public static final TypeInformation<CpiSample> SAMPLE_STREAM = new SerializerTypeInfo<>(CpiSample.class, CpiSampleSerializer.INSTANCE);
   public static final TypeInformation<CpiSpec> SPEC = new AvroTypeInfo<>(CpiSpec.class);
   public static final TypeInformation<Incident> INCIDENT = new AvroTypeInfo<>(Incident.class);
   public static final TypeInformation<EnforcementAction> ACTION =

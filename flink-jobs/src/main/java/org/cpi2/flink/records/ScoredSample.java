@@ -1,12 +1,16 @@
 package org.cpi2.flink.records;
 
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+import org.cpi2.flink.types.SerializerTypeInfo;
 import org.cpi2.schema.CpiSample;
 
 /**
  * A sample judged against its job's spec by the anomaly detector: whether it is an outlier and
  * whether it made its task anomalous, with the spec it was judged against. Flat so that the
- * correlator and the judge keep only what they need. CPI is NaN when the sample had none.
+ * correlator and the judge keep only what they need. CPI is NaN when the sample had none. Travels
+ * with its own serializer ({@link org.cpi2.flink.types.ScoredSampleSerializer}); never in state.
  */
+@TypeInfo(SerializerTypeInfo.ScoredSampleFactory.class)
 public class ScoredSample {
   public String host;
   public String task;

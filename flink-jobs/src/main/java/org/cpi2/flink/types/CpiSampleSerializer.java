@@ -1,0 +1,171 @@
+package org.cpi2.flink.types;
+
+import java.io.IOException;
+import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
+import org.apache.flink.core.memory.DataInputView;
+import org.apache.flink.core.memory.DataOutputView;
+import org.apache.flink.types.StringValue;
+import org.cpi2.schema.CounterSource;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.TaskClass;
+
+/**
+ * Decoded samples in flight, field by field: they are shuffled twice (to the spec builder and the
+ * detector) and copied to every chained sink, where flink-avro's AvroSerializer (resolving decoder,
+ * Utf8, enums by name) cost several times more. Never used for state: state keeps AvroSerializer,
+ * which resolves older schemas in savepoints. A field added to CpiSample must be added here
+ * (CpiSampleSerializerTest fills every field of the schema and compares after a round trip).
+ */
+public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample> {
+  private static final long serialVersionUID = 1L;
+
+  public static final CpiSampleSerializer INSTANCE = new CpiSampleSerializer();
+
+  private static final TaskClass[] CLASSES = TaskClass.values();
+  private static final CounterSource[] SOURCES = CounterSource.values();
+  // Flags: is_protected, then presence of the optional fields.
+  private static final int PROTECTED = 1;
+  private static final int CPI = 2;
+  private static final int LLC_MISSES = 4;
+  private static final int NUMA_SCORE = 8;
+  private static final int THREADS = 16;
+  private static final int COUNTER_SOURCE = 32;
+
+  @Override
+  public boolean isImmutableType() {
+    return false;
+  }
+
+  @Override
+  public CpiSample createInstance() {
+    return new CpiSample();
+  }
+
+  @Override
+  public CpiSample copy(CpiSample from) {
+    // Every field is immutable (String, primitive, boxed, enum): a field-by-field copy is deep.
+    CpiSample o = new CpiSample();
+    o.setHost(from.getHost());
+    o.setTask(from.getTask());
+    o.setJob(from.getJob());
+    o.setTaskId(from.getTaskId());
+    o.setPlatform(from.getPlatform());
+    o.setTaskClass(from.getTaskClass());
+    o.setIsProtected(from.getIsProtected());
+    o.setWindowStartUs(from.getWindowStartUs());
+    o.setWindowUs(from.getWindowUs());
+    o.setCycles(from.getCycles());
+    o.setInstructions(from.getInstructions());
+    o.setCounterSource(from.getCounterSource());
+    o.setTimeRunningRatio(from.getTimeRunningRatio());
+    o.setCpuUsage(from.getCpuUsage());
+    o.setCpi(from.getCpi());
+    o.setLlcMisses(from.getLlcMisses());
+    o.setNumaScore(from.getNumaScore());
+    o.setThreads(from.getThreads());
+    return o;
+  }
+
+  @Override
+  public CpiSample copy(CpiSample from, CpiSample reuse) {
+    return copy(from);
+  }
+
+  @Override
+  public int getLength() {
+    return -1;
+  }
+
+  @Override
+  public void serialize(CpiSample s, DataOutputView out) throws IOException {
+    StringValue.writeString(s.getHost(), out);
+    StringValue.writeString(s.getTask(), out);
+    StringValue.writeString(s.getJob(), out);
+    StringValue.writeString(s.getTaskId(), out);
+    StringValue.writeString(s.getPlatform(), out);
+    Double cpi = s.getCpi();
+    Long llc = s.getLlcMisses();
+    Double numa = s.getNumaScore();
+    Integer threads = s.getThreads();
+    CounterSource source = s.getCounterSource();
+    out.writeByte(
+        (s.getIsProtected() ? PROTECTED : 0)
+            | (cpi != null ? CPI : 0)
+            | (llc != null ? LLC_MISSES : 0)
+            | (numa != null ? NUMA_SCORE : 0)
+            | (threads != null ? THREADS : 0)
+            | (source != null ? COUNTER_SOURCE : 0));
+    out.writeByte(s.getTaskClass() == null ? -1 : s.getTaskClass().ordinal());
+    if (source != null) {
+      out.writeByte(source.ordinal());
+    }
+    out.writeLong(s.getWindowStartUs());
+    out.writeLong(s.getWindowUs());
+    out.writeLong(s.getCycles());
+    out.writeLong(s.getInstructions());
+    out.writeDouble(s.getTimeRunningRatio());
+    out.writeDouble(s.getCpuUsage());
+    if (cpi != null) {
+      out.writeDouble(cpi);
+    }
+    if (llc != null) {
+      out.writeLong(llc);
+    }
+    if (numa != null) {
+      out.writeDouble(numa);
+    }
+    if (threads != null) {
+      out.writeInt(threads);
+    }
+  }
+
+  @Override
+  public CpiSample deserialize(DataInputView in) throws IOException {
+    CpiSample s = new CpiSample();
+    s.setHost(StringValue.readString(in));
+    s.setTask(StringValue.readString(in));
+    s.setJob(StringValue.readString(in));
+    s.setTaskId(StringValue.readString(in));
+    s.setPlatform(StringValue.readString(in));
+    int flags = in.readByte();
+    int taskClass = in.readByte();
+    s.setTaskClass(taskClass < 0 ? null : CLASSES[taskClass]);
+    s.setIsProtected((flags & PROTECTED) != 0);
+    s.setCounterSource((flags & COUNTER_SOURCE) != 0 ? SOURCES[in.readByte()] : null);
+    s.setWindowStartUs(in.readLong());
+    s.setWindowUs(in.readLong());
+    s.setCycles(in.readLong());
+    s.setInstructions(in.readLong());
+    s.setTimeRunningRatio(in.readDouble());
+    s.setCpuUsage(in.readDouble());
+    s.setCpi((flags & CPI) != 0 ? in.readDouble() : null);
+    s.setLlcMisses((flags & LLC_MISSES) != 0 ? in.readLong() : null);
+    s.setNumaScore((flags & NUMA_SCORE) != 0 ? in.readDouble() : null);
+    s.setThreads((flags & THREADS) != 0 ? in.readInt() : null);
+    return s;
+  }
+
+  @Override
+  public CpiSample deserialize(CpiSample reuse, DataInputView in) throws IOException {
+    return deserialize(in);
+  }
+
+  @Override
+  public void copy(DataInputView in, DataOutputView out) throws IOException {
+    serialize(deserialize(in), out);
+  }
+
+  @Override
+  public TypeSerializerSnapshot<CpiSample> snapshotConfiguration() {
+    return new Snapshot();
+  }
+
+  /** No configuration: the format is this class's. */
+  public static final class Snapshot extends SimpleTypeSerializerSnapshot<CpiSample> {
+    public Snapshot() {
+      super(() -> INSTANCE);
+    }
+  }
+}

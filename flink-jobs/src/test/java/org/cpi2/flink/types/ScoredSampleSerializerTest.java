@@ -1,0 +1,72 @@
+package org.cpi2.flink.types;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.Random;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.cpi2.flink.records.ScoredSample;
+import org.junit.jupiter.api.Test;
+
+class ScoredSampleSerializerTest {
+  /** Every instance field set by reflection, so a field added to ScoredSample is covered. */
+  static ScoredSample filled(Random r) throws Exception {
+    ScoredSample s = new ScoredSample();
+    for (Field f : ScoredSample.class.getDeclaredFields()) {
+      if (Modifier.isStatic(f.getModifiers())) {
+        continue;
+      }
+      Class<?> t = f.getType();
+      if (t == String.class) {
+        f.set(s, r.nextInt(5) == 0 ? null : "v" + r.nextInt() + "|ü");
+      } else if (t == boolean.class) {
+        f.setBoolean(s, r.nextBoolean());
+      } else if (t == long.class) {
+        f.setLong(s, r.nextLong());
+      } else if (t == double.class) {
+        f.setDouble(s, r.nextInt(7) == 0 ? Double.NaN : r.nextGaussian() * 10);
+      } else {
+        throw new AssertionError("ScoredSampleSerializer does not know " + t + " " + f.getName());
+      }
+    }
+    return s;
+  }
+
+  static void assertSameFields(ScoredSample a, ScoredSample b) throws Exception {
+    for (Field f : ScoredSample.class.getDeclaredFields()) {
+      if (!Modifier.isStatic(f.getModifiers())) {
+        assertEquals(f.get(a), f.get(b), f.getName());
+      }
+    }
+  }
+
+  @Test
+  void typeInformationOfTheClassUsesIt() {
+    assertInstanceOf(
+        ScoredSampleSerializer.class, TypeInformation.of(ScoredSample.class).createSerializer(null));
+  }
+
+  @Test
+  void everyFieldSurvivesARoundTripAndACopy() throws Exception {
+    Random r = new Random(7);
+    ScoredSampleSerializer ser = ScoredSampleSerializer.INSTANCE;
+    for (int i = 0; i < 200; i++) {
+      ScoredSample s = filled(r);
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      ser.serialize(s, out);
+      ser.serialize(s, out);
+      DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+      assertSameFields(s, ser.deserialize(in));
+      assertSameFields(s, ser.deserialize(in));
+      assertEquals(0, in.available());
+      ScoredSample copy = ser.copy(s);
+      assertNotSame(s, copy);
+      assertSameFields(s, copy);
+    }
+  }
+}
