@@ -57,4 +57,31 @@ class DecodeFunctionTest {
     assertArrayEquals(unknown, got);
     h.close();
   }
+
+  @Test
+  void theFastPathReadsWhatWireReadsAndLeavesTheRestToIt() throws Exception {
+    var fast = new DecodeFunction.FastPath<CpiSample>(WIRE.schema());
+    java.util.Random r = new java.util.Random(3);
+    for (int i = 0; i < 50; i++) {
+      CpiSample s = org.cpi2.flink.types.CpiSampleSerializerTest.filled(new CpiSample(), r, i % 3 == 0);
+      byte[] b = bytes(s);
+      CpiSample got = fast.decode(b);
+      assertEquals(WIRE.decode(b), got);
+      assertEquals(s, got);
+    }
+    byte[] good = bytes(Fixtures.sample("h1", "web/0", TaskClass.BATCH, 60_000_000L, null, 0.5));
+    byte[] unknown = good.clone();
+    unknown[9] ^= 1;
+    assertEquals(null, fast.decode(unknown));
+    assertEquals(null, fast.decode(java.util.Arrays.copyOf(good, good.length - 3))); // truncated
+    assertEquals(null, fast.decode(java.util.Arrays.copyOf(good, 9)));
+    assertEquals(null, fast.decode(null));
+
+    // A truncated message of the current schema still gets Wire's reason.
+    var h = harness();
+    h.processElement(RawRecord.of("cpi2.samples", 0, 1, null, java.util.Arrays.copyOf(good, good.length - 3)), 0);
+    DeadLetter dead = h.getSideOutput(RecordTypes.DEAD_LETTERS).poll().getValue();
+    assertTrue(dead.getReason().startsWith("malformed CpiSample payload"), dead.getReason());
+    h.close();
+  }
 }

@@ -19,9 +19,9 @@ import org.cpi2.flink.functions.RecordTypes;
 import org.cpi2.schema.CpiSample;
 import org.junit.jupiter.api.Test;
 
-class CpiSampleSerializerTest {
+public class CpiSampleSerializerTest {
   /** Every field of the schema set from its type, so a field added to CpiSample is covered too. */
-  static <T extends SpecificRecord> T filled(T record, Random r, boolean nulls) {
+  public static <T extends SpecificRecord> T filled(T record, Random r, boolean nulls) {
     for (Schema.Field f : record.getSchema().getFields()) {
       Schema s = f.schema();
       if (s.getType() == Schema.Type.UNION) {
