@@ -48,6 +48,9 @@ def main(specs):
             q["scenario"], q["throttles"], q["correct"], f(q["precision"]), q["found"], q["real"],
             f(q["latency_median"], "%.0f"), f(q["latency_max"], "%.0f"), f(q["event_latency_median"], "%.0f"),
             q["ls_caps"], q["wall_s"]))
+    for q in rows:
+        for host, antagonist in q["missed"]:
+            print("  missed in %s: %s on %s" % (q["scenario"], antagonist, host))
     throttles, correct = sum(q["throttles"] for q in rows), sum(q["correct"] for q in rows)
     real, found = sum(q["real"] for q in rows), sum(q["found"] for q in rows)
     realtime = [q for q in rows if q["speed"] == 1]

@@ -82,6 +82,7 @@ def measure(truth, monitor):
         "throttles": len(throttles), "correct": len(correct),
         "precision": len(correct) / len(throttles) if throttles else None,
         "real": len(real), "found": len(found), "recall": len(found) / len(real) if real else None,
+        "missed": sorted(real - found),
         "latencies": latencies,
         "latency_median": statistics.median(latencies) if latencies else None,
         "latency_max": latencies[-1] if latencies else None,
