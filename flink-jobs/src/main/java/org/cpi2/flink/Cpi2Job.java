@@ -6,21 +6,20 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.streaming.api.datastream.BroadcastStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.DataStreamUtils;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.cpi2.flink.functions.AnomalyDetectorFunction;
 import org.cpi2.flink.functions.CorrelatorFunction;
 import org.cpi2.flink.functions.DecodeFunction;
-import org.cpi2.flink.functions.OutcomeJudgeFunction;
 import org.cpi2.flink.functions.RecordTypes;
 import org.cpi2.flink.functions.SpecBuilderFunction;
 import org.cpi2.flink.functions.Validators;
 import org.cpi2.flink.functions.Watermarks;
 import org.cpi2.flink.io.ClickHouseSinks;
 import org.cpi2.flink.io.KafkaIo;
-import org.cpi2.flink.records.ScoredSample;
-import org.cpi2.schema.ActionCause;
-import org.cpi2.schema.ActionKind;
+import org.cpi2.flink.records.HostEvent;
+import org.cpi2.flink.records.SpecInput;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
@@ -29,8 +28,8 @@ import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
 
 /**
- * The CPI² streaming job: samples → specs (job × platform) → outliers and anomalies (task) →
- * antagonist analyses and incidents (host) → cap outcomes (victim). Sources and sinks are given,
+ * The CPI² streaming job: samples → specs (job × platform) → outliers and anomalies, antagonist
+ * analyses and incidents, cap outcomes (host). Sources and sinks are given,
  * so tests run the same graph on in-memory data. Operator uids are stable: do not change them,
  * savepoints map state by uid.
  */
@@ -111,44 +110,44 @@ public final class Cpi2Job {
     // Specs per job × platform (paper 3.1).
     SingleOutputStreamOperator<CpiSpec> specs =
         samples
-            .keyBy(s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()), TypeInformation.of(String.class))
+            .flatMap(SpecBuilderFunction.inputs(options), TypeInformation.of(SpecInput.class))
+            .uid("spec-inputs")
+            .name("Spec inputs")
+            .keyBy(s -> s.key, TypeInformation.of(String.class))
             .connect(seeds.keyBy(s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()), TypeInformation.of(String.class)))
             .process(new SpecBuilderFunction(options), RecordTypes.SPEC)
             .uid("spec-builder")
             .name("Spec builder (job x platform)");
 
-    // Outliers and anomalies per task (paper 4.1), specs broadcast to every instance.
-    BroadcastStream<CpiSpec> specBroadcast = specs.broadcast(AnomalyDetectorFunction.SPECS);
-    SingleOutputStreamOperator<ScoredSample> scored =
+    // Everything per host runs in one thread after one shuffle: the host's samples and its
+    // enforcer's actions go through the detector (paper 4.1; specs broadcast to every instance),
+    // which passes the actions on, to the correlator (paper 4.2, 5), which also judges every cap
+    // (paper 7.2) from the same series. The correlator reads the detector's output as keyed by
+    // host as it is (no second shuffle), so the two are chained.
+    DataStream<HostEvent> hostEvents =
         samples
-            .keyBy(AnomalyDetectorFunction::key, TypeInformation.of(String.class))
+            .map(HostEvent::of, TypeInformation.of(HostEvent.class))
+            .uid("host-samples")
+            .name("Host events: samples")
+            .union(
+                actions
+                    .map(HostEvent::of, TypeInformation.of(HostEvent.class))
+                    .uid("host-actions")
+                    .name("Host events: actions"));
+    BroadcastStream<CpiSpec> specBroadcast = specs.broadcast(AnomalyDetectorFunction.SPECS);
+    SingleOutputStreamOperator<HostEvent> scored =
+        hostEvents
+            .keyBy(HostEvent::host, TypeInformation.of(String.class))
             .connect(specBroadcast)
-            .process(new AnomalyDetectorFunction(options), TypeInformation.of(ScoredSample.class))
-            .uid("anomaly-detector")
-            .name("Outlier and anomaly detector (task)");
-
-    // Antagonist analyses per host (paper 4.2, 5).
+            .process(new AnomalyDetectorFunction(options), TypeInformation.of(HostEvent.class))
+            .uid("host-detector")
+            .name("Outlier and anomaly detector (host)");
     SingleOutputStreamOperator<Incident> incidents =
-        scored
-            .keyBy(s -> s.host, TypeInformation.of(String.class))
-            .connect(actions.keyBy(EnforcementAction::getHost, TypeInformation.of(String.class)))
+        DataStreamUtils.reinterpretAsKeyedStream(scored, HostEvent::host, TypeInformation.of(String.class))
             .process(new CorrelatorFunction(options), RecordTypes.INCIDENT)
-            .uid("correlator")
-            .name("Antagonist correlator (host)");
-
-    // Judging every cap (paper 7.2).
-    DataStream<EnforcementAction> applied =
-        actions
-            .filter(a -> a.getKind() == ActionKind.APPLIED && a.getCause() == ActionCause.INCIDENT && a.getVictimTask() != null)
-            .uid("applied-caps")
-            .name("Caps applied for incidents");
-    SingleOutputStreamOperator<CapOutcome> outcomes =
-        scored
-            .keyBy(s -> s.host + "|" + s.task, TypeInformation.of(String.class))
-            .connect(applied.keyBy(a -> a.getHost() + "|" + a.getVictimTask(), TypeInformation.of(String.class)))
-            .process(new OutcomeJudgeFunction(options), RecordTypes.OUTCOME)
-            .uid("outcome-judge")
-            .name("Cap outcome judge (victim)");
+            .uid("host-correlator")
+            .name("Antagonist correlator and cap judge (host)");
+    DataStream<CapOutcome> outcomes = incidents.getSideOutput(CorrelatorFunction.OUTCOMES);
 
     DataStream<DeadLetter> deadLetters =
         decodedSamples

@@ -1,16 +1,15 @@
 package org.cpi2.flink.functions;
 
 import java.util.ArrayList;
-import java.util.Collections;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.BroadcastState;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.state.ReadOnlyBroadcastState;
-import org.apache.flink.api.common.state.ValueState;
-import org.apache.flink.api.common.state.ValueStateDescriptor;
-import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
@@ -18,17 +17,20 @@ import org.apache.flink.util.Collector;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.AnomalyWindow;
 import org.cpi2.flink.logic.OutlierRule;
+import org.cpi2.flink.records.DetectorTask;
+import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.flink.records.SpecHistory;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 
 /**
- * Paper section 4.1, keyed by host|task: judges every sample against its job's spec on its
- * platform in force at the sample's time (specs arrive as broadcast state) and emits it as a {@link ScoredSample}, flagged as an
- * outlier and, when it completes enough outliers within the anomaly window, as anomalous. Specs
- * that are not yet usable still give a threshold, so that the incident can say why nothing was
- * done.
+ * Paper section 4.1, keyed by host: judges every sample of the host's tasks against its job's
+ * spec on its platform in force at the sample's time (specs arrive as broadcast state) and emits
+ * it as a {@link ScoredSample}, flagged as an outlier and, when it completes enough outliers
+ * within the anomaly window, as anomalous. Specs that are not yet usable still give a threshold,
+ * so that the incident can say why nothing was done. Enforcers' actions pass through unchanged:
+ * the correlator, chained behind, reads samples and actions as one stream.
  *
  * <p>A sample is judged against the spec in force at its own time: the newest spec whose period
  * ended at or before it. The spec builder emits the specs of a period before it forwards the
@@ -39,10 +41,11 @@ import org.cpi2.schema.CpiSpec;
  * state until the watermark passes it; a task's waiting samples are judged first, oldest first,
  * as soon as their spec is final. A late sample (at or before the watermark) is judged at once.
  * Either way an outlier is placed among the task's outliers by its own time (see
- * {@link AnomalyWindow}).
+ * {@link AnomalyWindow}). A task's outliers are forgotten once the watermark is
+ * {@code state.task-ttl-s} past the newest of them.
  */
 public class AnomalyDetectorFunction
-    extends KeyedBroadcastProcessFunction<String, CpiSample, CpiSpec, ScoredSample> {
+    extends KeyedBroadcastProcessFunction<String, HostEvent, CpiSpec, HostEvent> {
   private static final long serialVersionUID = 1L;
 
   /** Broadcast state: the recent specs per job|platform. */
@@ -53,98 +56,125 @@ public class AnomalyDetectorFunction
   private final double minCpu;
   private final int outliers;
   private final long windowUs;
-  private final long taskTtlS;
   private final long specPeriodUs;
+  private final long taskTtlUs;
 
   private transient OutlierRule rule;
   private transient AnomalyWindow window;
-  private transient ValueState<long[]> outlierTimes;
-  private transient MapState<Long, CpiSample> waiting;
+  private transient MapState<String, DetectorTask> tasks;
+  private transient MapState<String, CpiSample> waiting;
 
   public AnomalyDetectorFunction(Cpi2Options o) {
     this.sigmas = o.getDouble(Cpi2Options.OUTLIER_SIGMAS);
     this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
     this.outliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
     this.windowUs = o.getLong(Cpi2Options.ANOMALY_WINDOW_S) * 1_000_000L;
-    this.taskTtlS = o.getLong(Cpi2Options.TASK_TTL_S);
     this.specPeriodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
-  }
-
-  /** The key of the detector's state for one task. */
-  public static String key(CpiSample s) {
-    return s.getHost() + "|" + s.getTask();
+    this.taskTtlUs = o.getLong(Cpi2Options.TASK_TTL_S) * 1_000_000L;
   }
 
   @Override
   public void open(OpenContext ctx) {
     rule = new OutlierRule(sigmas, minCpu);
     window = new AnomalyWindow(outliers, windowUs);
-    ValueStateDescriptor<long[]> d =
-        new ValueStateDescriptor<>(
-            "outlier-times", PrimitiveArrayTypeInfo.LONG_PRIMITIVE_ARRAY_TYPE_INFO);
-    d.enableTimeToLive(StateTtl.forTasks(taskTtlS));
-    outlierTimes = getRuntimeContext().getState(d);
-    waiting =
-        getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", Types.LONG, RecordTypes.SAMPLE));
+    tasks = getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", Types.STRING, TypeInformation.of(DetectorTask.class)));
+    waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", Types.STRING, RecordTypes.SAMPLE));
   }
 
   @Override
-  public void processElement(CpiSample s, ReadOnlyContext ctx, Collector<ScoredSample> out)
-      throws Exception {
-    long tMs = s.getWindowStartUs() / 1000;
-    ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
-    if (tMs <= ctx.timerService().currentWatermark()) {
-      out.collect(judge(s, specs));
+  public void processElement(HostEvent e, ReadOnlyContext ctx, Collector<HostEvent> out) throws Exception {
+    if (e.sample == null) {
+      out.collect(e); // an action: for the correlator
       return;
     }
+    CpiSample s = e.sample;
     long watermark = ctx.timerService().currentWatermark();
-    if (specFinal(watermark, s.getWindowStartUs()) && judgeWaitingWithFinalSpecs(watermark, specs, out)) {
-      out.collect(judge(s, specs));
+    ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
+    long tMs = s.getWindowStartUs() / 1000;
+    if (tMs <= watermark) {
+      out.collect(HostEvent.of(judge(s, specs, ctx)));
       return;
     }
-    waiting.put(s.getWindowStartUs(), s);
+    if (specFinal(watermark, s.getWindowStartUs())) {
+      if (waiting.isEmpty() || judgeWaitingWithFinalSpecs(s.getTask(), watermark, specs, ctx, out)) {
+        out.collect(HostEvent.of(judge(s, specs, ctx)));
+        return;
+      }
+    }
+    DetectorTask t = task(s.getTask());
+    t.waiting = insert(t.waiting, s.getWindowStartUs());
+    tasks.put(s.getTask(), t);
+    waiting.put(waitingKey(s.getTask(), s.getWindowStartUs()), s);
     ctx.timerService().registerEventTimeTimer(tMs);
   }
 
   /**
    * Judges, oldest first, the task's waiting samples whose spec has become final; true if none
-   * is left waiting (their timers then find nothing to do).
+   * of the task's samples is left waiting (their timers then find nothing to do).
    */
   private boolean judgeWaitingWithFinalSpecs(
-      long watermark, ReadOnlyBroadcastState<String, SpecHistory> specs, Collector<ScoredSample> out)
+      String taskName, long watermark, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx,
+      Collector<HostEvent> out)
       throws Exception {
-    if (waiting.isEmpty()) {
+    DetectorTask t = tasks.get(taskName);
+    if (t == null || t.waiting.length == 0) {
       return true;
     }
-    List<Long> times = new ArrayList<>();
-    for (Long t : waiting.keys()) {
-      times.add(t);
-    }
-    Collections.sort(times);
-    for (Long t : times) {
-      if (!specFinal(watermark, t)) {
-        return false;
+    int judged = 0;
+    for (long time : t.waiting) {
+      if (!specFinal(watermark, time)) {
+        break;
       }
-      out.collect(judge(waiting.get(t), specs));
-      waiting.remove(t);
+      String key = waitingKey(taskName, time);
+      CpiSample s = waiting.get(key);
+      waiting.remove(key);
+      judged++;
+      if (s != null) {
+        out.collect(HostEvent.of(judge(s, specs, ctx)));
+      }
     }
-    return true;
+    // judge() may have stored the task's new outliers: read it again before dropping the judged.
+    t = task(taskName);
+    t.waiting = Arrays.copyOfRange(t.waiting, judged, t.waiting.length);
+    tasks.put(taskName, t);
+    return t.waiting.length == 0;
   }
 
   @Override
-  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<ScoredSample> out)
-      throws Exception {
-    List<Long> due = new ArrayList<>();
-    for (Long t : waiting.keys()) {
-      if (t / 1000 <= timestampMs) {
-        due.add(t);
+  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<HostEvent> out) throws Exception {
+    if (!waiting.isEmpty()) {
+      List<Map.Entry<String, CpiSample>> due = new ArrayList<>();
+      for (Map.Entry<String, CpiSample> w : waiting.entries()) {
+        if (w.getValue().getWindowStartUs() / 1000 <= timestampMs) {
+          due.add(Map.entry(w.getKey(), w.getValue()));
+        }
+      }
+      due.sort(Comparator.comparingLong(w -> w.getValue().getWindowStartUs()));
+      ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
+      for (Map.Entry<String, CpiSample> w : due) {
+        CpiSample s = w.getValue();
+        waiting.remove(w.getKey());
+        out.collect(HostEvent.of(judge(s, specs, ctx)));
+        DetectorTask t = task(s.getTask());
+        t.waiting = remove(t.waiting, s.getWindowStartUs());
+        tasks.put(s.getTask(), t);
       }
     }
-    Collections.sort(due);
-    ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
-    for (Long t : due) {
-      out.collect(judge(waiting.get(t), specs));
-      waiting.remove(t);
+    if (timestampMs % (windowUs / 1000) == 0) {
+      forgetOldOutliers(timestampMs * 1000 - taskTtlUs);
+    }
+  }
+
+  /** Drops the state of tasks with nothing waiting and no outlier after {@code horizonUs}. */
+  private void forgetOldOutliers(long horizonUs) throws Exception {
+    List<String> old = new ArrayList<>();
+    for (Map.Entry<String, DetectorTask> e : tasks.entries()) {
+      if (e.getValue().waiting.length == 0 && e.getValue().newestOutlier() <= horizonUs) {
+        old.add(e.getKey());
+      }
+    }
+    for (String k : old) {
+      tasks.remove(k);
     }
   }
 
@@ -157,7 +187,7 @@ public class AnomalyDetectorFunction
     return watermarkMs != Long.MIN_VALUE && watermarkMs >= boundaryMs - 1;
   }
 
-  private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs)
+  private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx)
       throws Exception {
     ScoredSample o = ScoredSample.of(s);
     SpecHistory history = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
@@ -170,17 +200,53 @@ public class AnomalyDetectorFunction
       o.threshold = rule.threshold(o.specMean, o.specStddev);
       o.outlier = rule.isOutlier(o.cpi, o.cpu, o.threshold);
       if (o.outlier) {
-        long[] times = window.insert(outlierTimes.value(), o.timeUs);
-        outlierTimes.update(times);
-        o.anomalous = window.isAnomalous(times, o.timeUs);
+        DetectorTask t = task(s.getTask());
+        t.outliers = window.insert(t.outliers, o.timeUs);
+        tasks.put(s.getTask(), t);
+        o.anomalous = window.isAnomalous(t.outliers, o.timeUs);
+        // Forget the task's outliers at the first anomaly-window boundary after their TTL.
+        long windowMs = windowUs / 1000;
+        ctx.timerService().registerEventTimeTimer(((t.newestOutlier() + taskTtlUs) / 1000 / windowMs + 1) * windowMs);
       }
     }
     return o;
   }
 
+  private DetectorTask task(String name) throws Exception {
+    DetectorTask t = tasks.get(name);
+    return t == null ? new DetectorTask() : t;
+  }
+
+  private static String waitingKey(String task, long tUs) {
+    return task + '|' + tUs;
+  }
+
+  private static long[] insert(long[] sorted, long t) {
+    int pos = Arrays.binarySearch(sorted, t);
+    if (pos >= 0) {
+      return sorted;
+    }
+    int at = -pos - 1;
+    long[] out = new long[sorted.length + 1];
+    System.arraycopy(sorted, 0, out, 0, at);
+    out[at] = t;
+    System.arraycopy(sorted, at, out, at + 1, sorted.length - at);
+    return out;
+  }
+
+  private static long[] remove(long[] sorted, long t) {
+    int pos = Arrays.binarySearch(sorted, t);
+    if (pos < 0) {
+      return sorted;
+    }
+    long[] out = new long[sorted.length - 1];
+    System.arraycopy(sorted, 0, out, 0, pos);
+    System.arraycopy(sorted, pos + 1, out, pos, sorted.length - pos - 1);
+    return out;
+  }
+
   @Override
-  public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<ScoredSample> out)
-      throws Exception {
+  public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<HostEvent> out) throws Exception {
     BroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
     String key = SpecBuilderFunction.key(spec.getJob(), spec.getPlatform());
     SpecHistory known = specs.get(key);

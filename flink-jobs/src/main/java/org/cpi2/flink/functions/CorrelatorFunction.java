@@ -11,39 +11,49 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.Analyzer;
 import org.cpi2.flink.logic.DecisionPolicy;
 import org.cpi2.flink.logic.TaskSeries;
 import org.cpi2.flink.records.CapState;
+import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.PendingAnalysis;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.schema.ActionKind;
+import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
 
 /**
- * Paper sections 4.2 and 5, keyed by host. Keeps the last correlation window of every task's CPI
- * and CPU usage (input 1, scored samples) and the caps in force (input 2, the enforcers'
- * actions). An anomalous sample queues its task for analysis; the analysis runs as soon as the
+ * Paper sections 4.2, 5 and 7.2, keyed by host, chained behind the detector: one stream of the
+ * host's scored samples and its enforcer's actions. Keeps the recent CPI and CPU usage of every
+ * task on the host (the correlation window, or longer while a cap may still be judged) and the caps
+ * in force. An anomalous sample queues its task for analysis; the analysis runs as soon as the
  * host's period is complete (every task that reported the victim's previous sample time, at least
  * one besides the victim, has reported a sample at or after the victim's), or else when the
  * watermark passes the sample's time (a tenant that fell silent cannot hold it longer), and at
  * most once per {@code correlation.min-interval-ms} of event time per host, latency-sensitive or
- * protected victims first. A victim is analysed again only after as many new outliers as make an anomaly since
- * its last incident; capped tasks are left out, and when the victim is still anomalous under a cap
- * naming it, the new incident is the next round (paper 5: "analyse again without the capped task").
+ * protected victims first. A victim is analysed again only after as many new outliers as make an
+ * anomaly since its last incident; capped tasks are left out, and when the victim is still
+ * anomalous under a cap naming it, the new incident is the next round (paper 5: "analyse again
+ * without the capped task"). Every cap applied for an incident is judged from the same series
+ * when the watermark passes its expiry ({@link CapJudge}; outcomes on {@link #OUTCOMES}).
  */
-public class CorrelatorFunction
-    extends KeyedCoProcessFunction<String, ScoredSample, EnforcementAction, Incident> {
+public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, Incident> {
   private static final long serialVersionUID = 1L;
+
+  /** Side output: the judged caps. */
+  public static final OutputTag<CapOutcome> OUTCOMES = CapJudge.OUTCOMES;
 
   private final Cpi2Options options;
   private final long windowUs;
   private final long minIntervalMs;
   private final int anomalyOutliers;
+  private final CapJudge judge;
+  private final long retentionUs;
 
   private transient Analyzer analyzer;
   private transient MapState<String, TaskSeries> series;
@@ -58,6 +68,8 @@ public class CorrelatorFunction
     this.windowUs = o.getLong(Cpi2Options.CORRELATION_WINDOW_S) * 1_000_000L;
     this.minIntervalMs = o.getLong(Cpi2Options.ANALYSIS_MIN_INTERVAL_MS);
     this.anomalyOutliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
+    this.judge = new CapJudge(o);
+    this.retentionUs = Math.max(windowUs, judge.retentionUs());
   }
 
   @Override
@@ -92,10 +104,19 @@ public class CorrelatorFunction
     cd.enableTimeToLive(StateTtl.forTasks(ttl)); // caps last minutes; a silent host's go too
     caps = getRuntimeContext().getMapState(cd);
     lastAnalysisMs = getRuntimeContext().getState(new ValueStateDescriptor<>("last-analysis", Types.LONG));
+    judge.open(getRuntimeContext());
   }
 
   @Override
-  public void processElement1(ScoredSample s, Context ctx, Collector<Incident> out) throws Exception {
+  public void processElement(HostEvent e, Context ctx, Collector<Incident> out) throws Exception {
+    if (e.scored != null) {
+      processSample(e.scored, ctx, out);
+    } else if (e.action != null) {
+      processAction(e.action, ctx);
+    }
+  }
+
+  private void processSample(ScoredSample s, Context ctx, Collector<Incident> out) throws Exception {
     TaskSeries ts = series.get(s.task);
     if (ts == null) {
       ts = new TaskSeries();
@@ -113,10 +134,11 @@ public class CorrelatorFunction
       ts.threshold = s.threshold;
     }
     ts.add(s.timeUs, s.cpi, s.cpu, s.outlier);
-    // Analyses run at the watermark, which may lag the newest sample: keep one window behind it.
+    // Analyses run at the watermark, which may lag the newest sample: keep one window behind it,
+    // or more while a cap may still be judged.
     long wm = ctx.timerService().currentWatermark();
     if (wm != Long.MIN_VALUE) {
-      ts.evictUpTo(wm * 1000 - windowUs);
+      ts.evictUpTo(wm * 1000 - retentionUs);
     }
     series.put(s.task, ts);
     // One cleanup timer per host and window (timers of equal time are kept once).
@@ -168,8 +190,16 @@ public class CorrelatorFunction
     }
   }
 
-  @Override
-  public void processElement2(EnforcementAction a, Context ctx, Collector<Incident> out) throws Exception {
+  private void processAction(EnforcementAction a, Context ctx) throws Exception {
+    long judgeAtMs = judge.onAction(a);
+    if (judgeAtMs != Long.MIN_VALUE) {
+      long wm = ctx.timerService().currentWatermark();
+      if (judgeAtMs <= wm) {
+        judgeDue(ctx.getCurrentKey(), wm, ctx); // a late action
+      } else {
+        ctx.timerService().registerEventTimeTimer(judgeAtMs);
+      }
+    }
     ActionKind kind = a.getKind();
     if ((kind == ActionKind.APPLIED || kind == ActionKind.RENEWED) && a.getExpiresAtUs() != null) {
       CapState c = new CapState();
@@ -188,8 +218,17 @@ public class CorrelatorFunction
     }
   }
 
+  private void judgeDue(String host, long timestampMs, Context ctx) throws Exception {
+    List<CapOutcome> outcomes = new ArrayList<>(1);
+    judge.judgeDue(host, timestampMs, series, outcomes);
+    for (CapOutcome o : outcomes) {
+      ctx.output(OUTCOMES, o);
+    }
+  }
+
   @Override
   public void onTimer(long timestampMs, OnTimerContext ctx, Collector<Incident> out) throws Exception {
+    judgeDue(ctx.getCurrentKey(), timestampMs, ctx);
     prune(timestampMs * 1000 - windowUs);
     if (pending.isEmpty()) {
       return;

@@ -2,9 +2,9 @@ package org.cpi2.flink.functions;
 
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -18,12 +18,14 @@ import org.apache.flink.util.Collector;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.PeriodMoments;
 import org.cpi2.flink.logic.SpecMath;
+import org.cpi2.flink.records.SpecInput;
 import org.cpi2.flink.records.TaskCount;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 
 /**
- * Builds the CPI spec of one (job, platform), paper section 3.1. Input 1: samples; input 2: specs
+ * Builds the CPI spec of one (job, platform), paper section 3.1. Input 1: the samples that count
+ * towards a spec ({@link #inputs}, projected before the shuffle); input 2: specs
  * from the compacted cpi2.specs topic, which seed a fresh deployment (a seed is adopted when it
  * is newer than the spec in state). Samples are accumulated per event-time period; when the
  * watermark passes a period's end the period is folded into the spec with age weighting and the
@@ -33,7 +35,7 @@ import org.cpi2.schema.CpiSpec;
  * {@code lateSamples}); with the bounded out-of-orderness of the watermarks, that is a sample more
  * than that bound late at the very end of a period.
  */
-public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSample, CpiSpec, CpiSpec> {
+public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInput, CpiSpec, CpiSpec> {
   private static final long serialVersionUID = 1L;
 
   private final long periodUs;
@@ -47,7 +49,6 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
   private transient ValueState<CpiSpec> spec;
   private transient ValueState<Integer> seededEligible;
   private transient MapState<Long, PeriodMoments> periods;
-  private transient MapState<String, Long> periodTasks;
   private transient MapState<String, TaskCount> samplesPerTask;
   private transient Counter lateSamples;
 
@@ -74,8 +75,6 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
         getRuntimeContext()
             .getMapState(
                 new MapStateDescriptor<>("periods", Types.LONG, TypeInformation.of(PeriodMoments.class)));
-    periodTasks =
-        getRuntimeContext().getMapState(new MapStateDescriptor<>("period-tasks", Types.STRING, Types.LONG));
     // No state TTL here: a job's map holds all its tasks, and TTL filtering would visit it whole
     // on every access. Tasks not seen for state.task-ttl-s of event time are dropped at each fold.
     samplesPerTask =
@@ -84,12 +83,26 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
     lateSamples = getRuntimeContext().getMetricGroup().counter("lateSamples");
   }
 
+  /**
+   * The samples that count towards a spec, as the spec builder's input: a finite positive CPI at
+   * or above the CPU floor, projected to what the spec needs. Runs before the shuffle.
+   */
+  public static FlatMapFunction<CpiSample, SpecInput> inputs(Cpi2Options o) {
+    double minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
+    return (s, out) -> {
+      Double cpi = s.getCpi();
+      if (cpi != null && Double.isFinite(cpi) && cpi > 0 && s.getCpuUsage() >= minCpu) {
+        out.collect(new SpecInput(key(s.getJob(), s.getPlatform()), s.getTask(), s.getWindowStartUs(), cpi, s.getCpuUsage()));
+      }
+    };
+  }
+
   @Override
-  public void processElement1(CpiSample s, Context ctx, Collector<CpiSpec> out) throws Exception {
-    if (!math.counts(s.getCpi(), s.getCpuUsage())) {
+  public void processElement1(SpecInput s, Context ctx, Collector<CpiSpec> out) throws Exception {
+    if (!math.counts(s.cpi, s.cpu)) {
       return;
     }
-    long t = s.getWindowStartUs();
+    long t = s.timeUs;
     long periodEnd = Math.floorDiv(t, periodUs) * periodUs + periodUs;
     CpiSpec current = spec.value();
     if (current != null && periodEnd <= current.getPeriodEndUs()) {
@@ -101,18 +114,16 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
       m = new PeriodMoments();
       ctx.timerService().registerEventTimeTimer(periodEnd / 1000 - 1);
     }
-    m.add(s.getCpi(), s.getCpuUsage());
+    m.add(s.cpi, s.cpu);
     periods.put(periodEnd, m);
-    String pt = periodEnd + "|" + s.getTask();
-    Long n = periodTasks.get(pt);
-    periodTasks.put(pt, n == null ? 1 : n + 1);
-    TaskCount h = samplesPerTask.get(s.getTask());
+    TaskCount h = samplesPerTask.get(s.task);
     if (h == null) {
       h = new TaskCount();
     }
     h.count++;
     h.lastSeenUs = Math.max(h.lastSeenUs, t);
-    samplesPerTask.put(s.getTask(), h);
+    h.seenIn(periodEnd);
+    samplesPerTask.put(s.task, h);
   }
 
   @Override
@@ -139,8 +150,9 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
     for (long p : due) {
       PeriodMoments m = periods.get(p);
       periods.remove(p);
-      int tasks = takePeriodTasks(p);
-      int eligible = eligibleTasks(p);
+      int[] counted = countTasks(p);
+      int tasks = counted[0];
+      int eligible = counted[1];
       Integer seeded = seededEligible.value();
       if (seeded != null) {
         // After a seed, history restarts empty: keep the seed's eligibility until it catches up.
@@ -161,31 +173,33 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, CpiSampl
     }
   }
 
-  /** Tasks with enough samples, after dropping tasks not seen for the task TTL before {@code periodEnd}. */
-  private int eligibleTasks(long periodEnd) throws Exception {
+  /**
+   * The tasks that reported in the period ending at {@code periodEnd} (which is then forgotten),
+   * and the tasks with enough samples, after dropping tasks not seen for the task TTL before it.
+   */
+  private int[] countTasks(long periodEnd) throws Exception {
     Map<String, Long> counts = new HashMap<>();
-    Iterator<Map.Entry<String, TaskCount>> it = samplesPerTask.iterator();
-    while (it.hasNext()) {
-      Map.Entry<String, TaskCount> e = it.next();
-      if (e.getValue().lastSeenUs < periodEnd - taskTtlS * 1_000_000L) {
-        it.remove();
+    List<Map.Entry<String, TaskCount>> changed = new ArrayList<>();
+    List<String> gone = new ArrayList<>();
+    int inPeriod = 0;
+    for (Map.Entry<String, TaskCount> e : samplesPerTask.entries()) {
+      TaskCount c = e.getValue();
+      if (c.forget(periodEnd)) {
+        inPeriod++;
+        changed.add(e);
+      }
+      if (c.lastSeenUs < periodEnd - taskTtlS * 1_000_000L) {
+        gone.add(e.getKey());
       } else {
-        counts.put(e.getKey(), e.getValue().count);
+        counts.put(e.getKey(), c.count);
       }
     }
-    return math.eligibleTasks(counts.entrySet());
-  }
-
-  private int takePeriodTasks(long period) throws Exception {
-    String prefix = period + "|";
-    int n = 0;
-    Iterator<Map.Entry<String, Long>> it = periodTasks.iterator();
-    while (it.hasNext()) {
-      if (it.next().getKey().startsWith(prefix)) {
-        n++;
-        it.remove();
-      }
+    for (Map.Entry<String, TaskCount> e : changed) {
+      samplesPerTask.put(e.getKey(), e.getValue());
     }
-    return n;
+    for (String k : gone) {
+      samplesPerTask.remove(k);
+    }
+    return new int[] {inPeriod, math.eligibleTasks(counts.entrySet())};
   }
 }

@@ -6,7 +6,9 @@ import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
+import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.flink.records.SpecInput;
 
 /** Type information of a class with its own hand-written, stateless serializer. */
 public final class SerializerTypeInfo<T> extends TypeInformation<T> {
@@ -80,6 +82,22 @@ public final class SerializerTypeInfo<T> extends TypeInformation<T> {
     @Override
     public TypeInformation<ScoredSample> createTypeInfo(Type t, Map<String, TypeInformation<?>> generics) {
       return new SerializerTypeInfo<>(ScoredSample.class, ScoredSampleSerializer.INSTANCE);
+    }
+  }
+
+  /** {@code @TypeInfo} factory of {@link HostEvent}. */
+  public static final class HostEventFactory extends TypeInfoFactory<HostEvent> {
+    @Override
+    public TypeInformation<HostEvent> createTypeInfo(Type t, Map<String, TypeInformation<?>> generics) {
+      return new SerializerTypeInfo<>(HostEvent.class, new HostEventSerializer());
+    }
+  }
+
+  /** {@code @TypeInfo} factory of {@link SpecInput}. */
+  public static final class SpecInputFactory extends TypeInfoFactory<SpecInput> {
+    @Override
+    public TypeInformation<SpecInput> createTypeInfo(Type t, Map<String, TypeInformation<?>> generics) {
+      return new SerializerTypeInfo<>(SpecInput.class, SpecInputSerializer.INSTANCE);
     }
   }
 }

@@ -11,8 +11,9 @@ import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
-import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
@@ -26,21 +27,26 @@ class AnomalyDetectorFunctionTest {
         .build();
   }
 
-  private static KeyedBroadcastOperatorTestHarness<String, CpiSample, CpiSpec, ScoredSample> harness() throws Exception {
+  private static KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> harness() throws Exception {
     return ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
         new AnomalyDetectorFunction(Cpi2Options.defaults()),
-        AnomalyDetectorFunction::key,
+        HostEvent::host,
         Types.STRING,
         AnomalyDetectorFunction.SPECS);
   }
 
-  private static void add(KeyedBroadcastOperatorTestHarness<String, CpiSample, CpiSpec, ScoredSample> h, long t, double cpi, double cpu)
+  private static void add(KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h, long t, double cpi, double cpu)
       throws Exception {
-    h.processElement(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, t, cpi, cpu), t / 1000);
+    h.processElement(HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, t, cpi, cpu)), t / 1000);
+  }
+
+  /** The scored samples emitted so far. */
+  private static List<ScoredSample> scored(KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h) {
+    return h.extractOutputValues().stream().map(e -> e.scored).toList();
   }
 
   /** The watermark on both inputs (samples and specs), as the job's one source sends them. */
-  private static void watermark(KeyedBroadcastOperatorTestHarness<String, CpiSample, CpiSpec, ScoredSample> h, long tUs)
+  private static void watermark(KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h, long tUs)
       throws Exception {
     h.processWatermark(tUs / 1000);
     h.processBroadcastWatermark(tUs / 1000);
@@ -55,7 +61,7 @@ class AnomalyDetectorFunctionTest {
     add(h, 1 * MIN, 2.0, 0.8); // outlier, arrives out of order
     add(h, 2 * MIN, 3.0, 0.1); // high CPI but idle: not an outlier (CPU < 0.25)
     add(h, 3 * MIN, 1.4, 0.8); // below the threshold
-    List<ScoredSample> out = h.extractOutputValues();
+    List<ScoredSample> out = scored(h);
     assertEquals(List.of(4 * MIN, 1 * MIN, 2 * MIN, 3 * MIN), out.stream().map(s -> s.timeUs).toList(),
         "the spec of their time is final: judged on arrival, without waiting for the watermark");
     assertEquals(List.of(true, true, false, false), out.stream().map(s -> s.outlier).toList());
@@ -63,13 +69,13 @@ class AnomalyDetectorFunctionTest {
     assertFalse(out.get(1).anomalous, "two outliers only");
     // A third outlier within five minutes of the first arrives, older than the newest.
     add(h, 3 * MIN + 30_000_000L, 1.6, 0.8);
-    ScoredSample third = h.extractOutputValues().get(4);
+    ScoredSample third = scored(h).get(4);
     assertTrue(third.outlier);
     assertTrue(third.anomalous, "1, 3.5 and 4 minutes: three outliers within five minutes");
     // Behind the watermark, a late sample is judged at once too.
     watermark(h, 10 * MIN);
     add(h, 2 * MIN + 30_000_000L, 1.6, 0.8);
-    assertTrue(h.extractOutputValues().get(5).anomalous, "late: placed by its own time among the outliers");
+    assertTrue(scored(h).get(5).anomalous, "late: placed by its own time among the outliers");
     h.close();
   }
 
@@ -80,15 +86,15 @@ class AnomalyDetectorFunctionTest {
     watermark(h, 59 * MIN);
     add(h, 61 * MIN, 2.0, 0.8); // outlier for the old spec, not for the one the next period brings
     add(h, 62 * MIN, 2.0, 0.8); // waits behind the first: judged in order
-    assertTrue(h.extractOutputValues().isEmpty(), "the watermark has not passed minute 60: its spec may come");
+    assertTrue(scored(h).isEmpty(), "the watermark has not passed minute 60: its spec may come");
     h.processBroadcastElement(spec(3.0, 0.25, 60 * MIN), 0); // threshold 3.5
     watermark(h, 62 * MIN);
-    List<ScoredSample> out = h.extractOutputValues();
+    List<ScoredSample> out = scored(h);
     assertEquals(List.of(61 * MIN, 62 * MIN), out.stream().map(s -> s.timeUs).toList());
     assertEquals(List.of(false, false), out.stream().map(s -> s.outlier).toList());
     assertEquals(3.5, out.get(0).threshold, 1e-12);
     add(h, 63 * MIN, 4.0, 0.8); // the new spec is final for it: at once
-    assertTrue(h.extractOutputValues().get(2).outlier);
+    assertTrue(scored(h).get(2).outlier);
     h.close();
   }
 
@@ -100,14 +106,14 @@ class AnomalyDetectorFunctionTest {
     add(h, 61 * MIN, 2.0, 0.8); // waits: the spec of minute 60 may still come
     h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5
     watermark(h, 60 * MIN); // past the boundary, not yet past minute 61: its timer does not fire
-    assertTrue(h.extractOutputValues().isEmpty());
+    assertTrue(scored(h).isEmpty());
     add(h, 62 * MIN, 2.0, 0.8); // minute 61 is judged first, then 62, both on arrival
     add(h, 63 * MIN, 2.0, 0.8); // nothing waits any more: at once
-    List<ScoredSample> out = h.extractOutputValues();
+    List<ScoredSample> out = scored(h);
     assertEquals(List.of(61 * MIN, 62 * MIN, 63 * MIN), out.stream().map(s -> s.timeUs).toList());
     assertEquals(List.of(false, false, true), out.stream().map(s -> s.anomalous).toList(), "three outliers by minute 63");
     h.processWatermark(63 * MIN / 1000);
-    assertEquals(3, h.extractOutputValues().size(), "the timers of judged samples emit nothing");
+    assertEquals(3, scored(h).size(), "the timers of judged samples emit nothing");
     h.close();
   }
 
@@ -120,7 +126,7 @@ class AnomalyDetectorFunctionTest {
     }
     h.processWatermark(Long.MAX_VALUE);
     h.processBroadcastWatermark(Long.MAX_VALUE);
-    assertTrue(h.extractOutputValues().stream().allMatch(s -> s.outlier && !s.anomalous));
+    assertTrue(scored(h).stream().allMatch(s -> s.outlier && !s.anomalous));
     h.close();
   }
 
@@ -134,7 +140,7 @@ class AnomalyDetectorFunctionTest {
     add(h, 5 * MIN, 2.0, 0.8); // before any spec
     h.processWatermark(Long.MAX_VALUE);
     h.processBroadcastWatermark(Long.MAX_VALUE);
-    List<ScoredSample> out = h.extractOutputValues();
+    List<ScoredSample> out = scored(h);
     assertEquals(List.of(false, true, true), out.stream().map(s -> s.specKnown).toList());
     assertEquals(List.of(false, true, false), out.stream().map(s -> s.outlier).toList());
     assertEquals(3.5, out.get(2).threshold, 1e-12);
@@ -147,9 +153,52 @@ class AnomalyDetectorFunctionTest {
     add(h, 1 * MIN, 50.0, 0.8);
     h.processWatermark(Long.MAX_VALUE);
     h.processBroadcastWatermark(Long.MAX_VALUE);
-    ScoredSample s = h.extractOutputValues().get(0);
+    ScoredSample s = scored(h).get(0);
     assertFalse(s.specKnown);
     assertFalse(s.outlier);
+    h.close();
+  }
+
+  @Test
+  void theTasksOfOneHostKeepTheirOwnOutliersAndActionsPassThrough() throws Exception {
+    var h = harness();
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
+    watermark(h, 0);
+    for (long m = 1; m <= 2; m++) {
+      h.processElement(HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, m * MIN, 2.0, 0.8)), m * MIN / 1000);
+      h.processElement(HostEvent.of(sample("h1", "web/1", TaskClass.LATENCY_SENSITIVE, m * MIN, 2.0, 0.8)), m * MIN / 1000);
+    }
+    var action = Fixtures.applied("a1", "h1", "video/7", "web/0", 2 * MIN, 7 * MIN);
+    h.processElement(HostEvent.of(action), 2 * MIN / 1000);
+    h.processElement(HostEvent.of(sample("h1", "web/1", TaskClass.LATENCY_SENSITIVE, 3 * MIN, 2.0, 0.8)), 3 * MIN / 1000);
+    List<HostEvent> out = h.extractOutputValues();
+    assertEquals(6, out.size());
+    assertEquals(action, out.get(4).action, "the action, unchanged, in its place");
+    List<ScoredSample> s = scored(h).stream().filter(x -> x != null).toList();
+    assertTrue(s.stream().allMatch(x -> x.outlier));
+    assertEquals(List.of(false, false, false, false, true), s.stream().map(x -> x.anomalous).toList(),
+        "web/1's third outlier; web/0 has two, web/1's do not count for it");
+    h.processElement(HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, 3 * MIN, 2.0, 0.8)), 3 * MIN / 1000);
+    assertTrue(scored(h).get(6).anomalous);
+    h.close();
+  }
+
+  @Test
+  void aTasksOutliersAreForgottenATaskTtlAfterTheNewest() throws Exception {
+    var h =
+        ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
+            new AnomalyDetectorFunction(Fixtures.options(Cpi2Options.TASK_TTL_S, "600")), HostEvent::host, Types.STRING,
+            AnomalyDetectorFunction.SPECS);
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
+    watermark(h, 0);
+    add(h, 1 * MIN, 2.0, 0.8);
+    add(h, 2 * MIN, 2.0, 0.8);
+    watermark(h, 11 * MIN);
+    add(h, 3 * MIN, 2.0, 0.8); // late, but within the TTL: completes the anomaly
+    assertTrue(scored(h).get(2).anomalous);
+    watermark(h, 15 * MIN); // the boundary after 3 min + 10 min TTL: forgotten
+    add(h, 4 * MIN, 2.0, 0.8);
+    assertFalse(scored(h).get(3).anomalous, "the earlier outliers were forgotten");
     h.close();
   }
 }

@@ -6,24 +6,23 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import java.util.List;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.api.watermark.Watermark;
-import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.schema.Decision;
-import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
 import org.junit.jupiter.api.Test;
 
 class CorrelatorFunctionTest {
   private static final double THRESHOLD = 2.0; // spec 1.5 + 2 * 0.25
 
-  private static KeyedTwoInputStreamOperatorTestHarness<String, ScoredSample, EnforcementAction, Incident> harness()
+  private static KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> harness()
       throws Exception {
-    return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(
-        new CorrelatorFunction(Cpi2Options.defaults()), s -> s.host, EnforcementAction::getHost, Types.STRING);
+    return ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+        new CorrelatorFunction(Cpi2Options.defaults()), HostEvent::host, Types.STRING);
   }
 
   /** A scored sample as the detector emits it. */
@@ -47,10 +46,10 @@ class CorrelatorFunctionTest {
     return o;
   }
 
-  private static void feed(KeyedTwoInputStreamOperatorTestHarness<String, ScoredSample, EnforcementAction, Incident> h, ScoredSample... ss)
+  private static void feed(KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> h, ScoredSample... ss)
       throws Exception {
     for (ScoredSample x : ss) {
-      h.processElement1(x, x.timeUs / 1000);
+      h.processElement(HostEvent.of(x), x.timeUs / 1000);
     }
   }
 
@@ -81,14 +80,14 @@ class CorrelatorFunctionTest {
     assertEquals(5 * MIN, inc.getDetectedAtUs());
 
     // The enforcer caps video/7 for five minutes; the victim stays bad (CPI 4 from minute 6 on).
-    h.processElement2(Fixtures.applied("a1", "h1", "video/7", "web/0", 5 * MIN + 30_000_000L, 10 * MIN + 30_000_000L), 0);
+    h.processElement(HostEvent.of(Fixtures.applied("a1", "h1", "video/7", "web/0", 5 * MIN + 30_000_000L, 10 * MIN + 30_000_000L)), 0);
     for (int i = 6; i <= 8; i++) {
       long t = i * MIN;
       feed(h,
           s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, true),
           s("video/7", "BEST_EFFORT", t, 1, 0.01, false),
           s("mr/1", "BATCH", t, 1, 0.9, false));
-      h.processBothWatermarks(new Watermark(t / 1000));
+      h.processWatermark(t / 1000);
     }
     out = h.extractOutputValues();
     assertEquals(2, out.size(), "one new analysis after three new outliers: " + out);
@@ -118,7 +117,7 @@ class CorrelatorFunctionTest {
       }
     }
     assertEquals(List.of(), h.extractOutputValues(), "gone/2 has not reported minute 3");
-    h.processBothWatermarks(new Watermark(3 * MIN / 1000));
+    h.processWatermark(3 * MIN / 1000);
     List<Incident> out = h.extractOutputValues();
     assertEquals(1, out.size());
     assertEquals(3 * MIN, out.get(0).getDetectedAtUs());
@@ -158,7 +157,7 @@ class CorrelatorFunctionTest {
     assertEquals(1, out.size(), "one analysis per second of event time");
     assertEquals("web/0", out.get(0).getVictimTask());
     assertEquals(Decision.THROTTLE, out.get(0).getDecision());
-    h.processBothWatermarks(new Watermark(3 * MIN / 1000 + 1000));
+    h.processWatermark(3 * MIN / 1000 + 1000);
     assertEquals(List.of("web/0", "mr/2"), h.extractOutputValues().stream().map(Incident::getVictimTask).toList());
     h.close();
   }
@@ -173,9 +172,9 @@ class CorrelatorFunctionTest {
           s("web/1", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
           s("mr/1", "BATCH", t, 1, 0.9, false));
     }
-    h.processBothWatermarks(new Watermark(3 * MIN / 1000 + 999));
+    h.processWatermark(3 * MIN / 1000 + 999);
     assertEquals(1, h.extractOutputValues().size());
-    h.processBothWatermarks(new Watermark(3 * MIN / 1000 + 1000));
+    h.processWatermark(3 * MIN / 1000 + 1000);
     List<Incident> out = h.extractOutputValues();
     assertEquals(2, out.size());
     assertEquals(List.of("web/0", "web/1"), out.stream().map(Incident::getVictimTask).sorted().toList());

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
+import org.apache.flink.api.common.functions.util.ListCollector;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
@@ -15,6 +17,7 @@ import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.records.SpecInput;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.TaskClass;
@@ -24,17 +27,22 @@ class SpecBuilderFunctionTest {
   private static final Cpi2Options OPTIONS =
       Fixtures.options(Cpi2Options.SPEC_PERIOD_S, "600", Cpi2Options.SPEC_MIN_TASKS, "2", Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "2");
 
-  private static KeyedTwoInputStreamOperatorTestHarness<String, CpiSample, CpiSpec, CpiSpec> harness() throws Exception {
+  private static KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> harness() throws Exception {
     return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(
         new SpecBuilderFunction(OPTIONS),
-        s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
-        s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+        (SpecInput s) -> s.key,
+        (CpiSpec s) -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
         Types.STRING);
   }
 
-  private static void add(KeyedTwoInputStreamOperatorTestHarness<String, CpiSample, CpiSpec, CpiSpec> h, String task, long t, double cpi, double cpu)
+  private static void add(KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> h, String task, long t, double cpi, double cpu)
       throws Exception {
-    h.processElement1(sample("h1", task, TaskClass.LATENCY_SENSITIVE, t, cpi, cpu), t / 1000);
+    // As the job feeds it: through the projection and filter before the shuffle.
+    List<SpecInput> in = new ArrayList<>();
+    SpecBuilderFunction.inputs(OPTIONS).flatMap(sample("h1", task, TaskClass.LATENCY_SENSITIVE, t, cpi, cpu), new ListCollector<>(in));
+    for (SpecInput x : in) {
+      h.processElement1(x, t / 1000);
+    }
   }
 
   @Test
@@ -92,7 +100,7 @@ class SpecBuilderFunctionTest {
     var restored =
         new KeyedTwoInputStreamOperatorTestHarness<>(
             new KeyedCoProcessOperator<>(new SpecBuilderFunction(OPTIONS)),
-            (CpiSample s) -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+            (SpecInput s) -> s.key,
             (CpiSpec s) -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
             Types.STRING);
     restored.initializeState(snapshot);
@@ -125,5 +133,23 @@ class SpecBuilderFunctionTest {
     assertEquals(2.2, next.getCpiMean(), 1e-12); // (0.9 * 20 + 4) / 10
     assertTrue(next.getUsable(), "the seed's eligibility holds until history catches up");
     h.close();
+  }
+
+  @Test
+  void onlySamplesThatCountCrossToTheSpecBuilderWithWhatItNeeds() throws Exception {
+    List<SpecInput> in = new ArrayList<>();
+    var inputs = SpecBuilderFunction.inputs(OPTIONS);
+    var c = new ListCollector<>(in);
+    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 1 * MIN, 1.5, 0.5), c);
+    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 2 * MIN, 1.5, 0.2), c); // below the CPU floor
+    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 3 * MIN, null, 0.5), c); // no CPI
+    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 4 * MIN, Double.NaN, 0.5), c);
+    assertEquals(1, in.size());
+    SpecInput x = in.get(0);
+    assertEquals(SpecBuilderFunction.key("web", "p1"), x.key);
+    assertEquals("web/0", x.task);
+    assertEquals(1 * MIN, x.timeUs);
+    assertEquals(1.5, x.cpi, 0);
+    assertEquals(0.5, x.cpu, 0);
   }
 }

@@ -5,25 +5,29 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.streaming.api.watermark.Watermark;
-import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
+import java.util.List;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.schema.CapOutcome;
-import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
 import org.cpi2.schema.Verdict;
 import org.junit.jupiter.api.Test;
 
-class OutcomeJudgeFunctionTest {
-  private static KeyedTwoInputStreamOperatorTestHarness<String, ScoredSample, EnforcementAction, CapOutcome> harness()
-      throws Exception {
-    return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(
-        new OutcomeJudgeFunction(Cpi2Options.defaults()),
-        s -> s.host + "|" + s.task,
-        a -> a.getHost() + "|" + a.getVictimTask(),
-        Types.STRING);
+/** The correlator's judging of caps (paper 7.2), through the correlator's own harness. */
+class CapJudgeTest {
+  private static KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> harness() throws Exception {
+    return ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+        new CorrelatorFunction(Cpi2Options.defaults()), HostEvent::host, Types.STRING);
+  }
+
+  private static List<CapOutcome> outcomes(KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> h) {
+    var q = h.getSideOutput(CorrelatorFunction.OUTCOMES);
+    return q == null ? List.of() : q.stream().map(StreamRecord::getValue).toList();
   }
 
   private static ScoredSample victim(long t, double cpi, double cpu) {
@@ -47,20 +51,20 @@ class OutcomeJudgeFunctionTest {
     double[] before = {2.0, 2.2, 1.8, 2.0};
     for (int i = 0; i < before.length; i++) {
       ScoredSample s = victim((16 + i) * MIN, before[i], 0.8);
-      h.processElement1(s, s.timeUs / 1000);
+      h.processElement(HostEvent.of(s), s.timeUs / 1000);
     }
     ScoredSample idle = victim(19 * MIN + 30_000_000L, 9.0, 0.05);
-    h.processElement1(idle, idle.timeUs / 1000);
-    h.processElement2(Fixtures.applied("a1", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN), 20 * MIN / 1000);
+    h.processElement(HostEvent.of(idle), idle.timeUs / 1000);
+    h.processElement(HostEvent.of(Fixtures.applied("a1", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN)), 20 * MIN / 1000);
     for (int i = 0; i < 5; i++) {
       ScoredSample s = victim((20 + i) * MIN, during, 0.8);
-      h.processElement1(s, s.timeUs / 1000);
+      h.processElement(HostEvent.of(s), s.timeUs / 1000);
     }
-    h.processBothWatermarks(new Watermark(25 * MIN / 1000 - 1));
-    assertTrue(h.extractOutputValues().isEmpty(), "judged when the cap has expired");
-    h.processBothWatermarks(new Watermark(25 * MIN / 1000));
-    assertEquals(1, h.extractOutputValues().size());
-    CapOutcome o = h.extractOutputValues().get(0);
+    h.processWatermark(25 * MIN / 1000 - 1);
+    assertTrue(outcomes(h).isEmpty(), "judged when the cap has expired");
+    h.processWatermark(25 * MIN / 1000);
+    assertEquals(1, outcomes(h).size());
+    CapOutcome o = outcomes(h).get(0);
     h.close();
     return o;
   }
@@ -85,13 +89,12 @@ class OutcomeJudgeFunctionTest {
     var h = harness();
     for (int i = 0; i < 10; i++) {
       ScoredSample s = victim((16 + i) * MIN, i < 4 ? 2.0 : 1.0, 0.8);
-      h.processElement1(s, s.timeUs / 1000);
+      h.processElement(HostEvent.of(s), s.timeUs / 1000);
     }
-    h.processBothWatermarks(new Watermark(30 * MIN / 1000));
-    h.processElement2(Fixtures.applied("late", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN), 20 * MIN / 1000);
-    assertEquals(1, h.extractOutputValues().size());
-    assertEquals(Verdict.TRUE_POSITIVE, h.extractOutputValues().get(0).getVerdict());
-    assertEquals(0, h.numEventTimeTimers(), "no timer left behind");
+    h.processWatermark(30 * MIN / 1000);
+    h.processElement(HostEvent.of(Fixtures.applied("late", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN)), 20 * MIN / 1000);
+    assertEquals(1, outcomes(h).size());
+    assertEquals(Verdict.TRUE_POSITIVE, outcomes(h).get(0).getVerdict());
     h.close();
   }
 
