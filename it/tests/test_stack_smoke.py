@@ -110,3 +110,17 @@ def test_telegraf_ships_host_metrics_to_kafka():
     finally:
         c.close()
     assert {"cpu", "mem", "system"} <= names, "got only %s from Telegraf in 60 s" % names
+
+
+def test_flink_lib_has_the_kafka_clients_the_job_bundles():
+    """Kafka's client classes are loaded parent-first from Flink's lib (stack/flink/config.yaml.in:
+    loaded per job they leaked the JobManager's metaspace); the job jar must bundle the same version."""
+    import glob
+    import zipfile
+    jar = os.path.join(stack.ROOT, "flink-jobs", "target", "cpi2-flink-jobs-0.1.0.jar")
+    with zipfile.ZipFile(jar) as z:
+        props = dict(line.split("=", 1) for line in z.read("kafka/kafka-version.properties").decode().split() if "=" in line)
+    libs = glob.glob(os.path.join(stack.STACK_DIR, "lib", "flink", "kafka-clients-*.jar"))
+    assert [os.path.basename(p) for p in libs] == ["kafka-clients-%s.jar" % props["version"]], (
+        "Flink's lib has %s, the job bundles kafka-clients %s: set flink.kafka.clients.version in stack/jars/pom.xml"
+        % (libs, props["version"]))
