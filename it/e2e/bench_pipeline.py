@@ -8,6 +8,7 @@ it has read; the figures are the rate from the first record to the last, and the
 """
 
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ DURATION = os.environ.get("BENCH_DURATION", "2h")
 def main():
     stack.ensure_up()
     pipeline.cancel_running_jobs()
-    jid = pipeline.submit_job()
+    jid = pipeline.submit_job(shlex.split(os.environ.get("BENCH_JOB_ARGS", "")))
     log = open("/tmp/cpi2-bench-fleetsim.log", "w")
     t0 = time.time()
     sim = subprocess.Popen([pipeline.FLEETSIM, "-s", SCENARIO, "--speed", "max", "--warmup", "0", "--duration", DURATION,
