@@ -28,13 +28,24 @@ public final class JsonBatch {
   private byte[] buf;
   private int len;
   private int rows;
+  /** Growth doubles the array but stops at this (plus 64 KiB) before doubling on past it. */
+  private final long softLimit;
 
   public JsonBatch() {
     this(1 << 16);
   }
 
   public JsonBatch(int initialCapacity) {
+    this(initialCapacity, Integer.MAX_VALUE);
+  }
+
+  /**
+   * {@code softLimit}: the size at which the batch will be sent (the sink's batch-bytes); the
+   * array stops doubling there, so the row that crosses it does not double the memory.
+   */
+  public JsonBatch(int initialCapacity, long softLimit) {
     buf = new byte[Math.max(initialCapacity, 64)];
+    this.softLimit = softLimit;
   }
 
   /** The rows; valid up to {@link #length()}. */
@@ -70,7 +81,9 @@ public final class JsonBatch {
 
   private void ensure(int more) {
     if (len + more > buf.length) {
-      long want = Math.max((long) buf.length * 2, (long) len + more);
+      long doubled = (long) buf.length * 2;
+      long cap = softLimit + (1 << 16);
+      long want = Math.max(buf.length < cap ? Math.min(doubled, cap) : doubled, (long) len + more);
       if (want > Integer.MAX_VALUE - 16) {
         throw new IllegalStateException("clickhouse: a batch cannot exceed 2 GiB (see clickhouse.batch-bytes)");
       }
