@@ -38,8 +38,12 @@ public final class ClickHouseHttp {
     this.firstBackoffMs = firstBackoffMs;
   }
 
-  /** Inserts the rows (one JSON object per line); throws once every attempt failed. */
-  public void insert(String body, int rows) throws IOException, InterruptedException {
+  /**
+   * Inserts the rows ({@code body[0, length)}, one JSON object per line, UTF-8); throws once every
+   * attempt failed. Each attempt reads the array again (HttpClient copies it into 16 KiB buffers
+   * to send it): the caller must not touch it until this returns.
+   */
+  public void insert(byte[] body, int length, int rows) throws IOException, InterruptedException {
     long backoff = firstBackoffMs;
     String last = "";
     for (int attempt = 1; attempt <= attempts; attempt++) {
@@ -47,7 +51,7 @@ public final class ClickHouseHttp {
         HttpRequest req =
             HttpRequest.newBuilder(insertUri)
                 .timeout(Duration.ofSeconds(30))
-                .POST(HttpRequest.BodyPublishers.ofString(body, StandardCharsets.UTF_8))
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body, 0, length))
                 .build();
         HttpResponse<String> resp = client.send(req, HttpResponse.BodyHandlers.ofString());
         if (resp.statusCode() == 200) {

@@ -1,10 +1,7 @@
 package org.cpi2.flink.io;
 
-import java.util.List;
 import java.util.Set;
-import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.util.function.SerializableFunction;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Cpi2Sinks;
 import org.cpi2.schema.CapOutcome;
@@ -16,65 +13,60 @@ import org.cpi2.schema.Incident;
 
 /** Every stream of the job into its ClickHouse table (database {@code clickhouse.database}). */
 public final class ClickHouseSinks implements Cpi2Sinks {
-  private static final long MAX_DELAY_MS = 1000;
-
   private final String url;
   private final String database;
-  private final int batch;
+  private final ClickHouseSink.Batching batching;
 
   public ClickHouseSinks(Cpi2Options o) {
-    this(o.get(Cpi2Options.CLICKHOUSE_URL), o.get(Cpi2Options.CLICKHOUSE_DATABASE), o.getInt(Cpi2Options.CLICKHOUSE_BATCH));
+    this(
+        o.get(Cpi2Options.CLICKHOUSE_URL),
+        o.get(Cpi2Options.CLICKHOUSE_DATABASE),
+        new ClickHouseSink.Batching(
+            o.getInt(Cpi2Options.CLICKHOUSE_BATCH),
+            o.getLong(Cpi2Options.CLICKHOUSE_BATCH_BYTES),
+            o.getLong(Cpi2Options.CLICKHOUSE_MAX_DELAY_MS)));
   }
 
-  public ClickHouseSinks(String url, String database, int batch) {
+  public ClickHouseSinks(String url, String database, ClickHouseSink.Batching batching) {
     this.url = url;
     this.database = database;
-    this.batch = batch;
+    this.batching = batching;
   }
 
   @Override
   public void samples(DataStream<CpiSample> s) {
-    to(s, "samples", JsonRowsOf.<CpiSample>all());
+    to(s, "samples", JsonRows.records(CpiSample.getClassSchema(), Set.of()));
   }
 
   @Override
   public void specs(DataStream<CpiSpec> s) {
-    to(s, "specs", JsonRowsOf.<CpiSpec>all());
+    to(s, "specs", JsonRows.records(CpiSpec.getClassSchema(), Set.of()));
   }
 
   @Override
   public void incidents(DataStream<Incident> s) {
-    to(s, "incidents", i -> List.of(JsonRows.row(i, Set.of("suspects"))));
-    to(s, "incident_suspects", JsonRows::suspects);
+    to(s, "incidents", JsonRows.records(Incident.getClassSchema(), Set.of("suspects")));
+    to(s, "incident_suspects", JsonRows.suspects());
   }
 
   @Override
   public void actions(DataStream<EnforcementAction> s) {
-    to(s, "actions", JsonRowsOf.<EnforcementAction>all());
+    to(s, "actions", JsonRows.records(EnforcementAction.getClassSchema(), Set.of()));
   }
 
   @Override
   public void outcomes(DataStream<CapOutcome> s) {
-    to(s, "outcomes", JsonRowsOf.<CapOutcome>all());
+    to(s, "outcomes", JsonRows.records(CapOutcome.getClassSchema(), Set.of()));
   }
 
   @Override
   public void deadLetters(DataStream<DeadLetter> s) {
-    to(s, "dead_letters", JsonRowsOf.<DeadLetter>all());
+    to(s, "dead_letters", JsonRows.records(DeadLetter.getClassSchema(), Set.of()));
   }
 
-  private <T> void to(DataStream<T> s, String table, SerializableFunction<T, List<String>> rows) {
-    s.sinkTo(new ClickHouseSink<>(url, database, table, batch, MAX_DELAY_MS, rows))
+  private <T> void to(DataStream<T> s, String table, RowEncoder<T> rows) {
+    s.sinkTo(new ClickHouseSink<>(url, database, table, batching, rows))
         .uid("clickhouse-" + table)
         .name("ClickHouse " + database + "." + table);
-  }
-
-  /** A record as one row with all its fields. */
-  static final class JsonRowsOf {
-    private JsonRowsOf() {}
-
-    static <T extends SpecificRecord> SerializableFunction<T, List<String>> all() {
-      return r -> List.of(JsonRows.row(r, Set.of()));
-    }
   }
 }

@@ -6,9 +6,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -91,7 +101,7 @@ class ClickHouseSinkIT {
 
   @Test
   void rowsLandAndReplaysAreIdempotentUnderFinal() throws Exception {
-    ClickHouseSinks sinks = new ClickHouseSinks(LocalClickHouse.URL, DB, 100);
+    ClickHouseSinks sinks = new ClickHouseSinks(LocalClickHouse.URL, DB, new ClickHouseSink.Batching(100, 1 << 20, 60_000));
     List<Incident> incidents = List.of(incident("web/0"), incident("web/1"));
     // The second run replays the same records, as after a restore; its CPU usage differs only so
     // that the test can see that its rows landed and replaced the first run's.
@@ -106,8 +116,8 @@ class ClickHouseSinkIT {
       sinks.incidents(env.fromData(incidents, RecordTypes.INCIDENT));
       env.execute("clickhouse-sink-it");
     }
-    assertEquals("250\t250\n", LocalClickHouse.query("SELECT count(), countIf(cpu_usage = 0.9) FROM " + DB + ".samples FINAL"));
-    assertEquals("35\n", LocalClickHouse.query("SELECT countIf(cpi IS NULL) FROM " + DB + ".samples FINAL"));
+    assertEquals("250\t250\n", LocalClickHouse.query("SELECT count(), countIf(cpu_usage = 0.9) FROM " + DB + ".samples FINAL WHERE host = 'h1'"));
+    assertEquals("35\n", LocalClickHouse.query("SELECT countIf(cpi IS NULL) FROM " + DB + ".samples FINAL WHERE host = 'h1'"));
     assertEquals("2\n", LocalClickHouse.query("SELECT count() FROM " + DB + ".incidents FINAL"));
     assertEquals("4\n", LocalClickHouse.query("SELECT count() FROM " + DB + ".incident_suspects FINAL"));
     assertEquals(
@@ -123,7 +133,9 @@ class ClickHouseSinkIT {
   @Test
   void deadLetterPayloadIsBase64() throws Exception {
     SinkWriter<DeadLetter> w =
-        new ClickHouseSink<DeadLetter>(LocalClickHouse.URL, DB, "dead_letters", 10, 60_000, r -> List.of(JsonRows.row(r, Set.of())))
+        new ClickHouseSink<DeadLetter>(
+                LocalClickHouse.URL, DB, "dead_letters", new ClickHouseSink.Batching(10, 1 << 20, 60_000),
+                JsonRows.records(DeadLetter.getClassSchema(), Set.of()))
             .createWriter(null);
     w.write(
         DeadLetter.newBuilder().setAtUs(1).setComponent("flink-jobs/decode-samples").setSourceTopic("cpi2.samples")
@@ -134,11 +146,115 @@ class ClickHouseSinkIT {
     assertEquals("wwEA\tnot Avro\\nsingle-object\n", LocalClickHouse.query("SELECT payload, reason FROM " + DB + ".dead_letters FINAL WHERE offset = 42"));
   }
 
+  private static CpiSample sample(String host, int i) {
+    return Fixtures.sample(host, "web/" + (i % 50), TaskClass.BATCH, i * 10_000_000L, 1.5, 0.5);
+  }
+
+  private static String count(String host) throws Exception {
+    return LocalClickHouse.query("SELECT count() FROM " + DB + ".samples WHERE host = '" + host + "'").strip();
+  }
+
+  @Test
+  void flushReturnsOnlyOnceTheRowsAreInClickHouse() throws Exception {
+    // Batches of 1,000 go out on the sender thread as the rows come; flush hands over the last,
+    // partial one and returns only when all of them are in: no waiting here before the query.
+    SinkWriter<CpiSample> w =
+        new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(1_000, 1 << 25, 3_600_000),
+            JsonRows.<CpiSample>records(CpiSample.getClassSchema(), Set.of()))
+            .createWriter(null);
+    try {
+      for (int i = 0; i < 4_500; i++) {
+        w.write(sample("flush-host", i), null);
+      }
+      w.flush(false);
+      assertEquals("4500", count("flush-host"));
+    } finally {
+      w.close();
+    }
+  }
+
+  @Test
+  void aRefusedInsertFailsTheNextWriteAndTheNextFlush() throws Exception {
+    ClickHouseSink<CpiSample> sink =
+        new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
+            JsonRows.records(CpiSample.getClassSchema(), Set.of()));
+    SinkWriter<CpiSample> w = sink.createWriter(null);
+    try {
+      w.write(sample("refused-host", 1), null); // a batch: handed over, refused by ClickHouse
+      IOException e = assertThrows(IOException.class, () -> w.write(sample("refused-host", 2), null));
+      assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
+      assertThrows(IOException.class, () -> w.flush(false));
+    } finally {
+      w.close();
+    }
+    SinkWriter<CpiSample> flushed =
+        new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(100, 1 << 20, 3_600_000),
+            JsonRows.<CpiSample>records(CpiSample.getClassSchema(), Set.of()))
+            .createWriter(null);
+    try {
+      flushed.write(sample("refused-host", 1), null);
+      IOException e = assertThrows(IOException.class, () -> flushed.flush(false));
+      assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
+    } finally {
+      flushed.close();
+    }
+  }
+
+  /**
+   * In a running job (Flink's own processing-time service), rows reach ClickHouse max-delay after
+   * they came although the source then stays silent: no further record, no checkpoint, no end of
+   * input.
+   */
+  @Test
+  void theMaxDelayTimerInsertsWithoutFurtherRecords() throws Exception {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(1);
+    DataGeneratorSource<CpiSample> source =
+        new DataGeneratorSource<>(i -> sample("timer-host", i.intValue()), Long.MAX_VALUE, new ThenSilent(300), RecordTypes.SAMPLE);
+    env.fromSource(source, WatermarkStrategy.noWatermarks(), "300 samples, then silence")
+        .sinkTo(new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(100_000, 1 << 25, 500),
+            JsonRows.records(CpiSample.getClassSchema(), Set.of())));
+    JobClient job = env.executeAsync("clickhouse-sink-timer-it");
+    try {
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      while (!count("timer-host").equals("300") && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+      }
+      assertEquals("300", count("timer-host"));
+      assertEquals(JobStatus.RUNNING, job.getJobStatus().get(), "the job still runs: the timer, not the end of input, inserted");
+    } finally {
+      job.cancel().get();
+    }
+  }
+
+  /** Lets {@code n} records through, then none: the source stays open and silent. */
+  static final class ThenSilent implements RateLimiterStrategy<NumberSequenceSource.NumberSequenceSplit> {
+    private static final long serialVersionUID = 1L;
+    private final int n;
+
+    ThenSilent(int n) {
+      this.n = n;
+    }
+
+    @Override
+    public RateLimiter<NumberSequenceSource.NumberSequenceSplit> createRateLimiter(int parallelism) {
+      return new RateLimiter<>() {
+        private int granted;
+
+        @Override
+        public CompletionStage<Void> acquire(int requests) {
+          granted += requests;
+          return granted <= n ? CompletableFuture.completedFuture(null) : new CompletableFuture<>();
+        }
+      };
+    }
+  }
+
   @Test
   void aMissingTableFailsAtOnceWithClickHousesMessage() {
     ClickHouseHttp http = new ClickHouseHttp(LocalClickHouse.URL, DB, "no_such_table", 5, 10_000);
     long start = System.nanoTime();
-    IOException e = assertThrows(IOException.class, () -> http.insert("{\"a\":1}\n", 1));
+    IOException e = assertThrows(IOException.class, () -> insert(http, "{\"a\":1}\n"));
     assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
     assertTrue(System.nanoTime() - start < 5_000_000_000L, "no retries for a refused insert");
   }
@@ -146,7 +262,12 @@ class ClickHouseSinkIT {
   @Test
   void anUnreachableServerFailsAfterTheRetries() {
     ClickHouseHttp http = new ClickHouseHttp("http://127.0.0.1:1", DB, "samples", 3, 10);
-    IOException e = assertThrows(IOException.class, () -> http.insert("{}\n", 1));
+    IOException e = assertThrows(IOException.class, () -> insert(http, "{}\n"));
     assertTrue(e.getMessage().contains("after 3 attempts"), e.getMessage());
+  }
+
+  private static void insert(ClickHouseHttp http, String rows) throws IOException, InterruptedException {
+    byte[] body = rows.getBytes(StandardCharsets.UTF_8);
+    http.insert(body, body.length, (int) rows.chars().filter(c -> c == '\n').count());
   }
 }

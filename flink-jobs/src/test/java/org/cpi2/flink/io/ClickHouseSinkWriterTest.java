@@ -1,0 +1,261 @@
+package org.cpi2.flink.io;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.flink.api.common.operators.ProcessingTimeService;
+import org.apache.flink.streaming.runtime.tasks.TestProcessingTimeService;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The writer and its sender thread against a fake ClickHouse whose inserts can be held or made to
+ * fail: batches go out by rows, bytes or age (the timer, with no further record), a busy sender
+ * blocks write and flush (one batch in flight) but never the timer, flush waits until everything
+ * written is inserted, a failed insert fails the next write or flush, close inserts nothing.
+ */
+class ClickHouseSinkWriterTest {
+  private static final RowEncoder<String> ROWS = (s, out) -> {
+    out.putString(s);
+    out.endRow();
+  };
+
+  private final FakeClickHouse clickHouse = new FakeClickHouse();
+  private final ExecutorService other = Executors.newSingleThreadExecutor();
+  private final List<ClickHouseSink.Writer<String>> writers = new ArrayList<>();
+
+  @AfterEach
+  void tearDown() throws Exception {
+    clickHouse.open();
+    for (ClickHouseSink.Writer<String> w : writers) {
+      w.close();
+    }
+    other.shutdownNow();
+  }
+
+  /** Inserts are recorded as text; {@link #hold} makes them wait until {@link #open}. */
+  static final class FakeClickHouse implements BatchSender.Insert {
+    final List<String> batches = new ArrayList<>();
+    final Semaphore started = new Semaphore(0);
+    private volatile CountDownLatch gate = new CountDownLatch(0);
+    volatile IOException failure;
+
+    @Override
+    public void insert(byte[] body, int length, int rows) throws IOException, InterruptedException {
+      started.release();
+      gate.await();
+      if (failure != null) {
+        throw failure;
+      }
+      String batch = new String(body, 0, length, StandardCharsets.UTF_8);
+      assertEquals(rows, batch.split("\n").length);
+      synchronized (batches) {
+        batches.add(batch.replace("\"", "").replace("\n", " ").strip());
+        batches.notifyAll();
+      }
+    }
+
+    void hold() {
+      gate = new CountDownLatch(1);
+    }
+
+    void open() {
+      gate.countDown();
+    }
+
+    List<String> batches() {
+      synchronized (batches) {
+        return List.copyOf(batches);
+      }
+    }
+
+    /** The batches once there are {@code n}, or fails after 5 s. */
+    List<String> await(int n) throws InterruptedException {
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      synchronized (batches) {
+        while (batches.size() < n && System.nanoTime() < deadline) {
+          batches.wait(50);
+        }
+        assertEquals(n, batches.size(), "batches inserted: " + batches);
+        return List.copyOf(batches);
+      }
+    }
+  }
+
+  private ClickHouseSink.Writer<String> writer(int rows, long bytes, long maxDelayMs, ProcessingTimeService time) {
+    ClickHouseSink.Writer<String> w =
+        new ClickHouseSink.Writer<>(ROWS, new ClickHouseSink.Batching(rows, bytes, maxDelayMs), clickHouse, "db.t", 0, time);
+    writers.add(w);
+    return w;
+  }
+
+  private static void write(ClickHouseSink.Writer<String> w, String... rows) throws Exception {
+    for (String r : rows) {
+      w.write(r, null);
+    }
+  }
+
+  private static void assertStaysBlocked(Future<?> f) throws Exception {
+    assertThrows(TimeoutException.class, () -> f.get(300, TimeUnit.MILLISECONDS), "should wait for the insert in flight");
+  }
+
+  @Test
+  void batchesGoOutByRowsAndByBytes() throws Exception {
+    ClickHouseSink.Writer<String> byRows = writer(2, 1 << 20, 3_600_000, null);
+    write(byRows, "a", "b", "c");
+    assertEquals(List.of("a b"), clickHouse.await(1));
+    ClickHouseSink.Writer<String> byBytes = writer(1000, 10, 3_600_000, null);
+    write(byBytes, "abcd", "efgh");
+    assertEquals(List.of("a b", "abcd efgh"), clickHouse.await(2));
+    byRows.flush(false);
+    assertEquals(List.of("a b", "abcd efgh", "c"), clickHouse.batches());
+  }
+
+  @Test
+  void theRowThatFillsABatchDoesNotDoubleItsArray() {
+    JsonBatch b = new JsonBatch(64, 1 << 20);
+    while (b.length() < 1 << 20) {
+      ROWS.encode("a row of about forty bytes, quoted......", b);
+    }
+    assertTrue(b.array().length <= (1 << 20) + (1 << 16), "capacity " + b.array().length);
+    for (int i = 0; i < 100_000; i++) { // past the limit (one huge row), it doubles again
+      ROWS.encode("a row of about forty bytes, quoted......", b);
+    }
+    assertTrue(b.length() > 4 << 20 && b.array().length < 2 * b.length(), "capacity " + b.array().length);
+  }
+
+  @Test
+  void aBusySenderBlocksWriteInsteadOfBufferingMore() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(2, 1 << 20, 3_600_000, null);
+    clickHouse.hold();
+    write(w, "a", "b"); // handed over; its insert hangs
+    assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
+    write(w, "c"); // buffered
+    Future<?> due = other.submit(() -> {
+      write(w, "d"); // the second batch is due while the first is in flight
+      return null;
+    });
+    assertStaysBlocked(due);
+    clickHouse.open();
+    due.get(5, TimeUnit.SECONDS);
+    w.flush(false);
+    assertEquals(List.of("a b", "c d"), clickHouse.batches());
+  }
+
+  @Test
+  void flushReturnsOnlyOnceTheBatchInFlightAndTheBufferAreInserted() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(2, 1 << 20, 3_600_000, null);
+    clickHouse.hold();
+    write(w, "a", "b", "c");
+    Future<?> flush = other.submit(() -> {
+      w.flush(false);
+      return null;
+    });
+    assertStaysBlocked(flush);
+    assertEquals(List.of(), clickHouse.batches());
+    clickHouse.open();
+    flush.get(5, TimeUnit.SECONDS);
+    assertEquals(List.of("a b", "c"), clickHouse.batches());
+  }
+
+  @Test
+  void aFailedInsertFailsTheNextWriteAndEveryFlushAfter() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(1, 1 << 20, 3_600_000, null);
+    clickHouse.failure = new IOException("clickhouse: insert into db.t refused: HTTP 404: no such table");
+    write(w, "a"); // handed over; its insert fails
+    IOException e = assertThrows(IOException.class, () -> write(w, "b"));
+    assertTrue(e.getMessage().contains("refused"), e.getMessage());
+    assertThrows(IOException.class, () -> w.flush(false));
+    assertThrows(IOException.class, () -> write(w, "c"));
+    assertEquals(List.of(), clickHouse.batches());
+  }
+
+  @Test
+  void aFailedInsertFailsTheNextFlush() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(100, 1 << 20, 3_600_000, null);
+    clickHouse.failure = new IOException("clickhouse: insert into db.t failed after 6 attempts: connection refused");
+    write(w, "a");
+    IOException e = assertThrows(IOException.class, () -> w.flush(true));
+    assertTrue(e.getMessage().contains("after 6 attempts"), e.getMessage());
+  }
+
+  @Test
+  void theTimerInsertsAnOldBatchWithoutFurtherRecords() throws Exception {
+    TestProcessingTimeService time = new TestProcessingTimeService();
+    time.setCurrentTime(1_000);
+    ClickHouseSink.Writer<String> w = writer(100, 1 << 20, 1_000, time);
+    write(w, "a");
+    time.setCurrentTime(1_500);
+    write(w, "b");
+    time.setCurrentTime(1_999);
+    assertFalse(clickHouse.started.tryAcquire(200, TimeUnit.MILLISECONDS), "nothing is due yet");
+    time.setCurrentTime(2_000); // "a" is 1 s old
+    assertEquals(List.of("a b"), clickHouse.await(1));
+    // The next batch has its own deadline, one max delay after its first row.
+    time.setCurrentTime(2_400);
+    write(w, "c");
+    time.setCurrentTime(3_000);
+    time.setCurrentTime(3_399);
+    assertEquals(1, clickHouse.batches().size());
+    time.setCurrentTime(3_400);
+    assertEquals(List.of("a b", "c"), clickHouse.await(2));
+  }
+
+  @Test
+  void aDueBatchFindingTheSenderBusyDoesNotBlockTheTimer() throws Exception {
+    TestProcessingTimeService time = new TestProcessingTimeService();
+    time.setCurrentTime(1_000);
+    ClickHouseSink.Writer<String> w = writer(100, 1 << 20, 1_000, time);
+    clickHouse.hold();
+    write(w, "a");
+    time.setCurrentTime(2_000); // "a" handed over; its insert hangs
+    assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
+    write(w, "b");
+    assertTimeoutPreemptively(Duration.ofSeconds(5), () -> time.setCurrentTime(3_000)); // due, sender busy
+    write(w, "c"); // the task thread goes on filling the batch
+    clickHouse.open();
+    assertEquals(List.of("a"), clickHouse.await(1));
+    time.setCurrentTime(3_000 + ClickHouseSink.Writer.BUSY_RETRY_MS);
+    assertEquals(List.of("a", "b c"), clickHouse.await(2));
+  }
+
+  @Test
+  void closeInsertsNothingAndStopsTheSenderThread() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(100, 1 << 20, 3_600_000, null);
+    write(w, "a");
+    assertTrue(senderAlive(), "the sender thread is named after the table");
+    w.close();
+    assertFalse(clickHouse.started.tryAcquire(200, TimeUnit.MILLISECONDS));
+    assertFalse(senderAlive());
+  }
+
+  @Test
+  void closeInterruptsAnInsertUnderWay() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(1, 1 << 20, 3_600_000, null);
+    clickHouse.hold();
+    write(w, "a");
+    assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
+    assertTimeoutPreemptively(Duration.ofSeconds(5), w::close);
+    assertFalse(senderAlive());
+    assertEquals(List.of(), clickHouse.batches());
+  }
+
+  private static boolean senderAlive() {
+    return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals("ClickHouse sender db.t #0") && t.isAlive());
+  }
+}
