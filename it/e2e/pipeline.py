@@ -72,10 +72,12 @@ def submit_job(extra_args=(), options=None, savepoint=""):
 
 
 def samples_read(jid):
-    """(samples the job's Kafka source has emitted, the job's state), from Flink's REST metrics."""
+    """(samples the job's host-keyed chain has taken in, the job's state), from Flink's REST API:
+    the records the detector's vertex read from the network (every sample, and the rare actions).
+    Not the source vertex's records out: it sends each sample twice (to the spec builder too)."""
     d = requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()
-    src = [v for v in d["vertices"] if v["name"].startswith("Source: Kafka cpi2.samples")]
-    return (src[0]["metrics"].get("write-records", 0) if src else 0), d["state"]
+    host = [v for v in d["vertices"] if v["name"].startswith("Outlier and anomaly detector")]
+    return (host[0]["metrics"].get("read-records", 0) if host else 0), d["state"]
 
 
 class Run:

@@ -45,6 +45,8 @@ public final class Cpi2Options implements Serializable {
   /** Where checkpoints go (a file:// URI); empty: the cluster's own setting. */
   public static final String CHECKPOINT_DIR = "checkpoint.dir";
   public static final String JOB_NAME = "job.name";
+  /** Parallelism of every operator; 0 leaves it to the cluster (parallelism.default). */
+  public static final String JOB_PARALLELISM = "job.parallelism";
   public static final String KAFKA_BOOTSTRAP = "kafka.bootstrap";
   public static final String KAFKA_GROUP = "kafka.group";
   /** Where a fresh start (no checkpoint or savepoint) reads samples and actions from. */
@@ -88,6 +90,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(CHECKPOINT_INTERVAL_MS, "30000");
     DEFAULTS.put(CHECKPOINT_DIR, "");
     DEFAULTS.put(JOB_NAME, "cpi2-flink-jobs");
+    DEFAULTS.put(JOB_PARALLELISM, "0");
     DEFAULTS.put(KAFKA_BOOTSTRAP, "127.0.0.1:9092");
     DEFAULTS.put(KAFKA_GROUP, "cpi2-flink-jobs");
     DEFAULTS.put(KAFKA_START, "committed-or-earliest"); // or earliest, latest, timestamp-ms:<ms>

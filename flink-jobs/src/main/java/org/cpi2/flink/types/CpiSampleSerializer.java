@@ -6,7 +6,6 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.apache.flink.types.StringValue;
 import org.cpi2.schema.CounterSource;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.TaskClass;
@@ -80,11 +79,11 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
 
   @Override
   public void serialize(CpiSample s, DataOutputView out) throws IOException {
-    StringValue.writeString(s.getHost(), out);
-    StringValue.writeString(s.getTask(), out);
-    StringValue.writeString(s.getJob(), out);
-    StringValue.writeString(s.getTaskId(), out);
-    StringValue.writeString(s.getPlatform(), out);
+    Strings.write(s.getHost(), out);
+    Strings.write(s.getTask(), out);
+    Strings.write(s.getJob(), out);
+    Strings.write(s.getTaskId(), out);
+    Strings.write(s.getPlatform(), out);
     Double cpi = s.getCpi();
     Long llc = s.getLlcMisses();
     Double numa = s.getNumaScore();
@@ -124,11 +123,11 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
   @Override
   public CpiSample deserialize(DataInputView in) throws IOException {
     CpiSample s = new CpiSample();
-    s.setHost(StringValue.readString(in));
-    s.setTask(StringValue.readString(in));
-    s.setJob(StringValue.readString(in));
-    s.setTaskId(StringValue.readString(in));
-    s.setPlatform(StringValue.readString(in));
+    s.setHost(Strings.read(in));
+    s.setTask(Strings.read(in));
+    s.setJob(Strings.read(in));
+    s.setTaskId(Strings.read(in));
+    s.setPlatform(Strings.read(in));
     int flags = in.readByte();
     int taskClass = in.readByte();
     s.setTaskClass(taskClass < 0 ? null : CLASSES[taskClass]);

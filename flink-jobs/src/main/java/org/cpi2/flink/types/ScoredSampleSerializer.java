@@ -6,7 +6,6 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.apache.flink.types.StringValue;
 import org.cpi2.flink.records.ScoredSample;
 
 /**
@@ -70,11 +69,11 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
 
   @Override
   public void serialize(ScoredSample s, DataOutputView out) throws IOException {
-    StringValue.writeString(s.host, out);
-    StringValue.writeString(s.task, out);
-    StringValue.writeString(s.job, out);
-    StringValue.writeString(s.platform, out);
-    StringValue.writeString(s.taskClass, out);
+    Strings.write(s.host, out);
+    Strings.write(s.task, out);
+    Strings.write(s.job, out);
+    Strings.write(s.platform, out);
+    Strings.write(s.taskClass, out);
     out.writeByte(
         (s.isProtected ? PROTECTED : 0)
             | (s.outlier ? OUTLIER : 0)
@@ -92,11 +91,11 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
   @Override
   public ScoredSample deserialize(DataInputView in) throws IOException {
     ScoredSample s = new ScoredSample();
-    s.host = StringValue.readString(in);
-    s.task = StringValue.readString(in);
-    s.job = StringValue.readString(in);
-    s.platform = StringValue.readString(in);
-    s.taskClass = StringValue.readString(in);
+    s.host = Strings.read(in);
+    s.task = Strings.read(in);
+    s.job = Strings.read(in);
+    s.platform = Strings.read(in);
+    s.taskClass = Strings.read(in);
     int flags = in.readByte();
     s.isProtected = (flags & PROTECTED) != 0;
     s.outlier = (flags & OUTLIER) != 0;

@@ -6,7 +6,6 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.apache.flink.types.StringValue;
 import org.cpi2.flink.records.SpecInput;
 
 /**
@@ -45,8 +44,8 @@ public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput
 
   @Override
   public void serialize(SpecInput s, DataOutputView out) throws IOException {
-    StringValue.writeString(s.key, out);
-    StringValue.writeString(s.task, out);
+    Strings.write(s.key, out);
+    Strings.write(s.task, out);
     out.writeLong(s.timeUs);
     out.writeDouble(s.cpi);
     out.writeDouble(s.cpu);
@@ -54,7 +53,7 @@ public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput
 
   @Override
   public SpecInput deserialize(DataInputView in) throws IOException {
-    return new SpecInput(StringValue.readString(in), StringValue.readString(in), in.readLong(), in.readDouble(), in.readDouble());
+    return new SpecInput(Strings.read(in), Strings.read(in), in.readLong(), in.readDouble(), in.readDouble());
   }
 
   @Override
