@@ -38,8 +38,8 @@ import org.cpi2.schema.CpiSpec;
  * boundary at or before a sample, that sample's spec is final: the sample is judged on arrival,
  * and detection does not wait for the next sampling period to move the watermark. Otherwise
  * (in the minute or so after each spec period ends, and when replaying history) it waits in
- * state until the watermark passes it; a task's waiting samples are judged first, oldest first,
- * as soon as their spec is final. A late sample (at or before the watermark) is judged at once.
+ * state until its spec is final (one timer per host and spec period); a task's waiting samples are
+ * judged first, oldest first, as soon as their spec is final. A late sample (at or before the watermark) is judged at once.
  * Either way an outlier is placed among the task's outliers by its own time (see
  * {@link AnomalyWindow}). A task's outliers are forgotten once the watermark is
  * {@code state.task-ttl-s} past the newest of them.
@@ -105,7 +105,8 @@ public class AnomalyDetectorFunction
     t.waiting = insert(t.waiting, s.getWindowStartUs());
     tasks.put(s.getTask(), t);
     waiting.put(waitingKey(s.getTask(), s.getWindowStartUs()), s);
-    ctx.timerService().registerEventTimeTimer(tMs);
+    // One timer per host and spec period: where the spec of the sample's period becomes final.
+    ctx.timerService().registerEventTimeTimer(finalAtMs(s.getWindowStartUs()));
   }
 
   /**
@@ -145,7 +146,7 @@ public class AnomalyDetectorFunction
     if (!waiting.isEmpty()) {
       List<Map.Entry<String, CpiSample>> due = new ArrayList<>();
       for (Map.Entry<String, CpiSample> w : waiting.entries()) {
-        if (w.getValue().getWindowStartUs() / 1000 <= timestampMs) {
+        if (specFinal(timestampMs, w.getValue().getWindowStartUs())) {
           due.add(Map.entry(w.getKey(), w.getValue()));
         }
       }
@@ -183,8 +184,12 @@ public class AnomalyDetectorFunction
    * last spec period boundary at or before it (where the spec builder's timers fire).
    */
   boolean specFinal(long watermarkMs, long tUs) {
-    long boundaryMs = Math.floorDiv(tUs, specPeriodUs) * specPeriodUs / 1000;
-    return watermarkMs != Long.MIN_VALUE && watermarkMs >= boundaryMs - 1;
+    return watermarkMs != Long.MIN_VALUE && watermarkMs >= finalAtMs(tUs);
+  }
+
+  /** The watermark (ms) from which the spec in force at {@code tUs} is final. */
+  private long finalAtMs(long tUs) {
+    return Math.floorDiv(tUs, specPeriodUs) * specPeriodUs / 1000 - 1;
   }
 
   private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx)

@@ -99,18 +99,20 @@ class AnomalyDetectorFunctionTest {
   }
 
   @Test
-  void waitingSamplesWhoseSpecBecameFinalGoFirstAndTheTaskCatchesUp() throws Exception {
+  void waitingSamplesAreJudgedWhenTheWatermarkPassesTheirSpecPeriodsStartAndTheTaskCatchesUp() throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
     watermark(h, 59 * MIN);
     add(h, 61 * MIN, 2.0, 0.8); // waits: the spec of minute 60 may still come
-    h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5
-    watermark(h, 60 * MIN); // past the boundary, not yet past minute 61: its timer does not fire
+    add(h, 61 * MIN + 30_000_000L, 2.0, 0.8); // waits too, behind it
     assertTrue(scored(h).isEmpty());
-    add(h, 62 * MIN, 2.0, 0.8); // minute 61 is judged first, then 62, both on arrival
+    h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5
+    watermark(h, 60 * MIN - 1); // where the spec of minute 60 is final: one timer judges both
+    assertEquals(List.of(61 * MIN, 61 * MIN + 30_000_000L), scored(h).stream().map(s -> s.timeUs).toList(),
+        "judged before the watermark reaches their own time, oldest first");
     add(h, 63 * MIN, 2.0, 0.8); // nothing waits any more: at once
     List<ScoredSample> out = scored(h);
-    assertEquals(List.of(61 * MIN, 62 * MIN, 63 * MIN), out.stream().map(s -> s.timeUs).toList());
+    assertEquals(List.of(61 * MIN, 61 * MIN + 30_000_000L, 63 * MIN), out.stream().map(s -> s.timeUs).toList());
     assertEquals(List.of(false, false, true), out.stream().map(s -> s.anomalous).toList(), "three outliers by minute 63");
     h.processWatermark(63 * MIN / 1000);
     assertEquals(3, scored(h).size(), "the timers of judged samples emit nothing");
