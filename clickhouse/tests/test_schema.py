@@ -54,7 +54,8 @@ def test_sink_columns_match_the_avro_fields(backend):
         cols = [c for c, _ in columns(ch, db, table)]
         assert [f for f in fields if f not in cols] == [], table
     cols = [c for c, _ in columns(ch, db, "incident_suspects")]
-    assert cols[:10] == ["incident_id", "host", "detected_at_us", "rank", "task", "job", "task_class", "correlation", "cpu_usage", "lift"]
+    assert cols[:11] == ["incident_id", "host", "detected_at_us", "rank", "task", "job", "task_class", "correlation", "cpu_usage", "lift",
+                         "comoving_cpu"]
 
 
 def test_changed_migration_is_refused(backend, monkeypatch):

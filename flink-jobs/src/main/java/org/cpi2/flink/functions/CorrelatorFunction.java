@@ -79,6 +79,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
         new DecisionPolicy(
             options.getDouble(Cpi2Options.CORRELATION_THRESHOLD),
             options.getDouble(Cpi2Options.CORRELATION_MIN_LIFT),
+            options.getDouble(Cpi2Options.CORRELATION_MIN_COMOVING_CPU),
             minCpu,
             options.getDouble(Cpi2Options.CAP_BATCH),
             options.getDouble(Cpi2Options.CAP_BEST_EFFORT),

@@ -87,6 +87,7 @@ public final class Analyzer {
               .setTaskClass(taskClass(s.taskClass))
               .setCorrelation(c.correlation())
               .setLift(c.lift())
+              .setComovingCpu(c.comovingCpu())
               .setCpuUsage(usage)
               .build());
     }

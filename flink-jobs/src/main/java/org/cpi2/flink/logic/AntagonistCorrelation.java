@@ -17,7 +17,10 @@ public final class AntagonistCorrelation {
    * terms are all positive whatever the usage); the lift is what separates a suspect whose usage
    * rose and fell with the victim's CPI from a bystander.
    */
-  public record Measure(double correlation, double lift) {}
+  public record Measure(double correlation, double lift, double comovingCpu) {}
+
+  /** Fewer aligned samples than this give no co-moving CPU: a Pearson r of 3 or 4 points is noise. */
+  public static final int MIN_COMOVING_PAIRS = 5;
 
   public static double correlate(
       long[] victimTimes,
@@ -41,6 +44,10 @@ public final class AntagonistCorrelation {
     double usageSum = 0;
     double weighted = 0;
     double termSum = 0;
+    double usageSq = 0;
+    double cpiSum = 0;
+    double cpiSq = 0;
+    double cross = 0;
     int pairs = 0;
     int i = 0;
     int j = 0;
@@ -59,6 +66,10 @@ public final class AntagonistCorrelation {
           usageSum += u;
           weighted += u * t;
           termSum += t;
+          usageSq += u * u;
+          cpiSum += c;
+          cpiSq += c * c;
+          cross += u * c;
           pairs++;
         }
         i++;
@@ -66,10 +77,27 @@ public final class AntagonistCorrelation {
       }
     }
     if (usageSum <= 0) {
-      return new Measure(0, 0);
+      return new Measure(0, 0, 0);
     }
     double correlation = weighted / usageSum;
-    return new Measure(correlation, correlation - termSum / pairs);
+    return new Measure(
+        correlation, correlation - termSum / pairs, comovingCpu(pairs, usageSum, usageSq, cpiSum, cpiSq, cross));
+  }
+
+  /**
+   * The suspect's usage that moves with the victim's CPI, in CPU-sec/sec: Pearson's r of usage and
+   * CPI times the usage's standard deviation, which is their covariance over the CPI's standard
+   * deviation. 0 without variation in the CPI or with fewer than {@link #MIN_COMOVING_PAIRS} pairs.
+   */
+  static double comovingCpu(int n, double u, double uu, double c, double cc, double uc) {
+    if (n < MIN_COMOVING_PAIRS) {
+      return 0;
+    }
+    double cpiVar = cc / n - (c / n) * (c / n);
+    if (cpiVar <= 1e-12) {
+      return 0;
+    }
+    return (uc / n - (u / n) * (c / n)) / Math.sqrt(cpiVar);
   }
 
   /** Σ u_i·term(c_i) / Σ u_i equals the paper's sum with normalised u. */

@@ -62,7 +62,7 @@ public class CorrelationBenchmark {
     for (int i = 0; i < suspects; i++) {
       tenants.add(series("job" + i + "/" + i, i % 3 == 0 ? "LATENCY_SENSITIVE" : "BATCH", rnd));
     }
-    analyzer = new Analyzer(samples * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.25, 0.1, 0.01, 300));
+    analyzer = new Analyzer(samples * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
   }
 
   private TaskSeries series(String task, String cls, Random rnd) {

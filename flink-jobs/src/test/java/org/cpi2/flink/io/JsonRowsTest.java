@@ -35,7 +35,7 @@ class JsonRowsTest {
     assertEquals(2, suspects.size());
     assertEquals(
         "{\"incident_id\":\"" + i.getIncidentId() + "\",\"host\":\"h1\",\"detected_at_us\":600000000,\"rank\":2,"
-            + "\"task\":\"mr \\\"quoted\\\"/1\",\"job\":\"mr\",\"task_class\":\"BATCH\",\"correlation\":-0.25,\"cpu_usage\":0.5,\"lift\":null}",
+            + "\"task\":\"mr \\\"quoted\\\"/1\",\"job\":\"mr\",\"task_class\":\"BATCH\",\"correlation\":-0.25,\"cpu_usage\":0.5,\"lift\":null,\"comoving_cpu\":null}",
         suspects.get(1));
     assertEquals(true, row.contains("\"excluded_tasks\":[\"old/1\"]"), row);
     assertEquals(false, row.contains("suspects\""), row);

@@ -52,7 +52,11 @@ class AntagonistCorrelationTest {
   }
 
   private static AntagonistCorrelation.Measure measure(double[] cpi, double threshold, double[] cpu) {
-    return AntagonistCorrelation.measure(T, cpi, T.length, threshold, T, cpu, T.length);
+    long[] t = new long[cpi.length];
+    for (int i = 0; i < t.length; i++) {
+      t[i] = (i + 1) * 60_000_000L;
+    }
+    return AntagonistCorrelation.measure(t, cpi, t.length, threshold, t, cpu, t.length);
   }
 
   @Test
@@ -85,5 +89,24 @@ class AntagonistCorrelationTest {
     AntagonistCorrelation.Measure m = measure(new double[] {1, 2, 4, 4}, 2, new double[] {0, 0, 2, 2});
     assertEquals(0.5, m.correlation(), 1e-12);
     assertEquals(0.5 - 0.125, m.lift(), 1e-12);
+  }
+
+  @Test
+  void coMovingCpuIsTheUsageThatMovesWithTheCpiInCpus() {
+    // CPI 1, 2, 3, 4, 5 against usage 2, 4, 6, 8, 10: r = 1, usage sd = sqrt(8): all of it moves.
+    double[] cpi = {1, 2, 3, 4, 5};
+    assertEquals(Math.sqrt(8), measure(cpi, 2, new double[] {2, 4, 6, 8, 10}).comovingCpu(), 1e-9);
+    // The same shape at a tenth of the size: a tenth of the CPU, the same correlation and lift.
+    AntagonistCorrelation.Measure big = measure(cpi, 2, new double[] {2, 4, 6, 8, 10});
+    AntagonistCorrelation.Measure small = measure(cpi, 2, new double[] {0.2, 0.4, 0.6, 0.8, 1.0});
+    assertEquals(big.comovingCpu() / 10, small.comovingCpu(), 1e-9);
+    assertEquals(big.correlation(), small.correlation(), 1e-12);
+    assertEquals(big.lift(), small.lift(), 1e-12);
+    // Against the CPI: negative. Constant usage, or a constant CPI: 0.
+    assertEquals(-Math.sqrt(8), measure(cpi, 2, new double[] {10, 8, 6, 4, 2}).comovingCpu(), 1e-9);
+    assertEquals(0.0, measure(cpi, 2, new double[] {3, 3, 3, 3, 3}).comovingCpu(), 1e-9);
+    assertEquals(0.0, measure(new double[] {3, 3, 3, 3, 3}, 2, new double[] {1, 2, 3, 4, 5}).comovingCpu(), 1e-9);
+    // Four aligned samples are too few to say.
+    assertEquals(0.0, measure(new double[] {1, 2, 3, 4}, 2, new double[] {2, 4, 6, 8}).comovingCpu(), 0);
   }
 }

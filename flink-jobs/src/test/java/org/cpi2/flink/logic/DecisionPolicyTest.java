@@ -9,14 +9,19 @@ import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class DecisionPolicyTest {
-  private final DecisionPolicy policy = new DecisionPolicy(0.35, 0.05, 0.25, 0.1, 0.01, 300);
+  private final DecisionPolicy policy = new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300);
 
   private static Suspect s(String task, TaskClass c, double corr) {
     return s(task, c, corr, 0.2);
   }
 
   private static Suspect s(String task, TaskClass c, double corr, Double lift) {
-    return Suspect.newBuilder().setTask(task).setJob("j").setTaskClass(c).setCorrelation(corr).setLift(lift).setCpuUsage(1).build();
+    return s(task, c, corr, lift, null);
+  }
+
+  private static Suspect s(String task, TaskClass c, double corr, Double lift, Double comoving) {
+    return Suspect.newBuilder().setTask(task).setJob("j").setTaskClass(c).setCorrelation(corr).setLift(lift)
+        .setComovingCpu(comoving).setCpuUsage(1).build();
   }
 
   private Decision decide(TaskClass victim, boolean prot, boolean usable, double cpu, List<Suspect> ranked) {
@@ -71,5 +76,24 @@ class DecisionPolicyTest {
     assertEquals(Decision.THROTTLE, v.decision());
     assertEquals("b", v.antagonist().getTask());
     assertEquals(0.01, v.capCpu(), 0);
+  }
+
+  @Test
+  void aSuspectStandsOutByItsLiftOrByItsCoMovingCpu() {
+    // A big antagonist ramping slowly: its lift is a bystander's, 0.3 of its CPU moves with the CPI.
+    DecisionPolicy.Verdict v =
+        policy.decide(TaskClass.LATENCY_SENSITIVE, false, true, 1,
+            List.of(s("tenant", TaskClass.BATCH, 0.47, 0.001, 0.05), s("sim", TaskClass.BATCH, 0.46, 0.0, 0.3)));
+    assertEquals(Decision.THROTTLE, v.decision());
+    assertEquals("sim", v.antagonist().getTask());
+    // Neither enough lift nor enough co-moving CPU, or none known (writers before v3): nobody.
+    assertEquals(
+        Decision.NO_SUSPECT_STANDS_OUT,
+        decide(TaskClass.LATENCY_SENSITIVE, false, true, 1,
+            List.of(s("a", TaskClass.BATCH, 0.6, 0.01, 0.1999), s("b", TaskClass.BATCH, 0.5, 0.0, null))));
+    // Co-moving CPU does not open the correlation gate.
+    assertEquals(
+        Decision.NO_SUSPECT_ABOVE_THRESHOLD,
+        decide(TaskClass.LATENCY_SENSITIVE, false, true, 1, List.of(s("a", TaskClass.BATCH, 0.34, 0.0, 2.0))));
   }
 }
