@@ -5,6 +5,7 @@ progress line and by the end-to-end tests (which assert on what it saw)."""
 import collections
 import os
 import sys
+import time
 import uuid
 
 from confluent_kafka import Consumer
@@ -34,13 +35,27 @@ class Monitor:
             "auto.offset.reset": "earliest" if from_beginning else "latest",
             "enable.auto.commit": False,
         })
-        self.consumer.subscribe(list(TOPICS) + (["cpi2.samples"] if self.sample_hosts else []))
+        self.assigned = False
+        self.consumer.subscribe(list(TOPICS) + (["cpi2.samples"] if self.sample_hosts else []),
+                                on_assign=self._on_assign)
         self.incidents = []
         self.actions = []
         self.outcomes = []
         self.dead_letters = []
         self.undecodable = []
         self.caps = {}  # (host, task) -> expires_at_us of caps in force
+
+    def _on_assign(self, consumer, partitions):
+        self.assigned = True
+
+    def join(self, timeout=60):
+        """Polls until the group has assigned this consumer its partitions: with offsets reset
+        to the latest, what is produced before that is never seen."""
+        deadline = time.time() + timeout
+        while not self.assigned and time.time() < deadline:
+            self.poll(0.5)
+        if not self.assigned:
+            raise RuntimeError("monitor: no partitions assigned within %ds" % timeout)
 
     def poll(self, seconds=0.5, max_messages=10000):
         """Read what has arrived; returns the number of messages read."""

@@ -111,7 +111,7 @@ class Run:
             self.job = submit_job(options=self.options)
             log("flink job %s running" % self.job)
         self.monitor = Monitor(stack.KAFKA, sample_hosts=self.sample_hosts)
-        self.monitor.poll(2)  # join before anything is produced
+        self.monitor.join()  # before anything is produced
         warmup = ["--warmup", self.warmup] if self.warmup else []
         if self.settle_warmup:
             warmup = ["--warmup", "0", "--start", "%d" % self.play_warmup(warmup)]
@@ -152,8 +152,10 @@ class Run:
             end_us = json.loads(t.readline())["warmup_end_us"]
         log("warm-up: %d samples published; waiting until the job has read them" % n)
         t0 = time.time()
-        stack.wait_until(lambda: samples_read(self.job)[0] >= n, 1200, "the job to read the warm-up's %d samples" % n,
-                         interval=2)
+        def read_all():
+            self.monitor.poll(1)  # follows the outputs meanwhile: the consumer stays in its group
+            return samples_read(self.job)[0] >= n
+        stack.wait_until(read_all, 1200, "the job to read the warm-up's %d samples" % n, interval=1)
         log("the job read the warm-up in %.0f s" % (time.time() - t0))
         return end_us // 1_000_000
 

@@ -48,9 +48,11 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
   private transient SpecMath math;
   private transient ValueState<CpiSpec> spec;
   private transient ValueState<Integer> seededEligible;
+  private transient ValueState<Long> seedEndUs;
   private transient MapState<Long, PeriodMoments> periods;
   private transient MapState<String, TaskCount> samplesPerTask;
   private transient Counter lateSamples;
+  private transient Counter seedsDropped;
 
   public SpecBuilderFunction(Cpi2Options o) {
     this.periodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
@@ -71,6 +73,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
     math = new SpecMath(ageWeight, minCpu, minTasks, minSamplesPerTask);
     spec = getRuntimeContext().getState(new ValueStateDescriptor<>("spec", RecordTypes.SPEC));
     seededEligible = getRuntimeContext().getState(new ValueStateDescriptor<>("seeded-eligible", Types.INT));
+    seedEndUs = getRuntimeContext().getState(new ValueStateDescriptor<>("seed-end", Types.LONG));
     periods =
         getRuntimeContext()
             .getMapState(
@@ -81,6 +84,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
         getRuntimeContext()
             .getMapState(new MapStateDescriptor<>("samples-per-task", Types.STRING, TypeInformation.of(TaskCount.class)));
     lateSamples = getRuntimeContext().getMetricGroup().counter("lateSamples");
+    seedsDropped = getRuntimeContext().getMetricGroup().counter("seedsDropped");
   }
 
   /**
@@ -106,8 +110,10 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
     long periodEnd = Math.floorDiv(t, periodUs) * periodUs + periodUs;
     CpiSpec current = spec.value();
     if (current != null && periodEnd <= current.getPeriodEndUs()) {
-      lateSamples.inc();
-      return;
+      if (!dropSeedOlderThanData(current)) {
+        lateSamples.inc();
+        return;
+      }
     }
     PeriodMoments m = periods.get(periodEnd);
     if (m == null) {
@@ -126,14 +132,44 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
     samplesPerTask.put(s.task, h);
   }
 
+  /**
+   * A seed is adopted when it is newer than the spec in state and no sample of a period it covers
+   * is waiting to be folded: it carries a previous deployment's spec forward in time. A seed that
+   * turns out to be newer than the data (samples of the periods it covers keep arriving before
+   * any fold: a replay of older history, or a simulated fleet that starts its clock again) would
+   * make every one of those samples late and leave the job without a spec for their times; so
+   * while the spec in state is still that seed, such a sample drops it ({@link
+   * #dropSeedOlderThanData}) and the spec is built from the data.
+   */
   @Override
   public void processElement2(CpiSpec seed, Context ctx, Collector<CpiSpec> out) throws Exception {
     CpiSpec current = spec.value();
-    if (current == null || seed.getPeriodEndUs() > current.getPeriodEndUs()) {
-      spec.update(seed);
-      seededEligible.update(seed.getEligibleTasks());
-      out.collect(seed);
+    if (current != null && seed.getPeriodEndUs() <= current.getPeriodEndUs()) {
+      return;
     }
+    for (Long p : periods.keys()) {
+      if (p <= seed.getPeriodEndUs()) {
+        seedsDropped.inc();
+        return; // samples of the seed's periods are here: the data is older than the seed
+      }
+    }
+    spec.update(seed);
+    seedEndUs.update(seed.getPeriodEndUs());
+    seededEligible.update(seed.getEligibleTasks());
+    out.collect(seed);
+  }
+
+  /** Drops the spec in state if it is still an unfolded seed; true if it did. */
+  private boolean dropSeedOlderThanData(CpiSpec current) throws Exception {
+    Long seedEnd = seedEndUs.value();
+    if (seedEnd == null || current.getPeriodEndUs() != seedEnd) {
+      return false;
+    }
+    spec.clear();
+    seedEndUs.clear();
+    seededEligible.clear();
+    seedsDropped.inc();
+    return true;
   }
 
   @Override
@@ -165,7 +201,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
       CpiSpec previous = spec.value();
       if (previous != null && p <= previous.getPeriodEndUs()) {
         lateSamples.inc(m.count);
-        continue; // a newer seed arrived meanwhile
+        continue; // folded already
       }
       CpiSpec next = math.fold(previous, jobPlatform[0], jobPlatform[1], p, m, tasks, eligible);
       spec.update(next);

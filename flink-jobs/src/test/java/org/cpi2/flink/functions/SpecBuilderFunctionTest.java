@@ -152,4 +152,52 @@ class SpecBuilderFunctionTest {
     assertEquals(1.5, x.cpi, 0);
     assertEquals(0.5, x.cpu, 0);
   }
+
+  private static CpiSpec seed(long periodEnd) {
+    return CpiSpec.newBuilder()
+        .setJob("web").setPlatform("p1").setPeriodEndUs(periodEnd).setNumSamples(10).setNumTasks(5)
+        .setEligibleTasks(5).setCpuUsageMean(0.5).setCpiMean(9.0).setCpiStddev(0.0).setUsable(true)
+        .setWeightedCount(10).setWeightedSum(90).setWeightedSumSq(810).setWeightedCpuSum(5)
+        .build();
+  }
+
+  @Test
+  void aSeedNewerThanTheDataGivesWayToSpecsBuiltFromTheData() throws Exception {
+    var h = harness();
+    h.processElement2(seed(60 * MIN), 0); // from a deployment whose clock was an hour ahead
+    assertEquals(1, h.extractOutputValues().size(), "adopted: nothing says yet that it is from the future");
+    add(h, "web/0", 1 * MIN, 1, 0.5); // a sample of a period the seed covers: the seed goes
+    add(h, "web/1", 2 * MIN, 3, 0.5);
+    h.processBothWatermarks(new Watermark(10 * MIN / 1000));
+    List<CpiSpec> out = h.extractOutputValues();
+    assertEquals(2, out.size());
+    CpiSpec built = out.get(1);
+    assertEquals(10 * MIN, built.getPeriodEndUs());
+    assertEquals(2.0, built.getCpiMean(), 1e-12, "from the two samples alone, none of the seed's CPI 9");
+    // Later samples of periods before the seed's end are no longer late either.
+    add(h, "web/0", 12 * MIN, 5, 0.5);
+    h.processBothWatermarks(new Watermark(20 * MIN / 1000));
+    assertEquals(20 * MIN, h.extractOutputValues().get(2).getPeriodEndUs());
+    h.close();
+  }
+
+  @Test
+  void aSeedIsNotAdoptedOverSamplesOfItsPeriodsAndAFoldedSpecKeepsLateSamplesOut() throws Exception {
+    var h = harness();
+    add(h, "web/0", 1 * MIN, 1, 0.5); // waiting to be folded at 10 min
+    h.processElement2(seed(60 * MIN), 0);
+    assertTrue(h.extractOutputValues().isEmpty(), "the data is older than the seed: not adopted");
+    h.processBothWatermarks(new Watermark(10 * MIN / 1000));
+    assertEquals(1.0, h.extractOutputValues().get(0).getCpiMean(), 1e-12);
+    // A seed newer than a spec built from data is adopted; once folded on, older samples are late.
+    h.processElement2(seed(20 * MIN), 0);
+    add(h, "web/0", 21 * MIN, 3, 0.5);
+    h.processBothWatermarks(new Watermark(30 * MIN / 1000));
+    List<CpiSpec> out = h.extractOutputValues();
+    assertEquals(List.of(10 * MIN, 20 * MIN, 30 * MIN), out.stream().map(CpiSpec::getPeriodEndUs).toList());
+    add(h, "web/1", 15 * MIN, 7, 0.5); // before the last fold: late, the spec stays
+    h.processBothWatermarks(new Watermark(40 * MIN / 1000));
+    assertEquals(3, h.extractOutputValues().size(), "no new spec from a late sample");
+    h.close();
+  }
 }
