@@ -71,7 +71,7 @@ public class ClickHouseSink<T> implements Sink<T> {
     private final BatchSender sender;
     /** Null: the age of the oldest row is checked on write only. */
     private final ProcessingTimeService time;
-    private JsonBatch batch;
+    private RowBatch batch;
     private long firstRowAt;
     private ScheduledFuture<?> timer;
     private boolean closed;
@@ -119,8 +119,8 @@ public class ClickHouseSink<T> implements Sink<T> {
       sender.awaitInserted();
     }
 
-    private static JsonBatch newBatch(Batching batching) {
-      return new JsonBatch((int) Math.min(1 << 16, batching.bytes()), batching.bytes());
+    private static RowBatch newBatch(Batching batching) {
+      return new RowBatch((int) Math.min(1 << 16, batching.bytes()), batching.bytes());
     }
 
     private long now() {
@@ -148,7 +148,7 @@ public class ClickHouseSink<T> implements Sink<T> {
         arm(due); // the batch it was set for went out by size; this one is younger
         return;
       }
-      JsonBatch next = sender.tryHandOver(batch);
+      RowBatch next = sender.tryHandOver(batch);
       if (next == null) {
         arm(time.getCurrentProcessingTime() + BUSY_RETRY_MS); // rather than block the task thread
       } else {

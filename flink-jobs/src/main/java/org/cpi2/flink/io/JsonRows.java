@@ -18,7 +18,7 @@ import org.cpi2.schema.Incident;
  * stay Int64 microseconds.
  *
  * <p>The encoders are compiled once per schema (field positions, {@code "name":} prefixes as
- * bytes, how each value is written) and write UTF-8 straight into the sink's {@link JsonBatch}:
+ * bytes, how each value is written) and write UTF-8 straight into the sink's {@link RowBatch}:
  * building the rows was about a third of the Kafka source thread's time when each row was a
  * String escaped char by char. One generic path serves every record; values are read with
  * {@link IndexedRecord#get(int)}, which boxes the primitives of generated classes (measured
@@ -58,14 +58,14 @@ public final class JsonRows {
 
   /** One row as a String (tests, one-off use; the sink encodes into its batch). */
   public static String row(IndexedRecord r, Set<String> skip) {
-    JsonBatch out = new JsonBatch(256);
+    RowBatch out = new RowBatch(256);
     records(r.getSchema(), skip).encode(r, out);
     return out.toString().stripTrailing();
   }
 
   /** The incident_suspects rows of an incident as Strings (tests, one-off use). */
   public static List<String> suspects(Incident i) {
-    JsonBatch out = new JsonBatch(256);
+    RowBatch out = new RowBatch(256);
     suspects().encode(i, out);
     return out.rows() == 0 ? List.of() : List.of(out.toString().split("\n"));
   }
@@ -80,7 +80,7 @@ public final class JsonRows {
 
   /** {@code "name":}, after a comma unless it opens the object. */
   private static byte[] name(String name, boolean afterComma) {
-    JsonBatch b = new JsonBatch(64);
+    RowBatch b = new RowBatch(64);
     if (afterComma) {
       b.put((byte) ',');
     }
@@ -98,7 +98,7 @@ public final class JsonRows {
     }
 
     @Override
-    public void encode(T r, JsonBatch out) {
+    public void encode(T r, RowBatch out) {
       fields.object(r, out);
       out.endRow();
     }
@@ -119,7 +119,7 @@ public final class JsonRows {
     }
 
     @Override
-    public void encode(T r, JsonBatch out) {
+    public void encode(T r, RowBatch out) {
       Collection<?> items = (Collection<?>) r.get(arrayPos);
       if (items == null) {
         return;
@@ -170,13 +170,13 @@ public final class JsonRows {
       }
     }
 
-    void object(IndexedRecord r, JsonBatch out) {
+    void object(IndexedRecord r, RowBatch out) {
       out.put((byte) '{');
       write(r, out);
       out.put((byte) '}');
     }
 
-    void write(IndexedRecord r, JsonBatch out) {
+    void write(IndexedRecord r, RowBatch out) {
       for (int i = 0; i < pos.length; i++) {
         out.put(names[i]);
         values[i].write(r.get(pos[i]), out);
@@ -239,7 +239,7 @@ public final class JsonRows {
       };
     }
 
-    void write(Object v, JsonBatch out) {
+    void write(Object v, RowBatch out) {
       if (v == null) {
         out.putNull();
         return;
@@ -269,7 +269,7 @@ public final class JsonRows {
       }
     }
 
-    private void writeEnum(Object v, JsonBatch out) {
+    private void writeEnum(Object v, RowBatch out) {
       if (!(v instanceof Enum<?> e)) {
         out.putString(v.toString()); // a GenericEnumSymbol
         return;
@@ -293,7 +293,7 @@ public final class JsonRows {
       Object[] constants = type.getEnumConstants();
       quoted = new byte[constants.length][];
       for (int i = 0; i < constants.length; i++) {
-        JsonBatch b = new JsonBatch(64);
+        RowBatch b = new RowBatch(64);
         b.putString(constants[i].toString());
         quoted[i] = Arrays.copyOf(b.array(), b.length());
       }

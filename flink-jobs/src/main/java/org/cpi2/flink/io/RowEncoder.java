@@ -4,9 +4,9 @@ import java.io.Serializable;
 
 /**
  * Writes the JSONEachRow rows of one value into a batch: none, one, or several (an incident's
- * suspects), each ended with {@link JsonBatch#endRow()}. Part of the sink, so serializable.
+ * suspects), each ended with {@link RowBatch#endRow()}. Part of the sink, so serializable.
  */
 @FunctionalInterface
 public interface RowEncoder<T> extends Serializable {
-  void encode(T value, JsonBatch out);
+  void encode(T value, RowBatch out);
 }

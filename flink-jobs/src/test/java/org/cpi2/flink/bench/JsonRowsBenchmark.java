@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.cpi2.flink.io.JsonBatch;
+import org.cpi2.flink.io.RowBatch;
 import org.cpi2.flink.io.JsonRows;
 import org.cpi2.flink.io.LegacyJsonRows;
 import org.cpi2.flink.io.RowEncoder;
@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * (a batch of {@value #ROWS} rows per call). {@code legacy} is what the sink did on the task
  * thread before: a String per row (LegacyJsonRows), appended to a StringBuilder, the batch made
  * a String and then UTF-8 bytes (HttpRequest.BodyPublishers.ofString). {@code encoder} is
- * JsonRows writing UTF-8 into a reused JsonBatch. The samples look like fleetsim's: 70-char
+ * JsonRows writing UTF-8 into a reused RowBatch. The samples look like fleetsim's: 70-char
  * platform, full-precision CPU usage and CPI, 11-digit counters.
  *
  * <p>Run: {@code make -C flink-jobs bench-json} (JMH, wall time, then {@link #main}: CPU time of
@@ -45,7 +45,7 @@ public class JsonRowsBenchmark {
 
   private CpiSample[] samples;
   private RowEncoder<CpiSample> encoder;
-  private JsonBatch batch;
+  private RowBatch batch;
   private StringBuilder buffer;
 
   @Setup
@@ -67,7 +67,7 @@ public class JsonRowsBenchmark {
               .build();
     }
     encoder = JsonRows.records(CpiSample.getClassSchema(), Set.of());
-    batch = new JsonBatch();
+    batch = new RowBatch();
     buffer = new StringBuilder();
   }
 

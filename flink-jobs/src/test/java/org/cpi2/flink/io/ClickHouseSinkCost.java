@@ -139,7 +139,7 @@ public final class ClickHouseSinkCost {
   }
 
   private static long averageRowBytes(List<CpiSample> samples) {
-    JsonBatch b = new JsonBatch();
+    RowBatch b = new RowBatch();
     RowEncoder<CpiSample> enc = JsonRows.records(CpiSample.getClassSchema(), Set.of());
     for (CpiSample s : samples.subList(0, Math.min(10_000, samples.size()))) {
       enc.encode(s, b);

@@ -117,7 +117,7 @@ class JsonRowsEquivalenceTest {
       same(incident, Set.of("suspects"));
       same(incident, Set.of()); // the suspects as a nested array, as the legacy rows did
       List<String> legacy = LegacyJsonRows.suspects(incident);
-      JsonBatch batch = new JsonBatch(64);
+      RowBatch batch = new RowBatch(64);
       JsonRows.suspects().encode(incident, batch);
       assertEquals(legacy.size(), batch.rows());
       List<JsonNode> rows = parseRows(batch);
@@ -144,7 +144,7 @@ class JsonRowsEquivalenceTest {
 
   @Test
   void rowsAreAppendedOneAfterTheOtherInOneBatch() throws Exception {
-    JsonBatch batch = new JsonBatch(16); // grows
+    RowBatch batch = new RowBatch(16); // grows
     List<String> legacy = new ArrayList<>();
     RowEncoder<CpiSample> encoder = JsonRows.records(CpiSample.getClassSchema(), Set.of());
     for (int i = 0; i < 300; i++) {
@@ -161,7 +161,7 @@ class JsonRowsEquivalenceTest {
 
   private void same(IndexedRecord r, Set<String> skip) throws Exception {
     String legacy = LegacyJsonRows.row((org.apache.avro.specific.SpecificRecord) r, skip);
-    JsonBatch batch = new JsonBatch(64);
+    RowBatch batch = new RowBatch(64);
     JsonRows.records(r.getSchema(), skip).encode(r, batch);
     assertEquals(1, batch.rows());
     List<JsonNode> rows = parseRows(batch);
@@ -174,7 +174,7 @@ class JsonRowsEquivalenceTest {
   }
 
   /** The batch's rows: strict UTF-8, one JSON object per line. */
-  private static List<JsonNode> parseRows(JsonBatch batch) throws Exception {
+  private static List<JsonNode> parseRows(RowBatch batch) throws Exception {
     String text;
     try {
       text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)

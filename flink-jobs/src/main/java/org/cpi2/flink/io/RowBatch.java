@@ -11,7 +11,7 @@ import java.util.Base64;
  * posts that array: no String per row, no StringBuilder of the batch, no String-to-UTF-8 copy of
  * it. Not thread-safe: the sink's writer fills one batch while its sender thread posts another.
  */
-public final class JsonBatch {
+public final class RowBatch {
   private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] LONG_MIN = Long.toString(Long.MIN_VALUE).getBytes(StandardCharsets.US_ASCII);
@@ -31,11 +31,11 @@ public final class JsonBatch {
   /** Growth doubles the array but stops at this (plus 64 KiB) before doubling on past it. */
   private final long softLimit;
 
-  public JsonBatch() {
+  public RowBatch() {
     this(1 << 16);
   }
 
-  public JsonBatch(int initialCapacity) {
+  public RowBatch(int initialCapacity) {
     this(initialCapacity, Integer.MAX_VALUE);
   }
 
@@ -43,7 +43,7 @@ public final class JsonBatch {
    * {@code softLimit}: the size at which the batch will be sent (the sink's batch-bytes); the
    * array stops doubling there, so the row that crosses it does not double the memory.
    */
-  public JsonBatch(int initialCapacity, long softLimit) {
+  public RowBatch(int initialCapacity, long softLimit) {
     buf = new byte[Math.max(initialCapacity, 64)];
     this.softLimit = softLimit;
   }
