@@ -10,10 +10,10 @@ import java.util.List;
  * {{LC(String)}} on a server that has it, if asked. For tests without a server; the ITs read the
  * real tables.
  */
-final class ContractColumns {
+public final class ContractColumns {
   private ContractColumns() {}
 
-  static List<TableColumn> of(RowShape<?> shape, boolean lowCardinality) {
+  public static List<TableColumn> of(RowShape<?> shape, boolean lowCardinality) {
     List<TableColumn> columns = new ArrayList<>();
     for (int i = 0; i < shape.columns(); i++) {
       columns.add(new TableColumn(shape.name(i), type(shape.value(i), lowCardinality), ""));
