@@ -55,9 +55,9 @@ public final class Cpi2Options implements Serializable {
   public static final String CLICKHOUSE_DATABASE = "clickhouse.database";
   /**
    * A ClickHouse sink inserts its batch at whichever comes first: this many rows, this many bytes
-   * of JSON, or its oldest row this old. ClickHouse's CPU per row falls with the size of the
-   * insert (18.16, samples with their rollup view: 8-15 µs per row in inserts of 5,000, 4.5-5 µs
-   * in the ~72,000 rows of 32 MiB), so batches are large.
+   * (RowBinary, or JSON), or its oldest row this old. ClickHouse's CPU per row falls with the size
+   * of the insert (18.16, samples with their rollup view, JSON: 8-15 µs per row in inserts of
+   * 5,000, 4.5-5 µs in the ~72,000 rows of 32 MiB), so batches are large.
    */
   public static final String CLICKHOUSE_BATCH = "clickhouse.batch-rows";
   /** Bounds a sink writer's memory: it holds two batches, one filling and one being inserted. */

@@ -108,12 +108,14 @@ public final class RowBatch {
     buf[len++] = b;
   }
 
-  /** Bytes already in JSON form (precomputed field names, quoted enum symbols). */
+  /** Bytes already in the batch's format (precomputed field names, encoded enum symbols). */
   public void put(byte[] bytes) {
     ensure(bytes.length);
     System.arraycopy(bytes, 0, buf, len, bytes.length);
     len += bytes.length;
   }
+
+  // JSON values.
 
   public void putNull() {
     put(NULL);
