@@ -24,19 +24,19 @@ final class BatchSender implements AutoCloseable {
   }
 
   private final Insert insert;
-  private final Supplier<JsonBatch> newBatch;
+  private final Supplier<RowBatch> newBatch;
   private final String table;
   private final Thread thread;
   private final Object lock = new Object();
   /** Handed over, not inserted yet; guarded by lock. */
-  private JsonBatch inFlight;
+  private RowBatch inFlight;
   /** Inserted and emptied, for the writer to fill next; guarded by lock. */
-  private JsonBatch spare;
+  private RowBatch spare;
   private volatile IOException failure;
   private boolean closed;
 
   /** {@code newBatch}: the second batch, made on the first hand-over. */
-  BatchSender(String table, String threadName, Insert insert, Supplier<JsonBatch> newBatch) {
+  BatchSender(String table, String threadName, Insert insert, Supplier<RowBatch> newBatch) {
     this.table = table;
     this.insert = insert;
     this.newBatch = newBatch;
@@ -49,7 +49,7 @@ final class BatchSender implements AutoCloseable {
    * Hands {@code full} over for insertion, first waiting while the previous batch is still being
    * inserted; returns an empty batch to fill next.
    */
-  JsonBatch handOver(JsonBatch full) throws IOException, InterruptedException {
+  RowBatch handOver(RowBatch full) throws IOException, InterruptedException {
     synchronized (lock) {
       while (inFlight != null && failure == null && !closed) {
         lock.wait();
@@ -59,7 +59,7 @@ final class BatchSender implements AutoCloseable {
   }
 
   /** As {@link #handOver} but never waits: null (and {@code full} kept) while a batch is in flight. */
-  JsonBatch tryHandOver(JsonBatch full) throws IOException {
+  RowBatch tryHandOver(RowBatch full) throws IOException {
     synchronized (lock) {
       if (inFlight != null && failure == null && !closed) {
         return null;
@@ -68,14 +68,14 @@ final class BatchSender implements AutoCloseable {
     }
   }
 
-  private JsonBatch accept(JsonBatch full) throws IOException {
+  private RowBatch accept(RowBatch full) throws IOException {
     throwIfFailed();
     if (closed) {
       throw new IOException("clickhouse: the sender of " + table + " is closed");
     }
     inFlight = full;
     lock.notifyAll();
-    JsonBatch next = spare != null ? spare : newBatch.get();
+    RowBatch next = spare != null ? spare : newBatch.get();
     spare = null;
     return next;
   }
@@ -100,7 +100,7 @@ final class BatchSender implements AutoCloseable {
 
   private void run() {
     while (true) {
-      JsonBatch batch;
+      RowBatch batch;
       synchronized (lock) {
         while (inFlight == null && !closed) {
           try {

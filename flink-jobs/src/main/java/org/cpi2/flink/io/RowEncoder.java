@@ -3,10 +3,11 @@ package org.cpi2.flink.io;
 import java.io.Serializable;
 
 /**
- * Writes the JSONEachRow rows of one value into a batch: none, one, or several (an incident's
- * suspects), each ended with {@link JsonBatch#endRow()}. Part of the sink, so serializable.
+ * Writes the rows of one value into a batch, in the batch's format: none, one, or several (an
+ * incident's suspects), each ended with {@link RowBatch#endRow()} (JSONEachRow) or {@link
+ * RowBatch#endBinaryRow()} (RowBinary). Part of the sink, so serializable.
  */
 @FunctionalInterface
 public interface RowEncoder<T> extends Serializable {
-  void encode(T value, JsonBatch out);
+  void encode(T value, RowBatch out);
 }

@@ -4,10 +4,13 @@ import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.cpi2.flink.io.JsonBatch;
+import org.cpi2.flink.io.RowBatch;
+import org.cpi2.flink.io.ContractColumns;
 import org.cpi2.flink.io.JsonRows;
 import org.cpi2.flink.io.LegacyJsonRows;
+import org.cpi2.flink.io.RowBinaryRows;
 import org.cpi2.flink.io.RowEncoder;
+import org.cpi2.flink.io.RowShape;
 import org.cpi2.schema.CounterSource;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.TaskClass;
@@ -27,12 +30,14 @@ import org.openjdk.jmh.annotations.Warmup;
  * Cost of turning CpiSample records into the body of a ClickHouse insert, one thread, per row
  * (a batch of {@value #ROWS} rows per call). {@code legacy} is what the sink did on the task
  * thread before: a String per row (LegacyJsonRows), appended to a StringBuilder, the batch made
- * a String and then UTF-8 bytes (HttpRequest.BodyPublishers.ofString). {@code encoder} is
- * JsonRows writing UTF-8 into a reused JsonBatch. The samples look like fleetsim's: 70-char
- * platform, full-precision CPU usage and CPI, 11-digit counters.
+ * a String and then UTF-8 bytes (HttpRequest.BodyPublishers.ofString). {@code json} is JsonRows
+ * writing UTF-8 into a reused RowBatch (the JSONEachRow fallback); {@code rowBinary} is
+ * RowBinaryRows, compiled for the columns of cpi2.samples (ContractColumns: what the migrations
+ * give; LowCardinality would not change the bytes), into a reused RowBatch. The samples look
+ * like fleetsim's: 70-char platform, full-precision CPU usage and CPI, 11-digit counters.
  *
  * <p>Run: {@code make -C flink-jobs bench-json} (JMH, wall time, then {@link #main}: CPU time of
- * this thread per row, alternating the two, which a busy shared machine disturbs less).
+ * this thread per row, alternating the three, which a busy shared machine disturbs less).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -44,8 +49,9 @@ public class JsonRowsBenchmark {
   static final int ROWS = 1000;
 
   private CpiSample[] samples;
-  private RowEncoder<CpiSample> encoder;
-  private JsonBatch batch;
+  private RowEncoder<CpiSample> json;
+  private RowEncoder<CpiSample> rowBinary;
+  private RowBatch batch;
   private StringBuilder buffer;
 
   @Setup
@@ -66,8 +72,14 @@ public class JsonRowsBenchmark {
               .setNumaScore(null).setThreads(8)
               .build();
     }
-    encoder = JsonRows.records(CpiSample.getClassSchema(), Set.of());
-    batch = new JsonBatch();
+    RowShape<CpiSample> shape = RowShape.records(CpiSample.getClassSchema(), Set.of());
+    json = JsonRows.of(shape);
+    try {
+      rowBinary = RowBinaryRows.compile(shape, ContractColumns.of(shape, false)).encoder();
+    } catch (RowBinaryRows.Unsupported e) {
+      throw new IllegalStateException(e);
+    }
+    batch = new RowBatch();
     buffer = new StringBuilder();
   }
 
@@ -83,7 +95,17 @@ public class JsonRowsBenchmark {
 
   @Benchmark
   @OperationsPerInvocation(ROWS)
-  public int encoder() {
+  public int json() {
+    return encode(json);
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(ROWS)
+  public int rowBinary() {
+    return encode(rowBinary);
+  }
+
+  private int encode(RowEncoder<CpiSample> encoder) {
     batch.clear();
     for (CpiSample s : samples) {
       encoder.encode(s, batch);
@@ -92,8 +114,9 @@ public class JsonRowsBenchmark {
   }
 
   /**
-   * CPU time per row of this thread (ThreadMXBean), legacy and encoder alternating, 20 rounds of
-   * 200 batches after 10 of warm-up; prints the median and the best round of each.
+   * CPU time per row of this thread (ThreadMXBean), legacy, json and rowBinary alternating, 20
+   * rounds of 200 batches after 10 of warm-up; prints the median and the best round of each, and
+   * the bytes per row.
    */
   public static void main(String[] args) {
     JsonRowsBenchmark b = new JsonRowsBenchmark();
@@ -102,26 +125,30 @@ public class JsonRowsBenchmark {
     int rounds = 30;
     int warmUp = 10;
     int batches = 200;
-    double[][] ns = new double[2][rounds - warmUp];
+    String[] names = {"legacy", "json", "rowBinary"};
+    double[][] ns = new double[names.length][rounds - warmUp];
+    long[] bytes = new long[names.length];
     long sink = 0;
     for (int r = 0; r < rounds; r++) {
-      for (int which = 0; which < 2; which++) {
+      for (int which = 0; which < names.length; which++) {
         long t0 = mx.getCurrentThreadCpuTime();
         for (int i = 0; i < batches; i++) {
-          sink += which == 0 ? b.legacy().length : b.encoder();
+          bytes[which] = which == 0 ? b.legacy().length : which == 1 ? b.json() : b.rowBinary();
+          sink += bytes[which];
         }
         if (r >= warmUp) {
           ns[which][r - warmUp] = (mx.getCurrentThreadCpuTime() - t0) / (double) (batches * ROWS);
         }
       }
     }
-    String[] names = {"legacy", "encoder"};
-    for (int which = 0; which < 2; which++) {
+    for (int which = 0; which < names.length; which++) {
       java.util.Arrays.sort(ns[which]);
-      System.out.printf("%-8s %6.0f ns CPU per row (median of %d rounds, best %.0f): %,.0f rows/s per core%n",
-          names[which], ns[which][ns[which].length / 2], ns[which].length, ns[which][0], 1e9 / ns[which][ns[which].length / 2]);
+      System.out.printf("%-9s %6.0f ns CPU per row (median of %d rounds, best %.0f): %,.0f rows/s per core; %d bytes per row%n",
+          names[which], ns[which][ns[which].length / 2], ns[which].length, ns[which][0], 1e9 / ns[which][ns[which].length / 2],
+          bytes[which] / ROWS);
     }
-    System.out.printf("encoder / legacy: %.1fx faster%n", ns[0][ns[0].length / 2] / ns[1][ns[1].length / 2]);
+    System.out.printf("json / legacy: %.1fx faster; rowBinary / json: %.1fx faster%n",
+        ns[0][ns[0].length / 2] / ns[1][ns[1].length / 2], ns[1][ns[1].length / 2] / ns[2][ns[2].length / 2]);
     if (sink == 42) {
       System.out.println();
     }

@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.cpi2.schema.CounterSource;
@@ -14,15 +13,16 @@ import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.TaskClass;
 
 /**
- * ClickHouse server CPU per sample row inserted through the real sink writer (JsonRows, the
- * sender thread, ClickHouseHttp), by batching: utime + stime of the clickhouse-server process
- * (/proc/PID/stat) over the inserts and {@value #SETTLE_MS} ms after (the merges they cause),
- * minus what the server used meanwhile without us (its rate over {@value #IDLE_MS} ms just
- * before: the server is shared). Rows go to a throw-away database with cpi2.samples' table and
- * its materialized view (cloned from {@code cpi2} with SHOW CREATE), dropped at the end.
+ * ClickHouse server CPU per sample row inserted through the real sink writer (its encoder, the
+ * sender thread, ClickHouseHttp), by format (RowBinary, JSONEachRow) and batching: utime + stime
+ * of the clickhouse-server process (/proc/PID/stat) over the inserts and {@value #SETTLE_MS} ms
+ * after (the merges they cause), minus what the server used meanwhile without us (its rate over
+ * {@value #IDLE_MS} ms just before: the server is shared). Rows go to a throw-away database with
+ * cpi2.samples' table and its materialized view (cloned from {@code cpi2} with SHOW CREATE),
+ * dropped at the end. The formats alternate within each repeat.
  *
  * <p>Usage: {@code ClickHouseSinkCost [ROWS [REPEATS [ROWS_PER_BATCH ...]]]}, default 500000 rows,
- * 2 repeats, batches of 5000 (the old default) and 100000 (the new one; 32 MiB bounds it too).
+ * 2 repeats, batches of 100000 rows (the default; 32 MiB bounds them too, as in the job).
  * Run: {@code make -C flink-jobs bench-clickhouse}. Not a test: it loads the shared machine.
  */
 public final class ClickHouseSinkCost {
@@ -42,18 +42,24 @@ public final class ClickHouseSinkCost {
       batches.add(Integer.parseInt(args[i]));
     }
     if (batches.isEmpty()) {
-      batches = List.of(5_000, 100_000);
+      batches = List.of(100_000);
     }
     long pid = serverPid();
     long tick = clockTick();
     List<CpiSample> samples = samples(rows);
-    System.out.printf("clickhouse-server pid %d; %d sample rows per run, %d-byte JSON each on average%n",
-        pid, rows, averageRowBytes(samples));
     LocalClickHouse.query("CREATE DATABASE IF NOT EXISTS " + DB);
     try {
+      createTables();
+      List<TableColumn> columns = TableColumn.read(new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 1, 10), DB, "samples");
+      List<InsertPlan<CpiSample>> plans =
+          List.of(InsertPlan.forTable(ClickHouseSinks.SAMPLES, DB + ".samples", columns), InsertPlan.json(ClickHouseSinks.SAMPLES));
+      System.out.printf("clickhouse-server pid %d; %d sample rows per run; bytes per row: %s%n", pid, rows,
+          String.join(", ", plans.stream().map(p -> p.format() + " " + averageRowBytes(samples, p)).toList()));
       for (int r = 1; r <= repeats; r++) {
         for (int batchRows : batches) {
-          run(pid, tick, samples, batchRows, r);
+          for (InsertPlan<CpiSample> plan : plans) {
+            run(pid, tick, samples, plan, batchRows, r);
+          }
         }
       }
     } finally {
@@ -61,7 +67,8 @@ public final class ClickHouseSinkCost {
     }
   }
 
-  private static void run(long pid, long tick, List<CpiSample> samples, int batchRows, int repeat) throws Exception {
+  private static void run(long pid, long tick, List<CpiSample> samples, InsertPlan<CpiSample> plan, int batchRows, int repeat)
+      throws Exception {
     createTables();
     long idleCpu0 = cpuMs(pid, tick);
     long idle0 = System.nanoTime();
@@ -69,14 +76,14 @@ public final class ClickHouseSinkCost {
     double idleRate = (cpuMs(pid, tick) - idleCpu0) / ((System.nanoTime() - idle0) / 1e6);
 
     AtomicInteger inserts = new AtomicInteger();
-    ClickHouseHttp http = new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 6, 200);
+    ClickHouseHttp http = new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 6, 200).inserting(plan.statement(DB + ".samples"));
     BatchSender.Insert counting = (body, length, n) -> {
       inserts.incrementAndGet();
       http.insert(body, length, n);
     };
     ClickHouseSink.Writer<CpiSample> w =
-        new ClickHouseSink.Writer<>(JsonRows.records(CpiSample.getClassSchema(), Set.of()),
-            new ClickHouseSink.Batching(batchRows, BATCH_BYTES, 3_600_000), counting, DB + ".samples", 0, null);
+        new ClickHouseSink.Writer<>(plan.encoder(), new ClickHouseSink.Batching(batchRows, BATCH_BYTES, 3_600_000), counting,
+            DB + ".samples", 0, null);
     long cpu0 = cpuMs(pid, tick);
     long t0 = System.nanoTime();
     for (CpiSample s : samples) {
@@ -94,9 +101,9 @@ public final class ClickHouseSinkCost {
       throw new IllegalStateException("expected " + samples.size() + " rows, found " + count);
     }
     System.out.printf(
-        "batch-rows %6d (run %d): %3d inserts of %6d rows; server CPU %5.2f us/row (%d ms over %d ms, less %.0f ms"
+        "%-11s batch-rows %6d (run %d): %3d inserts of %6d rows; server CPU %5.2f us/row (%d ms over %d ms, less %.0f ms"
             + " the server used at its idle rate); inserts took %d ms (%.0f rows/s)%n",
-        batchRows, repeat, inserts.get(), samples.size() / inserts.get(), ours * 1000 / samples.size(), cpu, wallMs,
+        plan.format(), batchRows, repeat, inserts.get(), samples.size() / inserts.get(), ours * 1000 / samples.size(), cpu, wallMs,
         idleRate * wallMs, insertMs, samples.size() * 1000.0 / insertMs);
   }
 
@@ -138,11 +145,10 @@ public final class ClickHouseSinkCost {
     return out;
   }
 
-  private static long averageRowBytes(List<CpiSample> samples) {
-    JsonBatch b = new JsonBatch();
-    RowEncoder<CpiSample> enc = JsonRows.records(CpiSample.getClassSchema(), Set.of());
+  private static long averageRowBytes(List<CpiSample> samples, InsertPlan<CpiSample> plan) {
+    RowBatch b = new RowBatch();
     for (CpiSample s : samples.subList(0, Math.min(10_000, samples.size()))) {
-      enc.encode(s, b);
+      plan.encoder().encode(s, b);
     }
     return b.length() / b.rows();
   }

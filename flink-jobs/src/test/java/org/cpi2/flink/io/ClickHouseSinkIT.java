@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The ClickHouse sink against the local ClickHouse (18.16 here): rows land as JSONEachRow,
+ * The ClickHouse sink against the local ClickHouse (18.16 here): rows land (RowBinary, JSONEachRow),
  * replays are invisible to FINAL queries on ReplacingMergeTree tables, bad tables fail at once
  * with ClickHouse's message, an unreachable server fails after the retries. Tables are created
  * in a throw-away database with the column contract agreed with clickhouse/.
@@ -101,7 +101,7 @@ class ClickHouseSinkIT {
 
   @Test
   void rowsLandAndReplaysAreIdempotentUnderFinal() throws Exception {
-    ClickHouseSinks sinks = new ClickHouseSinks(LocalClickHouse.URL, DB, new ClickHouseSink.Batching(100, 1 << 20, 60_000));
+    ClickHouseSinks sinks = new ClickHouseSinks(LocalClickHouse.URL, DB, new ClickHouseSink.Batching(100, 1 << 20, 60_000), InsertPlan.ROW_BINARY);
     List<Incident> incidents = List.of(incident("web/0"), incident("web/1"));
     // The second run replays the same records, as after a restore; its CPU usage differs only so
     // that the test can see that its rows landed and replaced the first run's.
@@ -132,18 +132,22 @@ class ClickHouseSinkIT {
 
   @Test
   void deadLetterPayloadIsBase64() throws Exception {
-    SinkWriter<DeadLetter> w =
-        new ClickHouseSink<DeadLetter>(
-                LocalClickHouse.URL, DB, "dead_letters", new ClickHouseSink.Batching(10, 1 << 20, 60_000),
-                JsonRows.records(DeadLetter.getClassSchema(), Set.of()))
-            .createWriter(null);
-    w.write(
-        DeadLetter.newBuilder().setAtUs(1).setComponent("flink-jobs/decode-samples").setSourceTopic("cpi2.samples")
-            .setPartition(3).setOffset(42).setReason("not Avro\nsingle-object").setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0}))
-            .build(),
-        null);
-    w.flush(false);
-    assertEquals("wwEA\tnot Avro\\nsingle-object\n", LocalClickHouse.query("SELECT payload, reason FROM " + DB + ".dead_letters FINAL WHERE offset = 42"));
+    int offset = 42;
+    for (String format : List.of(InsertPlan.ROW_BINARY, InsertPlan.JSON_EACH_ROW)) {
+      SinkWriter<DeadLetter> w =
+          new ClickHouseSink<>(LocalClickHouse.URL, DB, "dead_letters", new ClickHouseSink.Batching(10, 1 << 20, 60_000),
+                  RowShape.<DeadLetter>records(DeadLetter.getClassSchema(), Set.of()), format)
+              .createWriter(null);
+      w.write(
+          DeadLetter.newBuilder().setAtUs(1).setComponent("flink-jobs/decode-samples").setSourceTopic("cpi2.samples")
+              .setPartition(3).setOffset(++offset).setReason("not Avro\nsingle-object").setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0}))
+              .build(),
+          null);
+      w.flush(false);
+      w.close();
+      assertEquals("wwEA\tnot Avro\\nsingle-object\n",
+          LocalClickHouse.query("SELECT payload, reason FROM " + DB + ".dead_letters FINAL WHERE offset = " + offset), format);
+    }
   }
 
   private static CpiSample sample(String host, int i) {
@@ -160,7 +164,7 @@ class ClickHouseSinkIT {
     // partial one and returns only when all of them are in: no waiting here before the query.
     SinkWriter<CpiSample> w =
         new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(1_000, 1 << 25, 3_600_000),
-            JsonRows.<CpiSample>records(CpiSample.getClassSchema(), Set.of()))
+            RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY)
             .createWriter(null);
     try {
       for (int i = 0; i < 4_500; i++) {
@@ -173,11 +177,12 @@ class ClickHouseSinkIT {
     }
   }
 
+  /** JSONEachRow: the writer needs nothing from the server before its first insert. */
   @Test
   void aRefusedInsertFailsTheNextWriteAndTheNextFlush() throws Exception {
     ClickHouseSink<CpiSample> sink =
         new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
-            JsonRows.records(CpiSample.getClassSchema(), Set.of()));
+            RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.JSON_EACH_ROW);
     SinkWriter<CpiSample> w = sink.createWriter(null);
     try {
       w.write(sample("refused-host", 1), null); // a batch: handed over, refused by ClickHouse
@@ -189,7 +194,7 @@ class ClickHouseSinkIT {
     }
     SinkWriter<CpiSample> flushed =
         new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(100, 1 << 20, 3_600_000),
-            JsonRows.<CpiSample>records(CpiSample.getClassSchema(), Set.of()))
+            RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.JSON_EACH_ROW)
             .createWriter(null);
     try {
       flushed.write(sample("refused-host", 1), null);
@@ -198,6 +203,16 @@ class ClickHouseSinkIT {
     } finally {
       flushed.close();
     }
+  }
+
+  /** RowBinary: the writer reads the table's columns when it is created, so a missing table fails it. */
+  @Test
+  void aRowBinaryWriterOfAMissingTableFailsAtOnce() {
+    ClickHouseSink<CpiSample> sink =
+        new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
+            RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY);
+    IOException e = assertThrows(IOException.class, () -> sink.createWriter(null));
+    assertTrue(e.getMessage().contains(DB + ".no_such_table"), e.getMessage());
   }
 
   /**
@@ -213,7 +228,7 @@ class ClickHouseSinkIT {
         new DataGeneratorSource<>(i -> sample("timer-host", i.intValue()), Long.MAX_VALUE, new ThenSilent(300), RecordTypes.SAMPLE);
     env.fromSource(source, WatermarkStrategy.noWatermarks(), "300 samples, then silence")
         .sinkTo(new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(100_000, 1 << 25, 500),
-            JsonRows.records(CpiSample.getClassSchema(), Set.of())));
+            RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY));
     JobClient job = env.executeAsync("clickhouse-sink-timer-it");
     try {
       long deadline = System.nanoTime() + 30_000_000_000L;

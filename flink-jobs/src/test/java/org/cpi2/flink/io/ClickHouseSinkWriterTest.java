@@ -128,7 +128,7 @@ class ClickHouseSinkWriterTest {
 
   @Test
   void theRowThatFillsABatchDoesNotDoubleItsArray() {
-    JsonBatch b = new JsonBatch(64, 1 << 20);
+    RowBatch b = new RowBatch(64, 1 << 20);
     while (b.length() < 1 << 20) {
       ROWS.encode("a row of about forty bytes, quoted......", b);
     }

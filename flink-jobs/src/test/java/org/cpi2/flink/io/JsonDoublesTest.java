@@ -124,7 +124,7 @@ class JsonDoublesTest {
 
   @Test
   void longsAreWrittenDigitForDigit() {
-    JsonBatch b = new JsonBatch(16);
+    RowBatch b = new RowBatch(16);
     long[] values = {0, 1, -1, 9, 10, 99, 100, 12345, -98765, 1795389455000000L, Long.MAX_VALUE, Long.MIN_VALUE,
         Integer.MAX_VALUE, Integer.MIN_VALUE, 1_000_000_000_000_000_000L};
     StringBuilder expected = new StringBuilder();

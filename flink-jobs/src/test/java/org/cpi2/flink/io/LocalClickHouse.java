@@ -50,8 +50,14 @@ final class LocalClickHouse {
 
   /** Runs one statement; returns the body, throws with ClickHouse's message on an error. */
   static String query(String sql) throws IOException, InterruptedException {
+    return query(sql, "");
+  }
+
+  /** {@code settings}: {@code name=value&...} for the statement, e.g. output_format_json_quote_64bit_integers=0. */
+  static String query(String sql, String settings) throws IOException, InterruptedException {
     HttpRequest req =
-        HttpRequest.newBuilder(URI.create(URL + "/?query=" + URLEncoder.encode(sql, StandardCharsets.UTF_8)))
+        HttpRequest.newBuilder(URI.create(URL + "/?" + (settings.isEmpty() ? "" : settings + "&") + "query="
+                + URLEncoder.encode(sql, StandardCharsets.UTF_8)))
             .timeout(Duration.ofSeconds(30))
             .POST(HttpRequest.BodyPublishers.noBody())
             .build();

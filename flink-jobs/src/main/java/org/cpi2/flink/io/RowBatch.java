@@ -1,20 +1,27 @@
 package org.cpi2.flink.io;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 
 /**
- * JSONEachRow rows as UTF-8 bytes in one growable array, and the writers of JSON values into it.
- * {@link JsonRows} encodes records straight into the batch the sink will send, and the insert
- * posts that array: no String per row, no StringBuilder of the batch, no String-to-UTF-8 copy of
- * it. Not thread-safe: the sink's writer fills one batch while its sender thread posts another.
+ * The rows of one insert in one growable array, and the writers of values into it: JSON values
+ * for JSONEachRow rows ({@link JsonRows}), ClickHouse's binary layout for RowBinary rows
+ * ({@link RowBinaryRows}). Records are encoded straight into the batch the sink will send, and the
+ * insert posts that array: no String per row, no StringBuilder of the batch, no String-to-UTF-8
+ * copy of it. Not thread-safe: the sink's writer fills one batch while its sender thread posts
+ * another.
  */
-public final class JsonBatch {
+public final class RowBatch {
   private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] LONG_MIN = Long.toString(Long.MIN_VALUE).getBytes(StandardCharsets.US_ASCII);
+  private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   /** Characters copied as they are inside a JSON string: printable ASCII but {@code "} and {@code \}. */
   private static final boolean[] PLAIN = new boolean[128];
 
@@ -31,11 +38,11 @@ public final class JsonBatch {
   /** Growth doubles the array but stops at this (plus 64 KiB) before doubling on past it. */
   private final long softLimit;
 
-  public JsonBatch() {
+  public RowBatch() {
     this(1 << 16);
   }
 
-  public JsonBatch(int initialCapacity) {
+  public RowBatch(int initialCapacity) {
     this(initialCapacity, Integer.MAX_VALUE);
   }
 
@@ -43,7 +50,7 @@ public final class JsonBatch {
    * {@code softLimit}: the size at which the batch will be sent (the sink's batch-bytes); the
    * array stops doubling there, so the row that crosses it does not double the memory.
    */
-  public JsonBatch(int initialCapacity, long softLimit) {
+  public RowBatch(int initialCapacity, long softLimit) {
     buf = new byte[Math.max(initialCapacity, 64)];
     this.softLimit = softLimit;
   }
@@ -73,9 +80,14 @@ public final class JsonBatch {
     rows = rowCount;
   }
 
-  /** Ends the current row (a newline). */
+  /** Ends the current JSONEachRow row (a newline). */
   public void endRow() {
     put((byte) '\n');
+    rows++;
+  }
+
+  /** Ends the current RowBinary row (RowBinary has no separator: it only counts). */
+  public void endBinaryRow() {
     rows++;
   }
 
@@ -96,12 +108,14 @@ public final class JsonBatch {
     buf[len++] = b;
   }
 
-  /** Bytes already in JSON form (precomputed field names, quoted enum symbols). */
+  /** Bytes already in the batch's format (precomputed field names, encoded enum symbols). */
   public void put(byte[] bytes) {
     ensure(bytes.length);
     System.arraycopy(bytes, 0, buf, len, bytes.length);
     len += bytes.length;
   }
+
+  // JSON values.
 
   public void putNull() {
     put(NULL);
@@ -226,15 +240,83 @@ public final class JsonBatch {
 
   /** Bytes as a base64 JSON string (the bytes themselves are left untouched). */
   public void putBase64(ByteBuffer bytes) {
-    ByteBuffer copy = bytes.duplicate();
-    byte[] raw = new byte[copy.remaining()];
-    copy.get(raw);
-    byte[] encoded = Base64.getEncoder().encode(raw);
+    byte[] encoded = base64(bytes);
     ensure(encoded.length + 2);
     buf[len++] = '"';
     System.arraycopy(encoded, 0, buf, len, encoded.length);
     len += encoded.length;
     buf[len++] = '"';
+  }
+
+  private static byte[] base64(ByteBuffer bytes) {
+    ByteBuffer copy = bytes.duplicate();
+    byte[] raw = new byte[copy.remaining()];
+    copy.get(raw);
+    return Base64.getEncoder().encode(raw);
+  }
+
+  // RowBinary: fixed-width numbers little-endian, strings and arrays prefixed with their length.
+
+  /** An unsigned LEB128 varint: the length of a RowBinary string or array. */
+  public void putVarUInt(long v) {
+    ensure(10);
+    while ((v & ~0x7fL) != 0) {
+      buf[len++] = (byte) (v | 0x80);
+      v >>>= 7;
+    }
+    buf[len++] = (byte) v;
+  }
+
+  public void putInt32(int v) {
+    ensure(4);
+    INT_LE.set(buf, len, v);
+    len += 4;
+  }
+
+  public void putInt64(long v) {
+    ensure(8);
+    LONG_LE.set(buf, len, v);
+    len += 8;
+  }
+
+  /** The double's bits as they are: NaN and infinities too. */
+  public void putFloat64(double d) {
+    putInt64(Double.doubleToRawLongBits(d));
+  }
+
+  /**
+   * A RowBinary String: the length of its UTF-8 as a varint, then the UTF-8, as {@link
+   * #putString} would encode it (a lone surrogate becomes {@code ?}). ASCII, most of what the job
+   * writes, is copied char by char behind the length it will have; a string with other
+   * characters is encoded by String.getBytes.
+   */
+  public void putBinaryString(CharSequence cs) {
+    String s = cs.toString();
+    int n = s.length();
+    int start = len;
+    putVarUInt(n);
+    ensure(n);
+    byte[] b = buf;
+    int p = len;
+    for (int i = 0; i < n; i++) {
+      char c = s.charAt(i);
+      if (c >= 128) {
+        len = start;
+        byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
+        putVarUInt(utf8.length);
+        put(utf8);
+        return;
+      }
+      b[p++] = (byte) c;
+    }
+    len = p;
+  }
+
+  /** Bytes as a RowBinary String of their base64 (the bytes themselves are left untouched). */
+  public void putBinaryBase64(ByteBuffer bytes) {
+    byte[] encoded = base64(bytes);
+    putVarUInt(encoded.length);
+    put(encoded);
   }
 
   /** The rows as text (tests, logs). */
