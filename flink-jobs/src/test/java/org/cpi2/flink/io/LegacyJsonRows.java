@@ -56,7 +56,8 @@ public final class LegacyJsonRows {
       field(sb, "task_class", s.getTaskClass()).append(',');
       field(sb, "correlation", s.getCorrelation()).append(',');
       field(sb, "cpu_usage", s.getCpuUsage()).append(',');
-      field(sb, "lift", s.getLift());
+      field(sb, "lift", s.getLift()).append(',');
+      field(sb, "comoving_cpu", s.getComovingCpu());
       rows.add(sb.append('}').toString());
     }
     return rows;
