@@ -109,11 +109,22 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
     long t = s.timeUs;
     long periodEnd = Math.floorDiv(t, periodUs) * periodUs + periodUs;
     CpiSpec current = spec.value();
-    if (current != null && periodEnd <= current.getPeriodEndUs()) {
-      if (!dropSeedOlderThanData(current)) {
-        lateSamples.inc();
-        return;
+    Long seedEnd = seedEndUs.value();
+    if (seedEnd != null) {
+      // The spec in state is a seed the data has not reached yet: this sample decides.
+      seedEndUs.clear();
+      if (periodEnd <= seedEnd) {
+        spec.clear(); // the data is older than the seed: build from the data
+        seededEligible.clear();
+        seedsDropped.inc();
+        current = null;
+      } else {
+        out.collect(current); // the data is past the seed: it is in force, for the detector too
       }
+    }
+    if (current != null && periodEnd <= current.getPeriodEndUs()) {
+      lateSamples.inc();
+      return;
     }
     PeriodMoments m = periods.get(periodEnd);
     if (m == null) {
@@ -133,13 +144,14 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
   }
 
   /**
-   * A seed is adopted when it is newer than the spec in state and no sample of a period it covers
-   * is waiting to be folded: it carries a previous deployment's spec forward in time. A seed that
-   * turns out to be newer than the data (samples of the periods it covers keep arriving before
-   * any fold: a replay of older history, or a simulated fleet that starts its clock again) would
-   * make every one of those samples late and leave the job without a spec for their times; so
-   * while the spec in state is still that seed, such a sample drops it ({@link
-   * #dropSeedOlderThanData}) and the spec is built from the data.
+   * A seed (the latest spec of a previous deployment, from the compacted topic) is adopted when it
+   * is newer than the spec in state and no sample of a period it covers waits to be folded, and
+   * it is published (to the detector and the sinks) when the first sample after its period comes:
+   * the data has reached its time. A first sample of a period the seed covers means the data is
+   * older than the seed (a replay of older history, or a simulated fleet that starts its clock
+   * again): the seed is dropped and the spec built from the data. Otherwise every such sample
+   * would be late, and the detector, judging each sample by the spec in force at its time, would
+   * find none (metric {@code seedsDropped}).
    */
   @Override
   public void processElement2(CpiSpec seed, Context ctx, Collector<CpiSpec> out) throws Exception {
@@ -156,20 +168,6 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
     spec.update(seed);
     seedEndUs.update(seed.getPeriodEndUs());
     seededEligible.update(seed.getEligibleTasks());
-    out.collect(seed);
-  }
-
-  /** Drops the spec in state if it is still an unfolded seed; true if it did. */
-  private boolean dropSeedOlderThanData(CpiSpec current) throws Exception {
-    Long seedEnd = seedEndUs.value();
-    if (seedEnd == null || current.getPeriodEndUs() != seedEnd) {
-      return false;
-    }
-    spec.clear();
-    seedEndUs.clear();
-    seededEligible.clear();
-    seedsDropped.inc();
-    return true;
   }
 
   @Override
@@ -203,6 +201,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
         lateSamples.inc(m.count);
         continue; // folded already
       }
+      seedEndUs.clear(); // a seed in state is folded on: the data is past it
       CpiSpec next = math.fold(previous, jobPlatform[0], jobPlatform[1], p, m, tasks, eligible);
       spec.update(next);
       out.collect(next);

@@ -125,8 +125,9 @@ class SpecBuilderFunctionTest {
             .build();
     h.processElement2(seed, 0);
     h.processElement2(seed, 0); // its own spec read back: not newer, ignored
-    assertEquals(List.of(seed), h.extractOutputValues());
+    assertTrue(h.extractOutputValues().isEmpty(), "published once the data reaches its time");
     add(h, "web/0", 12 * MIN, 4, 1.0);
+    assertEquals(List.of(seed), h.extractOutputValues(), "a sample after the seed's period: it is in force");
     h.processBothWatermarks(new Watermark(20 * MIN / 1000));
     CpiSpec next = h.extractOutputValues().get(1);
     assertEquals(10.0, next.getWeightedCount(), 1e-12); // 0.9 * 10 + 1
@@ -165,19 +166,18 @@ class SpecBuilderFunctionTest {
   void aSeedNewerThanTheDataGivesWayToSpecsBuiltFromTheData() throws Exception {
     var h = harness();
     h.processElement2(seed(60 * MIN), 0); // from a deployment whose clock was an hour ahead
-    assertEquals(1, h.extractOutputValues().size(), "adopted: nothing says yet that it is from the future");
     add(h, "web/0", 1 * MIN, 1, 0.5); // a sample of a period the seed covers: the seed goes
     add(h, "web/1", 2 * MIN, 3, 0.5);
     h.processBothWatermarks(new Watermark(10 * MIN / 1000));
     List<CpiSpec> out = h.extractOutputValues();
-    assertEquals(2, out.size());
-    CpiSpec built = out.get(1);
+    assertEquals(1, out.size(), "the seed was never published: the detector never judged by it");
+    CpiSpec built = out.get(0);
     assertEquals(10 * MIN, built.getPeriodEndUs());
     assertEquals(2.0, built.getCpiMean(), 1e-12, "from the two samples alone, none of the seed's CPI 9");
     // Later samples of periods before the seed's end are no longer late either.
     add(h, "web/0", 12 * MIN, 5, 0.5);
     h.processBothWatermarks(new Watermark(20 * MIN / 1000));
-    assertEquals(20 * MIN, h.extractOutputValues().get(2).getPeriodEndUs());
+    assertEquals(20 * MIN, h.extractOutputValues().get(1).getPeriodEndUs());
     h.close();
   }
 
@@ -189,12 +189,14 @@ class SpecBuilderFunctionTest {
     assertTrue(h.extractOutputValues().isEmpty(), "the data is older than the seed: not adopted");
     h.processBothWatermarks(new Watermark(10 * MIN / 1000));
     assertEquals(1.0, h.extractOutputValues().get(0).getCpiMean(), 1e-12);
-    // A seed newer than a spec built from data is adopted; once folded on, older samples are late.
+    // A seed newer than a spec built from data is adopted, published by a sample after it, folded
+    // on; older samples are late from then on.
     h.processElement2(seed(20 * MIN), 0);
     add(h, "web/0", 21 * MIN, 3, 0.5);
     h.processBothWatermarks(new Watermark(30 * MIN / 1000));
     List<CpiSpec> out = h.extractOutputValues();
     assertEquals(List.of(10 * MIN, 20 * MIN, 30 * MIN), out.stream().map(CpiSpec::getPeriodEndUs).toList());
+    assertEquals(9.0, out.get(1).getCpiMean(), 1e-12, "the seed");
     add(h, "web/1", 15 * MIN, 7, 0.5); // before the last fold: late, the spec stays
     h.processBothWatermarks(new Watermark(40 * MIN / 1000));
     assertEquals(3, h.extractOutputValues().size(), "no new spec from a late sample");
