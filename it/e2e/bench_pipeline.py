@@ -12,6 +12,11 @@ produces into cpi2.samples. Two phases:
    that backlog divided by the rate: how long a sample published then waits. Reported: p50, p99
    and max.
 
+The job writes to a throw-away ClickHouse database (cpi2_bench: the schema applied fresh, dropped
+at the end), so the figures do not depend on what earlier runs left in cpi2 and no background
+merge of this run's rows outlives it to slow the next benchmark. Each phase also reports the CPU
+each server used per sample (from /proc), which says where the cores went.
+
 Targets (issue 4): at least 100,000 samples/s end to end, lag under 2 s at p99.
 Environment: BENCH_SCENARIO (fleet300), BENCH_DURATION (2h simulated, phase 1), BENCH_RATE
 (100000), BENCH_LAG_S (60), BENCH_PARALLELISM (2: both cores), BENCH_JOB_ARGS (more job options).
@@ -19,6 +24,7 @@ Environment: BENCH_SCENARIO (fleet300), BENCH_DURATION (2h simulated, phase 1), 
 
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
@@ -38,6 +44,29 @@ RATE = float(os.environ.get("BENCH_RATE", "100000"))
 LAG_S = float(os.environ.get("BENCH_LAG_S", "60"))
 PARALLELISM = os.environ.get("BENCH_PARALLELISM", "2")
 LOG = "/tmp/cpi2-bench-fleetsim.log"
+DATABASE = "cpi2_bench"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds():
+    """{server: CPU seconds so far} for the stack's servers, and the simulators this process ran."""
+    out = {}
+    for name, pid in stack.pids().items():
+        try:
+            fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+            out[name] = (int(fields[11]) + int(fields[12])) / TICK
+        except OSError:
+            pass
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out["cpi2-fleetsim"] = ru.ru_utime + ru.ru_stime
+    return out
+
+
+def cpu_per_sample(before, after, samples):
+    """'server x.x µs' for each server's CPU per sample between two cpu_seconds()."""
+    parts = ["%s %.1f" % (k, (after[k] - before.get(k, 0)) / samples * 1e6)
+             for k in ("flink-taskmanager", "clickhouse", "kafka", "cpi2-fleetsim", "flink-jobmanager") if k in after]
+    return "CPU per sample (µs): " + ", ".join(parts)
 
 
 def published_offsets(consumer):
@@ -82,19 +111,21 @@ def wait_taken_in(jid, target, stalled_s=60):
 
 def capacity(jid, consumer):
     base = published_offsets(consumer)
+    cpu0 = cpu_seconds()
     t0 = time.time()
     sim = fleetsim("max", DURATION)
     if sim.wait() != 0:
         raise SystemExit("pipeline bench: cpi2-fleetsim failed; see " + LOG)
     published = published_offsets(consumer) - base
     t1 = wait_taken_in(jid, published)
-    return published, t1 - t0
+    return published, t1 - t0, cpu_per_sample(cpu0, cpu_seconds(), published)
 
 
 def lag(jid, consumer, tasks):
     speed = RATE * 60.0 / tasks
     duration_s = int(LAG_S * speed)
     base_pub, base_read = published_offsets(consumer), taken_in(jid)
+    cpu0 = cpu_seconds()
     sim = fleetsim("%.3f" % speed, "%ds" % duration_s)
     lags = []
     t0 = time.time()
@@ -104,34 +135,50 @@ def lag(jid, consumer, tasks):
         lags.append(max(0, backlog) / RATE)
     published = published_offsets(consumer) - base_pub
     wait_taken_in(jid, base_read + published)
-    return speed, published, time.time() - t0, lags
+    return speed, published, time.time() - t0, lags, cpu_per_sample(cpu0, cpu_seconds(), published)
+
+
+def wait_merges_done(timeout_s=300):
+    """Waits (bounded) until ClickHouse merges nothing: rows earlier runs left would take cores."""
+    deadline = time.time() + timeout_s
+    while stack.query("SELECT count() FROM system.merges") != "0" and time.time() < deadline:
+        time.sleep(2)
 
 
 def main():
     stack.ensure_up()
     pipeline.cancel_running_jobs()
-    args = ["--checkpoint.interval-ms", "30000", "--job.parallelism", PARALLELISM] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
+    wait_merges_done()
+    stack.query("DROP DATABASE IF EXISTS " + DATABASE)
+    pipeline.apply_clickhouse_schema(DATABASE)
+    args = ["--checkpoint.interval-ms", "30000", "--job.parallelism", PARALLELISM, "--clickhouse.database", DATABASE] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
     consumer = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "cpi2-bench-offsets"})
     tasks = tasks_of_scenario()
     jid = pipeline.submit_job(args)
     try:
-        published, seconds = capacity(jid, consumer)
+        published, seconds, capacity_cpu = capacity(jid, consumer)
         rate = published / seconds
-        speed, lag_published, lag_seconds, lags = lag(jid, consumer, tasks) if LAG_S > 0 else (0, 0, 0, [])
+        if LAG_S > 0:
+            speed, lag_published, lag_seconds, lags, lag_cpu = lag(jid, consumer, tasks)
     finally:
         pipeline.cancel_running_jobs()
-    lags.sort()
-    lags = lags or [float("nan")]
-    p = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))]  # noqa: E731
+        stack.query("DROP DATABASE IF EXISTS " + DATABASE)
     print("pipeline: end-to-end throughput and lag of the Flink job, cpi2-fleetsim (%s, %d tasks) as the source" % (SCENARIO, tasks))
     print("  conditions: local Kafka 4.3.1, Flink 2.2.1 session cluster, job parallelism %s, checkpoints every 30 s,"
           " ClickHouse sinks on; %d cores shared by the simulator, Kafka, Flink and ClickHouse%s"
           % (PARALLELISM, os.cpu_count(), "; job options " + os.environ["BENCH_JOB_ARGS"] if os.environ.get("BENCH_JOB_ARGS") else ""))
     print("  capacity: %d samples (%s simulated, as fast as possible) taken in by the detection chain in %.1f s:"
           " %.0f samples/s (target >= 100,000/s: %s)" % (published, DURATION, seconds, rate, "met" if rate >= 100000 else "NOT met"))
+    print("    " + capacity_cpu)
+    if LAG_S <= 0:
+        print("  lag at %.0f samples/s: not measured (BENCH_LAG_S=0)" % RATE)
+        return
+    lags.sort()
+    p = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))]  # noqa: E731
     print("  lag at %.0f samples/s (--speed %.0f, %d samples over %.0f s): p50 %.2f s, p99 %.2f s, max %.2f s"
           " (target p99 < 2 s: %s)" % (RATE, speed, lag_published, lag_seconds, p(0.5), p(0.99), lags[-1],
                                        "met" if p(0.99) < 2 else "NOT met"))
+    print("    " + lag_cpu)
 
 
 if __name__ == "__main__":

@@ -32,9 +32,11 @@ def log(msg):
     print("e2e: " + msg, flush=True)
 
 
-def apply_clickhouse_schema():
+def apply_clickhouse_schema(database="cpi2"):
+    """The schema into database; the cpi2 database also gets Telegraf's Kafka feed."""
+    feed = ["--kafka-brokers", stack.KAFKA] if database == "cpi2" else []
     r = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "clickhouse", "apply.py"),
-                        "--url", stack.CLICKHOUSE, "--kafka-brokers", stack.KAFKA], capture_output=True, text=True, timeout=300)
+                        "--url", stack.CLICKHOUSE, "--database", database] + feed, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError("clickhouse schema: " + r.stdout + r.stderr)
 

@@ -230,7 +230,15 @@ class ClickHouseSinkWriterTest {
     write(w, "c"); // the task thread goes on filling the batch
     clickHouse.open();
     assertEquals(List.of("a"), clickHouse.await(1));
-    time.setCurrentTime(3_000 + ClickHouseSink.Writer.BUSY_RETRY_MS);
+    // The retry timers fire as the clock moves on; one that comes before the sender has marked
+    // itself free after "a" tries again BUSY_RETRY_MS later, so the clock moves until "b c" goes.
+    long now = 3_000;
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (clickHouse.batches().size() < 2 && System.nanoTime() < deadline) {
+      now += ClickHouseSink.Writer.BUSY_RETRY_MS;
+      time.setCurrentTime(now);
+      Thread.sleep(5);
+    }
     assertEquals(List.of("a", "b c"), clickHouse.await(2));
   }
 
