@@ -40,6 +40,7 @@ struct conf {
 	const char *truth;       /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
 	enum output_mode mode;
 	double progress_s; /* wall seconds between progress lines */
+	double flush_s;    /* at the end, wait this long at most for Kafka to take the rest */
 };
 
 static volatile sig_atomic_t stop;
@@ -79,6 +80,8 @@ static void usage(FILE *f)
 		"      --stdout              print samples as JSON lines to stdout, no Kafka\n"
 		"      --dry-run             encode samples (Avro) and drop them, no Kafka\n"
 		"      --progress SECONDS    wall seconds between progress lines (default 5)\n"
+		"      --flush-timeout SECONDS  at the end, wait at most this long for Kafka to take\n"
+		"                            what is still queued (default 10; exit 1 if some is left)\n"
 		"  -h, --help                this text\n"
 		"Durations: 90s, 10m, 2h, 1h30m, 1d. Scenario format: scenarios/README.md.\n");
 }
@@ -98,7 +101,7 @@ static int parse_speed(const char *v, double *out)
 static int parse_args(int argc, char **argv, struct conf *c)
 {
 	enum { O_DIR = 256, O_SPEED, O_WARMUP, O_WSPEED, O_DURATION, O_START, O_SEED, O_CGROUP,
-	       O_TRUTH, O_STDOUT, O_DRY, O_PROGRESS };
+	       O_TRUTH, O_STDOUT, O_DRY, O_PROGRESS, O_FLUSH };
 	static const struct option opts[] = {
 		{"scenario", required_argument, 0, 's'}, {"scenario-dir", required_argument, 0, O_DIR},
 		{"speed", required_argument, 0, O_SPEED}, {"warmup", required_argument, 0, O_WARMUP},
@@ -109,6 +112,7 @@ static int parse_args(int argc, char **argv, struct conf *c)
 		{"cgroup-root", required_argument, 0, O_CGROUP},
 		{"truth", required_argument, 0, O_TRUTH}, {"stdout", no_argument, 0, O_STDOUT},
 		{"dry-run", no_argument, 0, O_DRY}, {"progress", required_argument, 0, O_PROGRESS},
+		{"flush-timeout", required_argument, 0, O_FLUSH},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	int o;
 	char *end;
@@ -171,6 +175,11 @@ static int parse_args(int argc, char **argv, struct conf *c)
 		case O_PROGRESS:
 			c->progress_s = strtod(optarg, &end);
 			if (end == optarg || *end || !(c->progress_s > 0))
+				goto bad;
+			break;
+		case O_FLUSH:
+			c->flush_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(c->flush_s >= 0 && c->flush_s <= 86400))
 				goto bad;
 			break;
 		case 'h': usage(stdout); exit(0);
@@ -286,6 +295,7 @@ int main(int argc, char **argv)
 		.topic = "cpi2.samples",
 		.mode = OUTPUT_KAFKA,
 		.progress_s = 5,
+		.flush_s = 10,
 	};
 	struct scenario *s = NULL;
 	struct fleet *f = NULL;
@@ -416,7 +426,7 @@ out:
 	if (out) {
 		struct output_stats st;
 		output__stats(out, &st);
-		int left = output__close(out, 10000); /* flushes: the wait is part of the run */
+		int left = output__close(out, (int)(c.flush_s * 1000)); /* the wait is part of the run */
 		double secs = wall_now() - wall0;
 		fs_log_info("%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
 			    " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64

@@ -42,6 +42,7 @@ grep -q "bad.scn:4: ghz: 'fast' is not a number" "$TMP/bad.err" || fail "malform
 "$BIN" -s nosuchscenario --stdout >/dev/null 2>"$TMP/none.err" && fail "missing scenario accepted"
 grep -q "nosuchscenario.scn: No such file" "$TMP/none.err" || fail "missing scenario message: $(cat "$TMP/none.err")"
 "$BIN" -s case2 --speed fast --stdout >/dev/null 2>&1 && fail "--speed fast accepted"
+"$BIN" -s case2 --flush-timeout -1 --stdout >/dev/null 2>&1 && fail "--flush-timeout -1 accepted"
 
 # the cap loop: cap be-crawler/0 through cpu.max while the program runs, then lift it
 ROOT="$TMP/cg"
