@@ -77,8 +77,8 @@ public class AnomalyDetectorFunction
   public void open(OpenContext ctx) {
     rule = new OutlierRule(sigmas, minCpu);
     window = new AnomalyWindow(outliers, windowUs);
-    tasks = getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", Types.STRING, TypeInformation.of(DetectorTask.class)));
-    waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", Types.STRING, RecordTypes.SAMPLE));
+    tasks = getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", RecordTypes.STATE_STRING, TypeInformation.of(DetectorTask.class)));
+    waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", RecordTypes.STATE_STRING, RecordTypes.SAMPLE));
   }
 
   @Override

@@ -45,7 +45,7 @@ final class CapJudge implements java.io.Serializable {
   }
 
   void open(RuntimeContext rc) {
-    judging = rc.getMapState(new MapStateDescriptor<>("judged-caps", Types.STRING, TypeInformation.of(CapState.class)));
+    judging = rc.getMapState(new MapStateDescriptor<>("judged-caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class)));
   }
 
   /** How far behind the watermark a cap that has not expired may reach: its time before and during. */

@@ -90,18 +90,18 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     // that stop reporting are dropped in event time by prune(), at every timer of the host.
     series =
         getRuntimeContext()
-            .getMapState(new MapStateDescriptor<>("series", Types.STRING, TypeInformation.of(TaskSeries.class)));
+            .getMapState(new MapStateDescriptor<>("series", RecordTypes.STATE_STRING, RecordTypes.TASK_SERIES));
     pending =
         getRuntimeContext()
-            .getMapState(new MapStateDescriptor<>("pending", Types.STRING, TypeInformation.of(PendingAnalysis.class)));
-    MapStateDescriptor<String, Long> li = new MapStateDescriptor<>("last-incident", Types.STRING, Types.LONG);
+            .getMapState(new MapStateDescriptor<>("pending", RecordTypes.STATE_STRING, TypeInformation.of(PendingAnalysis.class)));
+    MapStateDescriptor<String, Long> li = new MapStateDescriptor<>("last-incident", RecordTypes.STATE_STRING, Types.LONG);
     li.enableTimeToLive(StateTtl.forTasks(ttl));
     lastIncidentUs = getRuntimeContext().getMapState(li);
-    MapStateDescriptor<String, Integer> lr = new MapStateDescriptor<>("last-round", Types.STRING, Types.INT);
+    MapStateDescriptor<String, Integer> lr = new MapStateDescriptor<>("last-round", RecordTypes.STATE_STRING, Types.INT);
     lr.enableTimeToLive(StateTtl.forTasks(ttl));
     lastRound = getRuntimeContext().getMapState(lr);
     MapStateDescriptor<String, CapState> cd =
-        new MapStateDescriptor<>("caps", Types.STRING, TypeInformation.of(CapState.class));
+        new MapStateDescriptor<>("caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class));
     cd.enableTimeToLive(StateTtl.forTasks(ttl)); // caps last minutes; a silent host's go too
     caps = getRuntimeContext().getMapState(cd);
     lastAnalysisMs = getRuntimeContext().getState(new ValueStateDescriptor<>("last-analysis", Types.LONG));

@@ -4,7 +4,10 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.formats.avro.typeutils.AvroTypeInfo;
 import org.apache.flink.util.OutputTag;
 import org.cpi2.flink.types.CpiSampleSerializer;
+import org.cpi2.flink.logic.TaskSeries;
 import org.cpi2.flink.types.SerializerTypeInfo;
+import org.cpi2.flink.types.StateStringSerializer;
+import org.cpi2.flink.types.TaskSeriesSerializer;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
@@ -25,6 +28,10 @@ public final class RecordTypes {
    * sinks): field by field, about four times cheaper than AvroSerializer.
    */
   public static final TypeInformation<CpiSample> SAMPLE_STREAM = new SerializerTypeInfo<>(CpiSample.class, CpiSampleSerializer.INSTANCE);
+  /** Strings as keys of map state (task names): one bulk write each in checkpoints. */
+  public static final TypeInformation<String> STATE_STRING = new SerializerTypeInfo<>(String.class, StateStringSerializer.INSTANCE);
+  /** The correlator's series of a task, packed (the job's largest state). */
+  public static final TypeInformation<TaskSeries> TASK_SERIES = new SerializerTypeInfo<>(TaskSeries.class, TaskSeriesSerializer.INSTANCE);
   public static final TypeInformation<CpiSpec> SPEC = new AvroTypeInfo<>(CpiSpec.class);
   public static final TypeInformation<Incident> INCIDENT = new AvroTypeInfo<>(Incident.class);
   public static final TypeInformation<EnforcementAction> ACTION =

@@ -82,7 +82,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
     // on every access. Tasks not seen for state.task-ttl-s of event time are dropped at each fold.
     samplesPerTask =
         getRuntimeContext()
-            .getMapState(new MapStateDescriptor<>("samples-per-task", Types.STRING, TypeInformation.of(TaskCount.class)));
+            .getMapState(new MapStateDescriptor<>("samples-per-task", RecordTypes.STATE_STRING, TypeInformation.of(TaskCount.class)));
     lateSamples = getRuntimeContext().getMetricGroup().counter("lateSamples");
     seedsDropped = getRuntimeContext().getMetricGroup().counter("seedsDropped");
   }

@@ -5,8 +5,8 @@ import java.util.Arrays;
 /**
  * The recent samples of one task on one host, sorted by window start: CPI (NaN when unknown), CPU
  * usage and whether the sample was an outlier, plus what the task is and the spec it was last
- * judged against. Bounded by a retention span of event time. A Flink POJO (public fields,
- * primitive arrays) so it is checkpointed without Kryo.
+ * judged against. Bounded by a retention span of event time. Checkpointed by
+ * {@code types.TaskSeriesSerializer}, which must learn every field added here.
  */
 public class TaskSeries {
   public String task;

@@ -1,0 +1,117 @@
+package org.cpi2.flink.types;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.Random;
+import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
+import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
+import org.apache.flink.core.memory.DataInputDeserializer;
+import org.apache.flink.core.memory.DataOutputSerializer;
+import org.cpi2.flink.logic.TaskSeries;
+import org.junit.jupiter.api.Test;
+
+class TaskSeriesSerializerTest {
+  static TaskSeries filled(Random r, int samples) {
+    TaskSeries t = new TaskSeries();
+    t.task = "web/host-" + r.nextInt(100) + "/task-ü" + r.nextInt(9);
+    t.job = r.nextInt(4) == 0 ? null : "job-" + r.nextInt(10);
+    t.platform = "AMD EPYC 7B13 64-Core Processor|" + r.nextInt(3);
+    t.taskClass = r.nextBoolean() ? "BATCH" : "LATENCY_SENSITIVE";
+    t.isProtected = r.nextBoolean();
+    t.specKnown = r.nextBoolean();
+    t.specUsable = r.nextBoolean();
+    t.specMean = r.nextGaussian();
+    t.specStddev = r.nextDouble();
+    t.threshold = r.nextInt(5) == 0 ? Double.NaN : r.nextDouble() * 3;
+    for (int i = 0; i < samples; i++) {
+      t.add(1_000_000L * 60 * i + r.nextInt(1000), r.nextInt(6) == 0 ? Double.NaN : r.nextDouble() * 4, r.nextDouble(), r.nextBoolean());
+    }
+    return t;
+  }
+
+  /** Every instance field of TaskSeries, so that a field added to it and not to the serializer fails here. */
+  static void assertSameFields(TaskSeries a, TaskSeries b) throws Exception {
+    for (Field f : TaskSeries.class.getDeclaredFields()) {
+      if (Modifier.isStatic(f.getModifiers())) {
+        continue;
+      }
+      Object x = f.get(a);
+      Object y = f.get(b);
+      if (x instanceof long[] l) {
+        assertArrayEquals(l, (long[]) y, f.getName());
+      } else if (x instanceof double[] d) {
+        assertArrayEquals(d, (double[]) y, f.getName());
+      } else if (x instanceof boolean[] z) {
+        assertArrayEquals(z, (boolean[]) y, f.getName());
+      } else {
+        assertEquals(x, y, f.getName());
+      }
+    }
+  }
+
+  @Test
+  void everyFieldSurvivesARoundTripAndADeepCopy() throws Exception {
+    Random r = new Random(11);
+    TaskSeriesSerializer ser = TaskSeriesSerializer.INSTANCE;
+    for (int i = 0; i < 100; i++) {
+      TaskSeries t = filled(r, r.nextInt(30));
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      ser.serialize(t, out);
+      ser.serialize(t, out); // two in a row: each reads exactly its own bytes
+      DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+      assertSameFields(t, ser.deserialize(in));
+      assertSameFields(t, ser.deserialize(in));
+      assertEquals(0, in.available());
+      TaskSeries c = ser.copy(t);
+      assertSameFields(t, c);
+      assertNotSame(t.times, c.times);
+      assertNotSame(t.cpi, c.cpi);
+      // A copy is what a running checkpoint keeps: changing the live series must not change it.
+      t.add(Long.MAX_VALUE, 1, 1, true);
+      assertEquals(c.times.length + 1, t.times.length);
+    }
+  }
+
+  @Test
+  void aCorruptLengthIsAnErrorNotAnAllocation() throws Exception {
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    TaskSeriesSerializer.INSTANCE.serialize(filled(new Random(1), 0), out);
+    byte[] b = out.getCopyOfBuffer();
+    b[b.length - 1] = (byte) 0xFF; // the sample count's low byte ...
+    b[b.length - 4] = (byte) 0xFF; // ... and its sign
+    assertThrows(IOException.class, () -> TaskSeriesSerializer.INSTANCE.deserialize(new DataInputDeserializer(b)));
+  }
+
+  @Test
+  void snapshotRestoresAsTheSameSerializer() throws Exception {
+    TypeSerializerSnapshot<TaskSeries> snap = TaskSeriesSerializer.INSTANCE.snapshotConfiguration();
+    DataOutputSerializer out = new DataOutputSerializer(64);
+    snap.writeSnapshot(out);
+    TypeSerializerSnapshot<TaskSeries> read = new TaskSeriesSerializer.Snapshot();
+    read.readSnapshot(snap.getCurrentVersion(), new DataInputDeserializer(out.getCopyOfBuffer()), getClass().getClassLoader());
+    assertEquals(TaskSeriesSerializer.INSTANCE, read.restoreSerializer());
+    TypeSerializerSchemaCompatibility<TaskSeries> compat =
+        TaskSeriesSerializer.INSTANCE.snapshotConfiguration().resolveSchemaCompatibility(read);
+    assertEquals(true, compat.isCompatibleAsIs());
+  }
+
+  @Test
+  void stateStringsRoundTripIncludingNullAndLongOnes() throws Exception {
+    DataOutputSerializer out = new DataOutputSerializer(16);
+    String longOne = "x".repeat(70_000) + "ü";
+    for (String s : new String[] {"", "task-1", null, longOne}) {
+      StateStringSerializer.INSTANCE.serialize(s, out);
+    }
+    DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+    assertEquals("", StateStringSerializer.INSTANCE.deserialize(in));
+    assertEquals("task-1", StateStringSerializer.INSTANCE.deserialize(in));
+    assertEquals(null, StateStringSerializer.INSTANCE.deserialize(in));
+    assertEquals(longOne, StateStringSerializer.INSTANCE.deserialize(in));
+  }
+}
