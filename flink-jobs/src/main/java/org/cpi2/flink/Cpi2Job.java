@@ -14,6 +14,7 @@ import org.cpi2.flink.functions.CorrelatorFunction;
 import org.cpi2.flink.functions.DecodeFunction;
 import org.cpi2.flink.functions.RecordTypes;
 import org.cpi2.flink.functions.SpecBuilderFunction;
+import org.cpi2.flink.functions.SpecInputCombiner;
 import org.cpi2.flink.functions.Validators;
 import org.cpi2.flink.functions.Watermarks;
 import org.cpi2.flink.io.ClickHouseSinks;
@@ -120,9 +121,8 @@ public final class Cpi2Job {
     // Specs per job × platform (paper 3.1).
     SingleOutputStreamOperator<CpiSpec> specs =
         samples
-            .flatMap(SpecBuilderFunction.inputs(options), TypeInformation.of(SpecInput.class))
+            .transform("Spec inputs", TypeInformation.of(SpecInput.class), SpecInputCombiner.of(options))
             .uid("spec-inputs")
-            .name("Spec inputs")
             .keyBy(s -> s.key, TypeInformation.of(String.class))
             .connect(seeds.keyBy(s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()), TypeInformation.of(String.class)))
             .process(new SpecBuilderFunction(options), RecordTypes.SPEC)

@@ -52,6 +52,9 @@ public class AnomalyDetectorFunction
   public static final MapStateDescriptor<String, SpecHistory> SPECS =
       new MapStateDescriptor<>("specs", Types.STRING, TypeInformation.of(SpecHistory.class));
 
+  /** In {@link #specCache}: not read from the broadcast state yet. */
+  private static final SpecHistory UNREAD = new SpecHistory();
+
   private final double sigmas;
   private final double minCpu;
   private final int outliers;
@@ -63,6 +66,8 @@ public class AnomalyDetectorFunction
   private transient AnomalyWindow window;
   private transient MapState<String, DetectorTask> tasks;
   private transient MapState<String, CpiSample> waiting;
+  /** The broadcast spec histories by job and platform, as last read; emptied by every new spec. */
+  private transient JobPlatformMap<SpecHistory> specCache;
 
   public AnomalyDetectorFunction(Cpi2Options o) {
     this.sigmas = o.getDouble(Cpi2Options.OUTLIER_SIGMAS);
@@ -77,6 +82,7 @@ public class AnomalyDetectorFunction
   public void open(OpenContext ctx) {
     rule = new OutlierRule(sigmas, minCpu);
     window = new AnomalyWindow(outliers, windowUs);
+    specCache = new JobPlatformMap<>();
     tasks = getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", RecordTypes.STATE_STRING, TypeInformation.of(DetectorTask.class)));
     waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", RecordTypes.STATE_STRING, RecordTypes.SAMPLE));
   }
@@ -195,7 +201,11 @@ public class AnomalyDetectorFunction
   private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx)
       throws Exception {
     ScoredSample o = ScoredSample.of(s);
-    SpecHistory history = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
+    SpecHistory history = specCache.get(s.getJob(), s.getPlatform(), UNREAD);
+    if (history == UNREAD) {
+      history = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
+      specCache.put(s.getJob(), s.getPlatform(), history);
+    }
     CpiSpec spec = history == null ? null : history.at(s.getWindowStartUs());
     if (spec != null && spec.getWeightedCount() > 0) {
       o.specKnown = true;
@@ -252,6 +262,9 @@ public class AnomalyDetectorFunction
 
   @Override
   public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<HostEvent> out) throws Exception {
+    if (specCache != null) {
+      specCache.clear();
+    }
     BroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
     String key = SpecBuilderFunction.key(spec.getJob(), spec.getPlatform());
     SpecHistory known = specs.get(key);

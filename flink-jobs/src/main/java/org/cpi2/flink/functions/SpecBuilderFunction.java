@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
@@ -20,12 +19,11 @@ import org.cpi2.flink.logic.PeriodMoments;
 import org.cpi2.flink.logic.SpecMath;
 import org.cpi2.flink.records.SpecInput;
 import org.cpi2.flink.records.TaskCount;
-import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 
 /**
  * Builds the CPI spec of one (job, platform), paper section 3.1. Input 1: the samples that count
- * towards a spec ({@link #inputs}, projected before the shuffle); input 2: specs
+ * towards a spec, combined per period before the shuffle ({@link SpecInputCombiner}); input 2: specs
  * from the compacted cpi2.specs topic, which seed a fresh deployment (a seed is adopted when it
  * is newer than the spec in state). Samples are accumulated per event-time period; when the
  * watermark passes a period's end the period is folded into the spec with age weighting and the
@@ -87,31 +85,13 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
     seedsDropped = getRuntimeContext().getMetricGroup().counter("seedsDropped");
   }
 
-  /**
-   * The samples that count towards a spec, as the spec builder's input: a finite positive CPI at
-   * or above the CPU floor, projected to what the spec needs. Runs before the shuffle.
-   */
-  public static FlatMapFunction<CpiSample, SpecInput> inputs(Cpi2Options o) {
-    double minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
-    return (s, out) -> {
-      Double cpi = s.getCpi();
-      if (cpi != null && Double.isFinite(cpi) && cpi > 0 && s.getCpuUsage() >= minCpu) {
-        out.collect(new SpecInput(key(s.getJob(), s.getPlatform()), s.getTask(), s.getWindowStartUs(), cpi, s.getCpuUsage()));
-      }
-    };
-  }
-
   @Override
-  public void processElement1(SpecInput s, Context ctx, Collector<CpiSpec> out) throws Exception {
-    if (!math.counts(s.cpi, s.cpu)) {
-      return;
-    }
-    long t = s.timeUs;
-    long periodEnd = Math.floorDiv(t, periodUs) * periodUs + periodUs;
+  public void processElement1(SpecInput in, Context ctx, Collector<CpiSpec> out) throws Exception {
+    long periodEnd = in.periodEndUs;
     CpiSpec current = spec.value();
     Long seedEnd = seedEndUs.value();
     if (seedEnd != null) {
-      // The spec in state is a seed the data has not reached yet: this sample decides.
+      // The spec in state is a seed the data has not reached yet: this input decides.
       seedEndUs.clear();
       if (periodEnd <= seedEnd) {
         spec.clear(); // the data is older than the seed: build from the data
@@ -123,7 +103,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
       }
     }
     if (current != null && periodEnd <= current.getPeriodEndUs()) {
-      lateSamples.inc();
+      lateSamples.inc(in.count);
       return;
     }
     PeriodMoments m = periods.get(periodEnd);
@@ -131,16 +111,18 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
       m = new PeriodMoments();
       ctx.timerService().registerEventTimeTimer(periodEnd / 1000 - 1);
     }
-    m.add(s.cpi, s.cpu);
+    m.add(in);
     periods.put(periodEnd, m);
-    TaskCount h = samplesPerTask.get(s.task);
-    if (h == null) {
-      h = new TaskCount();
+    for (int i = 0; i < in.tasks.length; i++) {
+      TaskCount h = samplesPerTask.get(in.tasks[i]);
+      if (h == null) {
+        h = new TaskCount();
+      }
+      h.count += in.taskSamples[i];
+      h.lastSeenUs = Math.max(h.lastSeenUs, in.taskLastSeenUs[i]);
+      h.seenIn(periodEnd);
+      samplesPerTask.put(in.tasks[i], h);
     }
-    h.count++;
-    h.lastSeenUs = Math.max(h.lastSeenUs, t);
-    h.seenIn(periodEnd);
-    samplesPerTask.put(s.task, h);
   }
 
   /**

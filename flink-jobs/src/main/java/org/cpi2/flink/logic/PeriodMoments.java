@@ -12,6 +12,14 @@ public class PeriodMoments {
 
   public PeriodMoments() {}
 
+  /** Adds what a combined input holds. */
+  public void add(org.cpi2.flink.records.SpecInput in) {
+    count += in.count;
+    sum += in.sum;
+    sumSq += in.sumSq;
+    cpuSum += in.cpuSum;
+  }
+
   public void add(double cpi, double cpuUsage) {
     count++;
     sum += cpi;

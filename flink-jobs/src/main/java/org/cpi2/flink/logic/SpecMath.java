@@ -27,6 +27,11 @@ public final class SpecMath {
 
   /** Whether a sample counts towards the spec: a finite positive CPI at or above the CPU floor. */
   public boolean counts(Double cpi, double cpuUsage) {
+    return counts(cpi, cpuUsage, minCpuUsage);
+  }
+
+  /** Whether a sample counts towards a spec with the CPU floor {@code minCpuUsage}. */
+  public static boolean counts(Double cpi, double cpuUsage, double minCpuUsage) {
     return cpi != null && Double.isFinite(cpi) && cpi > 0 && cpuUsage >= minCpuUsage;
   }
 

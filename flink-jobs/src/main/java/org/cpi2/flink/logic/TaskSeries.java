@@ -5,7 +5,10 @@ import java.util.Arrays;
 /**
  * The recent samples of one task on one host, sorted by window start: CPI (NaN when unknown), CPU
  * usage and whether the sample was an outlier, plus what the task is and the spec it was last
- * judged against. Bounded by a retention span of event time. Checkpointed by
+ * judged against. Bounded by a retention span of event time. The first {@link #size()} elements
+ * of the arrays are the samples; the arrays have room to spare, so that a sample is added and the
+ * oldest evicted in place: the series of 100,000 tasks, reallocated at every sample, were a fifth
+ * of the TaskManager's allocations and kept the young collections copying them. Checkpointed by
  * {@code types.TaskSeriesSerializer}, which must learn every field added here.
  */
 public class TaskSeries {
@@ -19,6 +22,8 @@ public class TaskSeries {
   public double specMean;
   public double specStddev;
   public double threshold;
+  /** Samples held: valid elements of the arrays below. */
+  public int size;
   public long[] times = new long[0];
   public double[] cpi = new double[0];
   public double[] cpu = new double[0];
@@ -27,21 +32,21 @@ public class TaskSeries {
   public TaskSeries() {}
 
   public int size() {
-    return times.length;
+    return size;
   }
 
   public long newest() {
-    return times.length == 0 ? Long.MIN_VALUE : times[times.length - 1];
+    return size == 0 ? Long.MIN_VALUE : times[size - 1];
   }
 
   /** Whether there is a sample at exactly {@code t}. */
   public boolean has(long t) {
-    return Arrays.binarySearch(times, t) >= 0;
+    return Arrays.binarySearch(times, 0, size, t) >= 0;
   }
 
   /** The time of the newest sample before {@code t}; Long.MIN_VALUE if none. */
   public long timeBefore(long t) {
-    int pos = Arrays.binarySearch(times, t);
+    int pos = Arrays.binarySearch(times, 0, size, t);
     int before = (pos >= 0 ? pos : -pos - 1) - 1;
     return before >= 0 ? times[before] : Long.MIN_VALUE;
   }
@@ -51,67 +56,58 @@ public class TaskSeries {
    * counted twice. Callers bound the series with {@link #evictUpTo}.
    */
   public void add(long t, double cpiValue, double cpuValue, boolean isOutlier) {
-    int pos = Arrays.binarySearch(times, t);
+    int pos = Arrays.binarySearch(times, 0, size, t);
     if (pos >= 0) {
       cpi[pos] = cpiValue;
       cpu[pos] = cpuValue;
       outlier[pos] = isOutlier;
-    } else {
-      int at = -pos - 1;
-      times = insert(times, at, t);
-      cpi = insert(cpi, at, cpiValue);
-      cpu = insert(cpu, at, cpuValue);
-      outlier = insert(outlier, at, isOutlier);
+      return;
     }
+    int at = -pos - 1;
+    if (size == times.length) {
+      int room = Math.max(4, size * 3 / 2 + 1);
+      times = Arrays.copyOf(times, room);
+      cpi = Arrays.copyOf(cpi, room);
+      cpu = Arrays.copyOf(cpu, room);
+      outlier = Arrays.copyOf(outlier, room);
+    }
+    int tail = size - at;
+    System.arraycopy(times, at, times, at + 1, tail);
+    System.arraycopy(cpi, at, cpi, at + 1, tail);
+    System.arraycopy(cpu, at, cpu, at + 1, tail);
+    System.arraycopy(outlier, at, outlier, at + 1, tail);
+    times[at] = t;
+    cpi[at] = cpiValue;
+    cpu[at] = cpuValue;
+    outlier[at] = isOutlier;
+    size++;
   }
 
   /** Drops samples whose time is at or before {@code t}; true when nothing is left. */
   public boolean evictUpTo(long t) {
     int first = 0;
-    while (first < times.length && times[first] <= t) {
+    while (first < size && times[first] <= t) {
       first++;
     }
     if (first > 0) {
-      times = Arrays.copyOfRange(times, first, times.length);
-      cpi = Arrays.copyOfRange(cpi, first, cpi.length);
-      cpu = Arrays.copyOfRange(cpu, first, cpu.length);
-      outlier = Arrays.copyOfRange(outlier, first, outlier.length);
+      int rest = size - first;
+      System.arraycopy(times, first, times, 0, rest);
+      System.arraycopy(cpi, first, cpi, 0, rest);
+      System.arraycopy(cpu, first, cpu, 0, rest);
+      System.arraycopy(outlier, first, outlier, 0, rest);
+      size = rest;
     }
-    return times.length == 0;
+    return size == 0;
   }
 
   /** Outliers with a time strictly after {@code t}. */
   public int outliersAfter(long t) {
     int n = 0;
-    for (int i = 0; i < times.length; i++) {
+    for (int i = 0; i < size; i++) {
       if (times[i] > t && outlier[i]) {
         n++;
       }
     }
     return n;
-  }
-
-  private static long[] insert(long[] a, int at, long v) {
-    long[] out = new long[a.length + 1];
-    System.arraycopy(a, 0, out, 0, at);
-    out[at] = v;
-    System.arraycopy(a, at, out, at + 1, a.length - at);
-    return out;
-  }
-
-  private static double[] insert(double[] a, int at, double v) {
-    double[] out = new double[a.length + 1];
-    System.arraycopy(a, 0, out, 0, at);
-    out[at] = v;
-    System.arraycopy(a, at, out, at + 1, a.length - at);
-    return out;
-  }
-
-  private static boolean[] insert(boolean[] a, int at, boolean v) {
-    boolean[] out = new boolean[a.length + 1];
-    System.arraycopy(a, 0, out, 0, at);
-    out[at] = v;
-    System.arraycopy(a, at, out, at + 1, a.length - at);
-    return out;
   }
 }

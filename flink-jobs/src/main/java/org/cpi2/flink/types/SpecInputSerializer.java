@@ -9,8 +9,9 @@ import org.apache.flink.core.memory.DataOutputView;
 import org.cpi2.flink.records.SpecInput;
 
 /**
- * {@link SpecInput} field by field. Not used for state. A field added to SpecInput must be added
- * here (SpecInputSerializerTest compares every field after a round trip).
+ * {@link SpecInput} field by field, the tasks as a count and then one entry per task. Not used for
+ * state. A field added to SpecInput must be added here (SpecInputSerializerTest compares every
+ * field after a round trip).
  */
 public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput> {
   private static final long serialVersionUID = 1L;
@@ -29,7 +30,17 @@ public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput
 
   @Override
   public SpecInput copy(SpecInput from) {
-    return new SpecInput(from.key, from.task, from.timeUs, from.cpi, from.cpu);
+    SpecInput s = new SpecInput();
+    s.key = from.key;
+    s.periodEndUs = from.periodEndUs;
+    s.count = from.count;
+    s.sum = from.sum;
+    s.sumSq = from.sumSq;
+    s.cpuSum = from.cpuSum;
+    s.tasks = from.tasks.clone();
+    s.taskSamples = from.taskSamples.clone();
+    s.taskLastSeenUs = from.taskLastSeenUs.clone();
+    return s;
   }
 
   @Override
@@ -45,15 +56,45 @@ public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput
   @Override
   public void serialize(SpecInput s, DataOutputView out) throws IOException {
     Strings.write(s.key, out);
-    Strings.write(s.task, out);
-    out.writeLong(s.timeUs);
-    out.writeDouble(s.cpi);
-    out.writeDouble(s.cpu);
+    out.writeLong(s.periodEndUs);
+    out.writeLong(s.count);
+    out.writeDouble(s.sum);
+    out.writeDouble(s.sumSq);
+    out.writeDouble(s.cpuSum);
+    int n = s.tasks.length;
+    if (s.taskSamples.length != n || s.taskLastSeenUs.length != n) {
+      throw new IOException("SpecInput of " + s.key + ": task arrays of different lengths");
+    }
+    out.writeInt(n);
+    for (int i = 0; i < n; i++) {
+      Strings.write(s.tasks[i], out);
+      out.writeLong(s.taskSamples[i]);
+      out.writeLong(s.taskLastSeenUs[i]);
+    }
   }
 
   @Override
   public SpecInput deserialize(DataInputView in) throws IOException {
-    return new SpecInput(Strings.read(in), Strings.read(in), in.readLong(), in.readDouble(), in.readDouble());
+    SpecInput s = new SpecInput();
+    s.key = Strings.read(in);
+    s.periodEndUs = in.readLong();
+    s.count = in.readLong();
+    s.sum = in.readDouble();
+    s.sumSq = in.readDouble();
+    s.cpuSum = in.readDouble();
+    int n = in.readInt();
+    if (n < 0) {
+      throw new IOException("SpecInput of " + s.key + ": negative task count " + n);
+    }
+    s.tasks = new String[n];
+    s.taskSamples = new long[n];
+    s.taskLastSeenUs = new long[n];
+    for (int i = 0; i < n; i++) {
+      s.tasks[i] = Strings.read(in);
+      s.taskSamples[i] = in.readLong();
+      s.taskLastSeenUs[i] = in.readLong();
+    }
+    return s;
   }
 
   @Override

@@ -11,10 +11,11 @@ import org.cpi2.flink.logic.TaskSeries;
 
 /**
  * {@link TaskSeries} in the correlator's state, the largest state of the job (every live task's
- * recent samples): strings in the {@link Strings} coding, then the four arrays packed into one
- * block written at once. The reflective PojoSerializer wrote strings a character and arrays an
- * element at a time through the checkpoint stream's wrappers; at 100,000 live tasks and a
- * checkpoint every 30 s that was a quarter of the TaskManager's CPU. A field added to TaskSeries
+ * recent samples): strings in the {@link Strings} coding, then the samples (the arrays' first
+ * {@code size} elements) packed into one block written at once. The reflective PojoSerializer
+ * wrote strings a character and arrays an element at a time through the checkpoint stream's
+ * wrappers; at 100,000 live tasks and a checkpoint every 30 s that was a quarter of the
+ * TaskManager's CPU. A field added to TaskSeries
  * must be added here, with a new snapshot class to read the old format (TaskSeriesSerializerTest
  * compares every field after a round trip).
  */
@@ -52,6 +53,8 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     t.specMean = from.specMean;
     t.specStddev = from.specStddev;
     t.threshold = from.threshold;
+    // Same room as the original: a copy is what a snapshot keeps while the task goes on adding.
+    t.size = from.size;
     t.times = from.times.clone();
     t.cpi = from.cpi.clone();
     t.cpu = from.cpu.clone();
@@ -76,7 +79,7 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     Strings.write(t.platform, out);
     Strings.write(t.taskClass, out);
     out.writeByte((t.isProtected ? PROTECTED : 0) | (t.specKnown ? SPEC_KNOWN : 0) | (t.specUsable ? SPEC_USABLE : 0));
-    int n = t.times.length;
+    int n = t.size;
     ByteBuffer b = ByteBuffer.allocate(3 * 8 + 4 + n * SAMPLE_BYTES);
     b.putDouble(t.specMean).putDouble(t.specStddev).putDouble(t.threshold).putInt(n);
     for (int i = 0; i < n; i++) {
@@ -118,6 +121,7 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     byte[] block = new byte[n * SAMPLE_BYTES];
     in.readFully(block);
     ByteBuffer b = ByteBuffer.wrap(block);
+    t.size = n;
     t.times = new long[n];
     t.cpi = new double[n];
     t.cpu = new double[n];

@@ -1,14 +1,11 @@
 package org.cpi2.flink.functions;
 
 import static org.cpi2.flink.Fixtures.MIN;
-import static org.cpi2.flink.Fixtures.sample;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.api.common.functions.util.ListCollector;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.co.KeyedCoProcessOperator;
@@ -17,10 +14,9 @@ import org.apache.flink.streaming.util.KeyedTwoInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.logic.SpecMath;
 import org.cpi2.flink.records.SpecInput;
-import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
-import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class SpecBuilderFunctionTest {
@@ -37,11 +33,11 @@ class SpecBuilderFunctionTest {
 
   private static void add(KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> h, String task, long t, double cpi, double cpu)
       throws Exception {
-    // As the job feeds it: through the projection and filter before the shuffle.
-    List<SpecInput> in = new ArrayList<>();
-    SpecBuilderFunction.inputs(OPTIONS).flatMap(sample("h1", task, TaskClass.LATENCY_SENSITIVE, t, cpi, cpu), new ListCollector<>(in));
-    for (SpecInput x : in) {
-      h.processElement1(x, t / 1000);
+    // One sample as the combiner before the shuffle sends it alone (SpecInputCombinerTest covers
+    // the combining): only samples that count cross.
+    if (SpecMath.counts(cpi, cpu, OPTIONS.getDouble(Cpi2Options.MIN_CPU_USAGE))) {
+      long periodUs = OPTIONS.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
+      h.processElement1(SpecInput.ofSample(SpecBuilderFunction.key("web", "p1"), (t / periodUs + 1) * periodUs, task, t, cpi, cpu), t / 1000);
     }
   }
 
@@ -134,24 +130,6 @@ class SpecBuilderFunctionTest {
     assertEquals(2.2, next.getCpiMean(), 1e-12); // (0.9 * 20 + 4) / 10
     assertTrue(next.getUsable(), "the seed's eligibility holds until history catches up");
     h.close();
-  }
-
-  @Test
-  void onlySamplesThatCountCrossToTheSpecBuilderWithWhatItNeeds() throws Exception {
-    List<SpecInput> in = new ArrayList<>();
-    var inputs = SpecBuilderFunction.inputs(OPTIONS);
-    var c = new ListCollector<>(in);
-    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 1 * MIN, 1.5, 0.5), c);
-    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 2 * MIN, 1.5, 0.2), c); // below the CPU floor
-    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 3 * MIN, null, 0.5), c); // no CPI
-    inputs.flatMap(sample("h1", "web/0", TaskClass.BATCH, 4 * MIN, Double.NaN, 0.5), c);
-    assertEquals(1, in.size());
-    SpecInput x = in.get(0);
-    assertEquals(SpecBuilderFunction.key("web", "p1"), x.key);
-    assertEquals("web/0", x.task);
-    assertEquals(1 * MIN, x.timeUs);
-    assertEquals(1.5, x.cpi, 0);
-    assertEquals(0.5, x.cpu, 0);
   }
 
   private static CpiSpec seed(long periodEnd) {

@@ -2,9 +2,12 @@ package org.cpi2.flink.types;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.util.Objects;
 import java.util.Random;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.core.memory.DataInputDeserializer;
@@ -34,6 +37,10 @@ class SpecInputSerializerTest {
         f.setLong(s, r.nextLong());
       } else if (t == double.class) {
         f.setDouble(s, r.nextGaussian());
+      } else if (t == String[].class) {
+        f.set(s, new String[] {"web/" + r.nextInt(), "db/ü" + r.nextInt()});
+      } else if (t == long[].class) {
+        f.set(s, new long[] {r.nextLong(), r.nextLong()});
       } else {
         throw new AssertionError("SpecInputSerializer does not know " + t + " " + f.getName());
       }
@@ -44,9 +51,16 @@ class SpecInputSerializerTest {
     SpecInput copy = SpecInputSerializer.INSTANCE.copy(s);
     for (Field f : SpecInput.class.getDeclaredFields()) {
       if (!Modifier.isStatic(f.getModifiers())) {
-        assertEquals(f.get(s), f.get(back), f.getName());
-        assertEquals(f.get(s), f.get(copy), f.getName());
+        assertTrue(Objects.deepEquals(f.get(s), f.get(back)), f.getName());
+        assertTrue(Objects.deepEquals(f.get(s), f.get(copy)), f.getName());
       }
     }
+  }
+
+  @Test
+  void taskArraysOfDifferentLengthsAreRefused() {
+    SpecInput s = SpecInput.ofSample("web|p1", 600, "web/0", 1, 1.0, 0.5);
+    s.taskSamples = new long[0];
+    assertThrows(java.io.IOException.class, () -> SpecInputSerializer.INSTANCE.serialize(s, new DataOutputSerializer(64)));
   }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.util.Arrays;
 import java.util.Random;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
@@ -35,8 +36,13 @@ class TaskSeriesSerializerTest {
     return t;
   }
 
-  /** Every instance field of TaskSeries, so that a field added to it and not to the serializer fails here. */
+  /**
+   * Every instance field of TaskSeries (the arrays up to its size), so that a field added to it
+   * and not to the serializer fails here.
+   */
   static void assertSameFields(TaskSeries a, TaskSeries b) throws Exception {
+    int n = a.size();
+    assertEquals(n, b.size());
     for (Field f : TaskSeries.class.getDeclaredFields()) {
       if (Modifier.isStatic(f.getModifiers())) {
         continue;
@@ -44,11 +50,11 @@ class TaskSeriesSerializerTest {
       Object x = f.get(a);
       Object y = f.get(b);
       if (x instanceof long[] l) {
-        assertArrayEquals(l, (long[]) y, f.getName());
+        assertArrayEquals(Arrays.copyOf(l, n), Arrays.copyOf((long[]) y, n), f.getName());
       } else if (x instanceof double[] d) {
-        assertArrayEquals(d, (double[]) y, f.getName());
+        assertArrayEquals(Arrays.copyOf(d, n), Arrays.copyOf((double[]) y, n), f.getName());
       } else if (x instanceof boolean[] z) {
-        assertArrayEquals(z, (boolean[]) y, f.getName());
+        assertArrayEquals(Arrays.copyOf(z, n), Arrays.copyOf((boolean[]) y, n), f.getName());
       } else {
         assertEquals(x, y, f.getName());
       }
@@ -72,9 +78,18 @@ class TaskSeriesSerializerTest {
       assertSameFields(t, c);
       assertNotSame(t.times, c.times);
       assertNotSame(t.cpi, c.cpi);
-      // A copy is what a running checkpoint keeps: changing the live series must not change it.
+      // A copy is what a running checkpoint keeps: changing the live series in place must not
+      // change it.
+      int before = c.size();
+      long first = c.size() > 0 ? c.times[0] : 0;
       t.add(Long.MAX_VALUE, 1, 1, true);
-      assertEquals(c.times.length + 1, t.times.length);
+      t.add(Long.MIN_VALUE, 2, 2, false);
+      t.evictUpTo(Long.MIN_VALUE);
+      assertEquals(before, c.size());
+      assertEquals(before + 1, t.size());
+      if (before > 0) {
+        assertEquals(first, c.times[0]);
+      }
     }
   }
 
