@@ -2,6 +2,7 @@ package org.cpi2.flink.types;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
@@ -10,7 +11,8 @@ import org.apache.flink.core.memory.DataOutputView;
  * null), then the bytes in one write. Flink's StringValue.writeString writes character by
  * character through the output view (a virtual call per character), which JFR put at a fifth of
  * the Kafka source thread's CPU for the samples' strings (a platform name alone is ~70
- * characters); the JDK's UTF-8 coding of ASCII strings is a bulk copy.
+ * characters); the JDK's UTF-8 coding of ASCII strings is a bulk copy. Reading returns the same
+ * String for the same bytes while a thread's cache of recent strings holds it ({@link Recent}).
  */
 final class Strings {
   private Strings() {}
@@ -42,8 +44,47 @@ final class Strings {
     if (n == 0) {
       return null;
     }
-    byte[] bytes = new byte[n - 1];
-    in.readFully(bytes);
-    return new String(bytes, StandardCharsets.UTF_8);
+    int length = n - 1;
+    if (length > Recent.MAX_LENGTH) {
+      byte[] bytes = new byte[length];
+      in.readFully(bytes);
+      return new String(bytes, StandardCharsets.UTF_8);
+    }
+    return RECENT.get().read(in, length);
+  }
+
+  private static final ThreadLocal<Recent> RECENT = ThreadLocal.withInitial(Recent::new);
+
+  /**
+   * The strings a thread read recently, by the hash of their bytes (one per slot, the newest
+   * wins). The strings on the wire repeat: a host's, task's, job's and platform's names come with
+   * every sample of the task. A string read again is the one read before, so reading it allocates
+   * nothing, and its hash code, which keyed state asks for on every access, is computed once.
+   */
+  static final class Recent {
+    static final int MAX_LENGTH = 256;
+    static final int SLOTS = 1 << 17;
+
+    private final byte[] scratch = new byte[MAX_LENGTH];
+    private final byte[][] bytes = new byte[SLOTS][];
+    private final String[] strings = new String[SLOTS];
+
+    String read(DataInputView in, int length) throws IOException {
+      in.readFully(scratch, 0, length);
+      int h = length;
+      for (int i = 0; i < length; i++) {
+        h = 31 * h + scratch[i];
+      }
+      int slot = (h ^ (h >>> 15)) & (SLOTS - 1);
+      byte[] known = bytes[slot];
+      if (known != null && Arrays.equals(known, 0, known.length, scratch, 0, length)) {
+        return strings[slot];
+      }
+      byte[] copy = Arrays.copyOf(scratch, length);
+      String s = new String(copy, StandardCharsets.UTF_8);
+      bytes[slot] = copy;
+      strings[slot] = s;
+      return s;
+    }
   }
 }

@@ -1,6 +1,7 @@
 package org.cpi2.flink.types;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.util.Arrays;
 import java.util.List;
@@ -34,5 +35,34 @@ class StringsTest {
     out.clear();
     Strings.write("z".repeat(127), out);
     assertEquals(129, out.length(), "length + 1 = 128 needs a second varint byte");
+  }
+
+  @Test
+  void aStringReadAgainIsTheSameInstanceAndCollidingStringsStayApart() throws Exception {
+    DataOutputSerializer out = new DataOutputSerializer(16);
+    List<String> values = new java.util.ArrayList<>();
+    for (int i = 0; i < 3 * Strings.Recent.SLOTS; i++) {
+      values.add("job-" + (i % 7) + "/" + i); // more strings than slots: some share one
+    }
+    values.add("z".repeat(Strings.Recent.MAX_LENGTH));
+    values.add("z".repeat(Strings.Recent.MAX_LENGTH + 1)); // not cached
+    for (String s : values) {
+      Strings.write(s, out);
+    }
+    DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+    for (String s : values) {
+      assertEquals(s, Strings.read(in));
+    }
+    out.clear();
+    Strings.write("web/17", out);
+    Strings.write("web/17", out);
+    Strings.write("Ünïcode/1", out);
+    Strings.write("Ünïcode/1", out);
+    in = new DataInputDeserializer(out.getCopyOfBuffer());
+    String first = Strings.read(in);
+    assertSame(first, Strings.read(in));
+    String unicode = Strings.read(in);
+    assertEquals("Ünïcode/1", unicode);
+    assertSame(unicode, Strings.read(in));
   }
 }
