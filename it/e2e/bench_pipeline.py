@@ -10,7 +10,9 @@ produces into cpi2.samples. Two phases:
    scenario's task count) for BENCH_LAG_S seconds; twice a second the backlog (samples in Kafka,
    from the partitions' end offsets, minus samples the job has taken in) is read, and the lag is
    that backlog divided by the rate: how long a sample published then waits. Reported: p50, p99
-   and max.
+   and max. Its simulated time starts where phase 1's ended, so its samples are live for the job,
+   not behind its watermark. The records taken in come from Flink's REST metrics, at most
+   metrics.fetcher.update-interval old (1 s in the stack's config).
 
 The job writes to a throw-away ClickHouse database (cpi2_bench: the schema applied fresh, dropped
 at the end), so the figures do not depend on what earlier runs left in cpi2 and no background
@@ -81,8 +83,19 @@ def published_offsets(consumer):
                for p in md.topics["cpi2.samples"].partitions)
 
 
-def fleetsim(speed, duration):
+def seconds_of(duration):
+    """Seconds of a fleetsim duration: 90, 90s, 40m, 2h."""
+    m = re.fullmatch(r"(\d+)([smh]?)", duration)
+    if not m:
+        raise SystemExit("pipeline bench: BENCH_DURATION %r is not N, Ns, Nm or Nh" % duration)
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+
+
+def fleetsim(speed, duration, start_s):
+    """cpi2-fleetsim from simulated time start_s: each phase starts where the one before ended, so
+    that its samples are live for the job (ahead of its watermark), not late."""
     return subprocess.Popen([pipeline.FLEETSIM, "-s", SCENARIO, "--speed", speed, "--warmup", "0", "--duration", duration,
+                             "--start", str(start_s),
                              "--brokers", stack.KAFKA, "--progress", "1", "--truth", "/tmp/cpi2-bench-fleetsim.truth.jsonl"],
                             stdout=open(LOG, "w"), stderr=subprocess.STDOUT)
 
@@ -114,11 +127,11 @@ def wait_taken_in(jid, target, stalled_s=60):
         time.sleep(0.2)
 
 
-def capacity(jid, consumer):
+def capacity(jid, consumer, start_s):
     base = published_offsets(consumer)
     cpu0 = cpu_seconds()
     t0 = time.time()
-    sim = fleetsim("max", DURATION)
+    sim = fleetsim("max", DURATION, start_s)
     if sim.wait() != 0:
         raise SystemExit("pipeline bench: cpi2-fleetsim failed; see " + LOG)
     published = published_offsets(consumer) - base
@@ -126,12 +139,12 @@ def capacity(jid, consumer):
     return published, t1 - t0, cpu_per_sample(cpu0, cpu_seconds(), published)
 
 
-def lag(jid, consumer, tasks):
+def lag(jid, consumer, tasks, start_s):
     speed = RATE * 60.0 / tasks
     duration_s = int(LAG_S * speed)
     base_pub, base_read = published_offsets(consumer), taken_in(jid)
     cpu0 = cpu_seconds()
-    sim = fleetsim("%.3f" % speed, "%ds" % duration_s)
+    sim = fleetsim("%.3f" % speed, "%ds" % duration_s, start_s)
     lags = []
     t0 = time.time()
     while sim.poll() is None:
@@ -159,12 +172,13 @@ def main():
     args = ["--checkpoint.interval-ms", "30000", "--job.parallelism", PARALLELISM, "--clickhouse.database", DATABASE] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
     consumer = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "cpi2-bench-offsets"})
     tasks = tasks_of_scenario()
+    start_s = int(time.time()) // 60 * 60
     jid = pipeline.submit_job(args)
     try:
-        published, seconds, capacity_cpu = capacity(jid, consumer)
+        published, seconds, capacity_cpu = capacity(jid, consumer, start_s)
         rate = published / seconds
         if LAG_S > 0:
-            speed, lag_published, lag_seconds, lags, lag_cpu = lag(jid, consumer, tasks)
+            speed, lag_published, lag_seconds, lags, lag_cpu = lag(jid, consumer, tasks, start_s + seconds_of(DURATION))
     finally:
         pipeline.cancel_running_jobs()
         stack.query("DROP DATABASE IF EXISTS " + DATABASE)
