@@ -53,6 +53,8 @@ int main(void)
 	char err[256], reason[96], group[64];
 	bool found = false;
 	time_t until;
+	int32_t done_partition = -1;
+	int64_t done_offset = -1, resumed;
 
 	snprintf(brokers, sizeof(brokers), "%s:%d", host, port);
 	if (!kafka_answers(host, port) && system("make -s -C " CPI2_SOURCE_DIR " up >/dev/null") != 0) {
@@ -99,8 +101,20 @@ int main(void)
 		CHECK(cpi2_value_get_long(v, "offset", &off, &is_null) == 0 && off == 42);
 		CHECK(m.keylen == 4 && memcmp(m.key, "host", 4) == 0);
 		CHECK(cpi2_consumer_commit(c) == 0);
+		done_partition = m.partition;
+		done_offset = m.offset;
 	}
 	CHECK(found);
+	cpi2_consumer_close(c);
+
+	/* The group resumes after the message marked done: close committed its offset. The
+	 * "flushed" letter came after it on the same partition (same key). */
+	CHECK(cpi2_consumer_new(&c, brokers, group, topics, cprops, err, sizeof(err)) == 0);
+	for (resumed = -1, until = time(NULL) + 60; resumed < 0 && time(NULL) < until;) {
+		if (cpi2_consumer_poll(c, 500, &m) == 1 && m.partition == done_partition)
+			resumed = m.offset;
+	}
+	CHECK(resumed > done_offset);
 	cpi2_consumer_close(c);
 	cpi2_codec_close(codec);
 	printf("test-kafka: dead letter delivered and read back\n");

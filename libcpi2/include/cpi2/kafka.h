@@ -61,10 +61,11 @@ int cpi2_consumer_new(struct cpi2_consumer **out, const char *brokers, const cha
  * close), 0 on timeout or end of partition, or -errno for a consumer error. */
 int cpi2_consumer_poll(struct cpi2_consumer *c, int timeout_ms, struct cpi2_message *msg);
 
-/* Commit the offset after the last message returned by poll (asynchronously). 0 or -EIO. */
+/* Mark the last message returned by poll as done: its offset is committed within a second
+ * (auto.commit.interval.ms) and at close. 0 or -EIO. */
 int cpi2_consumer_commit(struct cpi2_consumer *c);
 
-/* Leave the group and destroy. */
+/* Commit what was marked done, leave the group and destroy. */
 void cpi2_consumer_close(struct cpi2_consumer *c);
 
 /* Send a DeadLetter record (component, source topic, partition, offset, reason, payload) to
