@@ -262,9 +262,7 @@ public class AnomalyDetectorFunction
 
   @Override
   public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<HostEvent> out) throws Exception {
-    if (specCache != null) {
-      specCache.clear();
-    }
+    specCache.clear();
     BroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
     String key = SpecBuilderFunction.key(spec.getJob(), spec.getPlatform());
     SpecHistory known = specs.get(key);

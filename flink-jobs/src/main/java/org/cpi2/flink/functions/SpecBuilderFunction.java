@@ -111,7 +111,7 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
       m = new PeriodMoments();
       ctx.timerService().registerEventTimeTimer(periodEnd / 1000 - 1);
     }
-    m.add(in);
+    m.add(in.count, in.sum, in.sumSq, in.cpuSum);
     periods.put(periodEnd, m);
     for (int i = 0; i < in.tasks.length; i++) {
       TaskCount h = samplesPerTask.get(in.tasks[i]);

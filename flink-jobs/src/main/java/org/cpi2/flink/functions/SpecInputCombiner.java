@@ -12,6 +12,7 @@ import org.apache.flink.streaming.api.watermark.Watermark;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.logic.PeriodMoments;
 import org.cpi2.flink.logic.SpecMath;
 import org.cpi2.flink.records.SpecInput;
 import org.cpi2.schema.CpiSample;
@@ -37,10 +38,7 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
   private static final class Open {
     final String key;
     final long periodEndUs;
-    long count;
-    double sum;
-    double sumSq;
-    double cpuSum;
+    final PeriodMoments moments = new PeriodMoments();
     long maxTimeUs = Long.MIN_VALUE;
     /** Per task: samples, last seen (µs). */
     final HashMap<String, long[]> tasks = new HashMap<>();
@@ -106,10 +104,7 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
     long t = s.getWindowStartUs();
     long periodEnd = Math.floorDiv(t, periodUs) * periodUs + periodUs;
     Open o = find(s.getJob(), s.getPlatform(), periodEnd);
-    o.count++;
-    o.sum += cpi;
-    o.sumSq += cpi * cpi;
-    o.cpuSum += cpu;
+    o.moments.add(cpi, cpu);
     o.maxTimeUs = Math.max(o.maxTimeUs, t);
     long[] task = o.tasks.get(s.getTask());
     if (task == null) {
@@ -148,10 +143,10 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
       SpecInput in = new SpecInput();
       in.key = o.key;
       in.periodEndUs = o.periodEndUs;
-      in.count = o.count;
-      in.sum = o.sum;
-      in.sumSq = o.sumSq;
-      in.cpuSum = o.cpuSum;
+      in.count = o.moments.count;
+      in.sum = o.moments.sum;
+      in.sumSq = o.moments.sumSq;
+      in.cpuSum = o.moments.cpuSum;
       int n = o.tasks.size();
       in.tasks = new String[n];
       in.taskSamples = new long[n];

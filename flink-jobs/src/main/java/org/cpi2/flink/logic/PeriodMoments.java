@@ -12,12 +12,12 @@ public class PeriodMoments {
 
   public PeriodMoments() {}
 
-  /** Adds what a combined input holds. */
-  public void add(org.cpi2.flink.records.SpecInput in) {
-    count += in.count;
-    sum += in.sum;
-    sumSq += in.sumSq;
-    cpuSum += in.cpuSum;
+  /** Adds the moments of other samples of the period (combined before the shuffle). */
+  public void add(long otherCount, double otherSum, double otherSumSq, double otherCpuSum) {
+    count += otherCount;
+    sum += otherSum;
+    sumSq += otherSumSq;
+    cpuSum += otherCpuSum;
   }
 
   public void add(double cpi, double cpuUsage) {
