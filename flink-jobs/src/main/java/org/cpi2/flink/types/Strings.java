@@ -1,6 +1,9 @@
 package org.cpi2.flink.types;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.apache.flink.core.memory.DataInputView;
@@ -60,31 +63,51 @@ final class Strings {
    * wins). The strings on the wire repeat: a host's, task's, job's and platform's names come with
    * every sample of the task. A string read again is the one read before, so reading it allocates
    * nothing, and its hash code, which keyed state asks for on every access, is computed once.
+   *
+   * <p>Each task's names come back once per sampling period, after every other task's: a name is
+   * still in its slot only if none of the others since took it, about e^(-names/slots) of the time.
+   * With 2^17 slots and the 200,000 task and task id names of 100,000 tasks, 4 in 5 reads missed
+   * (a copy, a new String, and the hash computed again by keyed state); 2^19 slots (4 MB of
+   * references per thread) keep two in three. The hash takes the bytes 8 at a time.
    */
   static final class Recent {
     static final int MAX_LENGTH = 256;
-    static final int SLOTS = 1 << 17;
+    static final int BITS = 19;
+    static final int SLOTS = 1 << BITS;
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long MIX = 0x9E3779B97F4A7C15L;
 
     private final byte[] scratch = new byte[MAX_LENGTH];
     private final byte[][] bytes = new byte[SLOTS][];
     private final String[] strings = new String[SLOTS];
 
     String read(DataInputView in, int length) throws IOException {
-      in.readFully(scratch, 0, length);
-      int h = length;
-      for (int i = 0; i < length; i++) {
-        h = 31 * h + scratch[i];
-      }
-      int slot = (h ^ (h >>> 15)) & (SLOTS - 1);
+      byte[] b = scratch;
+      in.readFully(b, 0, length);
+      int slot = slot(b, length);
       byte[] known = bytes[slot];
-      if (known != null && Arrays.equals(known, 0, known.length, scratch, 0, length)) {
+      if (known != null && Arrays.equals(known, 0, known.length, b, 0, length)) {
         return strings[slot];
       }
-      byte[] copy = Arrays.copyOf(scratch, length);
+      byte[] copy = Arrays.copyOf(b, length);
       String s = new String(copy, StandardCharsets.UTF_8);
       bytes[slot] = copy;
       strings[slot] = s;
       return s;
+    }
+
+    static int slot(byte[] b, int length) {
+      long h = length;
+      int i = 0;
+      for (; i + 8 <= length; i += 8) {
+        h = (h ^ (long) LONGS.get(b, i)) * MIX;
+      }
+      long tail = 0;
+      for (; i < length; i++) {
+        tail = (tail << 8) | (b[i] & 0xff);
+      }
+      h = (h ^ tail) * MIX;
+      return (int) ((h ^ (h >>> 29)) >>> (64 - BITS));
     }
   }
 }

@@ -41,7 +41,7 @@ class StringsTest {
   void aStringReadAgainIsTheSameInstanceAndCollidingStringsStayApart() throws Exception {
     DataOutputSerializer out = new DataOutputSerializer(16);
     List<String> values = new java.util.ArrayList<>();
-    for (int i = 0; i < 3 * Strings.Recent.SLOTS; i++) {
+    for (int i = 0; i < Strings.Recent.SLOTS + Strings.Recent.SLOTS / 4; i++) {
       values.add("job-" + (i % 7) + "/" + i); // more strings than slots: some share one
     }
     values.add("z".repeat(Strings.Recent.MAX_LENGTH));
@@ -64,5 +64,20 @@ class StringsTest {
     String unicode = Strings.read(in);
     assertEquals("Ünïcode/1", unicode);
     assertSame(unicode, Strings.read(in));
+  }
+
+  @Test
+  void namesThatDifferOnlyInPlacesSpreadOverTheSlotsLikeRandomOnes() {
+    // Task names of one job differ in a few digits, often in the last bytes, which the hash takes
+    // apart from the 8-byte words. Random slots for n names in m would fill m(1 - e^(-n/m)).
+    int n = 100_000;
+    java.util.BitSet used = new java.util.BitSet(Strings.Recent.SLOTS);
+    for (int i = 0; i < n; i++) {
+      byte[] b = ("jobs/batch-tenant-" + (i % 25) + "/" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      used.set(Strings.Recent.slot(b, b.length));
+    }
+    double m = Strings.Recent.SLOTS;
+    double random = m * (1 - Math.exp(-n / m));
+    org.junit.jupiter.api.Assertions.assertTrue(used.cardinality() > 0.98 * random, used.cardinality() + " slots used, random: " + random);
   }
 }
