@@ -65,7 +65,13 @@ public class AnomalyDetectorFunction
   private transient OutlierRule rule;
   private transient AnomalyWindow window;
   private transient MapState<String, DetectorTask> tasks;
-  private transient MapState<String, CpiSample> waiting;
+  /** Samples waiting for their spec, by task and time ({@link #waitingKey}). */
+  private transient MapState<String, ScoredSample> waiting;
+  /**
+   * The same in savepoints of earlier builds, whole CpiSamples: judged when their timer fires (or
+   * their task's next sample finds them due), never added to.
+   */
+  private transient MapState<String, CpiSample> legacyWaiting;
   /** The broadcast spec histories by job and platform, as last read; emptied by every new spec. */
   private transient JobPlatformMap<SpecHistory> specCache;
 
@@ -84,7 +90,8 @@ public class AnomalyDetectorFunction
     window = new AnomalyWindow(outliers, windowUs);
     specCache = new JobPlatformMap<>();
     tasks = getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", RecordTypes.STATE_STRING, TypeInformation.of(DetectorTask.class)));
-    waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", RecordTypes.STATE_STRING, RecordTypes.SAMPLE));
+    waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting-samples", RecordTypes.STATE_STRING, RecordTypes.WAITING_SAMPLE));
+    legacyWaiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", RecordTypes.STATE_STRING, RecordTypes.SAMPLE));
   }
 
   @Override
@@ -93,26 +100,26 @@ public class AnomalyDetectorFunction
       out.collect(e); // an action: for the correlator
       return;
     }
-    CpiSample s = e.sample;
+    ScoredSample s = e.sample;
     long watermark = ctx.timerService().currentWatermark();
     ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
-    long tMs = s.getWindowStartUs() / 1000;
+    long tMs = s.timeUs / 1000;
     if (tMs <= watermark) {
       out.collect(HostEvent.of(judge(s, specs, ctx)));
       return;
     }
-    if (specFinal(watermark, s.getWindowStartUs())) {
-      if (waiting.isEmpty() || judgeWaitingWithFinalSpecs(s.getTask(), watermark, specs, ctx, out)) {
+    if (specFinal(watermark, s.timeUs)) {
+      if ((waiting.isEmpty() && legacyWaiting.isEmpty()) || judgeWaitingWithFinalSpecs(s.task, watermark, specs, ctx, out)) {
         out.collect(HostEvent.of(judge(s, specs, ctx)));
         return;
       }
     }
-    DetectorTask t = task(s.getTask());
-    t.waiting = insert(t.waiting, s.getWindowStartUs());
-    tasks.put(s.getTask(), t);
-    waiting.put(waitingKey(s.getTask(), s.getWindowStartUs()), s);
+    DetectorTask t = task(s.task);
+    t.waiting = insert(t.waiting, s.timeUs);
+    tasks.put(s.task, t);
+    waiting.put(waitingKey(s.task, s.timeUs), s);
     // One timer per host and spec period: where the spec of the sample's period becomes final.
-    ctx.timerService().registerEventTimeTimer(finalAtMs(s.getWindowStartUs()));
+    ctx.timerService().registerEventTimeTimer(finalAtMs(s.timeUs));
   }
 
   /**
@@ -132,9 +139,7 @@ public class AnomalyDetectorFunction
       if (!specFinal(watermark, time)) {
         break;
       }
-      String key = waitingKey(taskName, time);
-      CpiSample s = waiting.get(key);
-      waiting.remove(key);
+      ScoredSample s = takeWaiting(waitingKey(taskName, time));
       judged++;
       if (s != null) {
         out.collect(HostEvent.of(judge(s, specs, ctx)));
@@ -149,22 +154,26 @@ public class AnomalyDetectorFunction
 
   @Override
   public void onTimer(long timestampMs, OnTimerContext ctx, Collector<HostEvent> out) throws Exception {
-    if (!waiting.isEmpty()) {
-      List<Map.Entry<String, CpiSample>> due = new ArrayList<>();
-      for (Map.Entry<String, CpiSample> w : waiting.entries()) {
-        if (specFinal(timestampMs, w.getValue().getWindowStartUs())) {
-          due.add(Map.entry(w.getKey(), w.getValue()));
+    if (!waiting.isEmpty() || !legacyWaiting.isEmpty()) {
+      List<ScoredSample> due = new ArrayList<>();
+      for (Map.Entry<String, ScoredSample> w : waiting.entries()) {
+        if (specFinal(timestampMs, w.getValue().timeUs)) {
+          due.add(w.getValue());
         }
       }
-      due.sort(Comparator.comparingLong(w -> w.getValue().getWindowStartUs()));
+      for (Map.Entry<String, CpiSample> w : legacyWaiting.entries()) {
+        if (specFinal(timestampMs, w.getValue().getWindowStartUs())) {
+          due.add(ScoredSample.of(w.getValue()));
+        }
+      }
+      due.sort(Comparator.comparingLong(w -> w.timeUs));
       ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
-      for (Map.Entry<String, CpiSample> w : due) {
-        CpiSample s = w.getValue();
-        waiting.remove(w.getKey());
+      for (ScoredSample s : due) {
+        takeWaiting(waitingKey(s.task, s.timeUs));
         out.collect(HostEvent.of(judge(s, specs, ctx)));
-        DetectorTask t = task(s.getTask());
-        t.waiting = remove(t.waiting, s.getWindowStartUs());
-        tasks.put(s.getTask(), t);
+        DetectorTask t = task(s.task);
+        t.waiting = remove(t.waiting, s.timeUs);
+        tasks.put(s.task, t);
       }
     }
     if (timestampMs % (windowUs / 1000) == 0) {
@@ -198,15 +207,30 @@ public class AnomalyDetectorFunction
     return Math.floorDiv(tUs, specPeriodUs) * specPeriodUs / 1000 - 1;
   }
 
-  private ScoredSample judge(CpiSample s, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx)
-      throws Exception {
-    ScoredSample o = ScoredSample.of(s);
-    SpecHistory history = specCache.get(s.getJob(), s.getPlatform(), UNREAD);
-    if (history == UNREAD) {
-      history = specs.get(SpecBuilderFunction.key(s.getJob(), s.getPlatform()));
-      specCache.put(s.getJob(), s.getPlatform(), history);
+  /** The waiting sample of {@code key}, removed from the state (of this build or an earlier one), or null. */
+  private ScoredSample takeWaiting(String key) throws Exception {
+    ScoredSample s = waiting.get(key);
+    if (s != null) {
+      waiting.remove(key);
+      return s;
     }
-    CpiSpec spec = history == null ? null : history.at(s.getWindowStartUs());
+    CpiSample old = legacyWaiting.isEmpty() ? null : legacyWaiting.get(key);
+    if (old == null) {
+      return null;
+    }
+    legacyWaiting.remove(key);
+    return ScoredSample.of(old);
+  }
+
+  /** Judges the sample {@code o} (its judgement fields are set) and returns it. */
+  private ScoredSample judge(ScoredSample o, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx)
+      throws Exception {
+    SpecHistory history = specCache.get(o.job, o.platform, UNREAD);
+    if (history == UNREAD) {
+      history = specs.get(SpecBuilderFunction.key(o.job, o.platform));
+      specCache.put(o.job, o.platform, history);
+    }
+    CpiSpec spec = history == null ? null : history.at(o.timeUs);
     if (spec != null && spec.getWeightedCount() > 0) {
       o.specKnown = true;
       o.specUsable = spec.getUsable();
@@ -215,9 +239,9 @@ public class AnomalyDetectorFunction
       o.threshold = rule.threshold(o.specMean, o.specStddev);
       o.outlier = rule.isOutlier(o.cpi, o.cpu, o.threshold);
       if (o.outlier) {
-        DetectorTask t = task(s.getTask());
+        DetectorTask t = task(o.task);
         t.outliers = window.insert(t.outliers, o.timeUs);
-        tasks.put(s.getTask(), t);
+        tasks.put(o.task, t);
         o.anomalous = window.isAnomalous(t.outliers, o.timeUs);
         // Forget the task's outliers at the first anomaly-window boundary after their TTL.
         long windowMs = windowUs / 1000;

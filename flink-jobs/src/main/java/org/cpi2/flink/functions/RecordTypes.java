@@ -3,7 +3,9 @@ package org.cpi2.flink.functions;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.formats.avro.typeutils.AvroTypeInfo;
 import org.apache.flink.util.OutputTag;
+import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.flink.types.CpiSampleSerializer;
+import org.cpi2.flink.types.ScoredSampleSerializer;
 import org.cpi2.flink.logic.TaskSeries;
 import org.cpi2.flink.types.SerializerTypeInfo;
 import org.cpi2.flink.types.StateStringSerializer;
@@ -21,8 +23,13 @@ import org.cpi2.schema.Incident;
  * never by Kryo; the sample stream, the job's bulk, travels as {@link #SAMPLE_STREAM}.
  */
 public final class RecordTypes {
-  /** Samples in state (the detector's waiting samples): AvroSerializer, which resolves older schemas. */
+  /**
+   * Samples in state in savepoints of builds before 2026-11-24 (the detector's waiting samples):
+   * AvroSerializer, which resolves older schemas. Read, never written.
+   */
   public static final TypeInformation<CpiSample> SAMPLE = new AvroTypeInfo<>(CpiSample.class);
+  /** The detector's samples waiting for their spec: the fields it reads (ScoredSampleSerializer). */
+  public static final TypeInformation<ScoredSample> WAITING_SAMPLE = new SerializerTypeInfo<>(ScoredSample.class, ScoredSampleSerializer.INSTANCE);
   /**
    * Decoded samples in flight (shuffled to the spec builder and the detector, copied to chained
    * sinks): field by field, about four times cheaper than AvroSerializer.

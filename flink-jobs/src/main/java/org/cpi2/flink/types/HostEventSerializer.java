@@ -13,8 +13,8 @@ import org.cpi2.schema.EnforcementAction;
 
 /**
  * {@link HostEvent}: a tag byte, then the one record it holds with that record's in-flight
- * serializer (samples and scored samples field by field, actions, which are rare, with flink-avro's
- * AvroSerializer). Not used for state.
+ * serializer (samples not judged yet as the sample fields of a scored sample, scored samples field
+ * by field, actions, which are rare, with flink-avro's AvroSerializer). Not used for state.
  */
 public final class HostEventSerializer extends TypeSerializer<HostEvent> {
   private static final long serialVersionUID = 1L;
@@ -53,7 +53,7 @@ public final class HostEventSerializer extends TypeSerializer<HostEvent> {
   public HostEvent copy(HostEvent from) {
     HostEvent e = new HostEvent();
     if (from.sample != null) {
-      e.sample = CpiSampleSerializer.INSTANCE.copy(from.sample);
+      e.sample = ScoredSampleSerializer.INSTANCE.copy(from.sample);
     } else if (from.scored != null) {
       e.scored = ScoredSampleSerializer.INSTANCE.copy(from.scored);
     } else if (from.action != null) {
@@ -76,7 +76,7 @@ public final class HostEventSerializer extends TypeSerializer<HostEvent> {
   public void serialize(HostEvent e, DataOutputView out) throws IOException {
     if (e.sample != null) {
       out.writeByte(SAMPLE);
-      CpiSampleSerializer.INSTANCE.serialize(e.sample, out);
+      ScoredSampleSerializer.INSTANCE.serializeSample(e.sample, out);
     } else if (e.scored != null) {
       out.writeByte(SCORED);
       ScoredSampleSerializer.INSTANCE.serialize(e.scored, out);
@@ -93,7 +93,7 @@ public final class HostEventSerializer extends TypeSerializer<HostEvent> {
     HostEvent e = new HostEvent();
     byte tag = in.readByte();
     switch (tag) {
-      case SAMPLE -> e.sample = CpiSampleSerializer.INSTANCE.deserialize(in);
+      case SAMPLE -> e.sample = ScoredSampleSerializer.INSTANCE.deserializeSample(in);
       case SCORED -> e.scored = ScoredSampleSerializer.INSTANCE.deserialize(in);
       case ACTION -> e.action = actions.deserialize(in);
       default -> throw new IOException("HostEvent: unknown tag " + tag);

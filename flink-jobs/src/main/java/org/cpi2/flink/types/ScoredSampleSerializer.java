@@ -9,10 +9,13 @@ import org.apache.flink.core.memory.DataOutputView;
 import org.cpi2.flink.records.ScoredSample;
 
 /**
- * {@link ScoredSample} field by field, the four flags in one byte: every sample crosses two
- * shuffles as one (to the correlator and to the outcome judge), where Flink's reflective
- * PojoSerializer cost about a third more. Not used for state. A field added to ScoredSample must be
- * added here (ScoredSampleSerializerTest compares every field after a round trip).
+ * {@link ScoredSample} field by field, the flags in one byte, where Flink's reflective
+ * PojoSerializer cost about a third more. Every sample crosses the shuffle to the detector as the
+ * sample fields alone ({@link #serializeSample}: it is not judged yet). Also the detector's state
+ * of samples waiting for their spec ({@link org.cpi2.flink.functions.RecordTypes#WAITING_SAMPLE}):
+ * a change to the format needs a new snapshot version that still reads this one. A field added
+ * to ScoredSample must be added here (ScoredSampleSerializerTest compares every field after a
+ * round trip).
  */
 public final class ScoredSampleSerializer extends TypeSerializerSingleton<ScoredSample> {
   private static final long serialVersionUID = 1L;
@@ -108,6 +111,34 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     s.specMean = in.readDouble();
     s.specStddev = in.readDouble();
     s.threshold = in.readDouble();
+    return s;
+  }
+
+  /** The sample's fields (those {@link ScoredSample#of} sets), not the judgement's. */
+  public void serializeSample(ScoredSample s, DataOutputView out) throws IOException {
+    Strings.write(s.host, out);
+    Strings.write(s.task, out);
+    Strings.write(s.job, out);
+    Strings.write(s.platform, out);
+    Strings.write(s.taskClass, out);
+    out.writeByte(s.isProtected ? PROTECTED : 0);
+    out.writeLong(s.timeUs);
+    out.writeDouble(s.cpi);
+    out.writeDouble(s.cpu);
+  }
+
+  /** What {@link #serializeSample} wrote; the judgement fields unset. */
+  public ScoredSample deserializeSample(DataInputView in) throws IOException {
+    ScoredSample s = new ScoredSample();
+    s.host = Strings.read(in);
+    s.task = Strings.read(in);
+    s.job = Strings.read(in);
+    s.platform = Strings.read(in);
+    s.taskClass = Strings.read(in);
+    s.isProtected = (in.readByte() & PROTECTED) != 0;
+    s.timeUs = in.readLong();
+    s.cpi = in.readDouble();
+    s.cpu = in.readDouble();
     return s;
   }
 

@@ -3,10 +3,15 @@ package org.cpi2.flink.types;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 import java.util.Random;
+import org.cpi2.schema.CpiSample;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
@@ -67,6 +72,39 @@ class ScoredSampleSerializerTest {
       ScoredSample copy = ser.copy(s);
       assertNotSame(s, copy);
       assertSameFields(s, copy);
+    }
+  }
+
+  @Test
+  void aSampleNotJudgedYetKeepsWhatScoredSampleOfSetsAndNothingElse() throws Exception {
+    ScoredSampleSerializer ser = ScoredSampleSerializer.INSTANCE;
+    ScoredSample unset = new ScoredSample();
+    List<ScoredSample> fromSamples = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      fromSamples.add(ScoredSample.of(CpiSampleSerializerTest.filled(new CpiSample(), new Random(i), false)));
+    }
+    // The fields ScoredSample.of sets: those that differ from unset in some of 50 random samples.
+    List<Field> sampleFields = new ArrayList<>();
+    for (Field f : ScoredSample.class.getDeclaredFields()) {
+      for (ScoredSample x : fromSamples) {
+        if (!Modifier.isStatic(f.getModifiers()) && !Objects.equals(f.get(x), f.get(unset))) {
+          sampleFields.add(f);
+          break;
+        }
+      }
+    }
+    assertTrue(sampleFields.size() >= 9, "sample fields: " + sampleFields);
+    Random r = new Random(11);
+    for (ScoredSample fromSample : fromSamples) {
+      ScoredSample judged = filled(r); // judged, with fromSample's sample fields
+      for (Field f : sampleFields) {
+        f.set(judged, f.get(fromSample));
+      }
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      ser.serializeSample(judged, out);
+      DataInputDeserializer in = new DataInputDeserializer(out.getCopyOfBuffer());
+      assertSameFields(fromSample, ser.deserializeSample(in));
+      assertEquals(0, in.available());
     }
   }
 }
