@@ -29,6 +29,8 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
   private static final byte RANK = 2;
 
   private final String source;
+  /** The record of a shape of one row per record; null for rows of array elements. */
+  private final Schema record;
   private final String[] names;
   private final byte[] from;
   private final int[] pos;
@@ -36,8 +38,9 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
   /** The array field whose elements are the rows; -1: one row per record. */
   private final int arrayPos;
 
-  private RowShape(String source, List<String> names, List<Byte> from, List<Integer> pos, List<Value> values, int arrayPos) {
+  private RowShape(String source, Schema record, List<String> names, List<Byte> from, List<Integer> pos, List<Value> values, int arrayPos) {
     this.source = source;
+    this.record = record;
     this.names = names.toArray(new String[0]);
     this.from = new byte[from.size()];
     this.pos = new int[pos.size()];
@@ -60,7 +63,7 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
         b.add(f, PARENT);
       }
     }
-    return b.build(schema.getName(), -1);
+    return b.build(schema.getName(), schema, -1);
   }
 
   /**
@@ -83,7 +86,7 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
     for (Schema.Field f : items.getFields()) {
       b.add(f, ELEMENT);
     }
-    return b.build(parent.getName() + "." + arrayField, array.pos());
+    return b.build(parent.getName() + "." + arrayField, null, array.pos());
   }
 
   /** incident_suspects: one row per suspect, with the incident's identity and its rank from 1. */
@@ -110,6 +113,39 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
 
   public String name(int column) {
     return names[column];
+  }
+
+  /** The column's field: its position in the record (or array element) it comes from; -1 for the rank. */
+  int pos(int column) {
+    return pos[column];
+  }
+
+  /**
+   * The record schema of a shape of one row per record whose fields are all flat (strings,
+   * enums, numbers, booleans, bytes, or one of those or null): rows a record can write itself
+   * (RowBinaryRows). Null for other shapes.
+   */
+  Schema flatRecord() {
+    if (arrayPos >= 0 || record == null) {
+      return null;
+    }
+    for (Schema.Field f : record.getFields()) {
+      Schema t = f.schema();
+      if (t.getType() == Schema.Type.UNION) {
+        List<Schema> branches = t.getTypes();
+        if (branches.size() != 2 || branches.stream().noneMatch(x -> x.getType() == Schema.Type.NULL)) {
+          return null;
+        }
+        t = branches.get(0).getType() == Schema.Type.NULL ? branches.get(1) : branches.get(0);
+      }
+      switch (t.getType()) {
+        case STRING, ENUM, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, NULL -> {}
+        default -> {
+          return null;
+        }
+      }
+    }
+    return record;
   }
 
   /** What the column's values are, by the contract. */
@@ -172,8 +208,8 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
       values.add(value);
     }
 
-    <T extends IndexedRecord> RowShape<T> build(String source, int arrayPos) {
-      return new RowShape<>(source, names, from, pos, values, arrayPos);
+    <T extends IndexedRecord> RowShape<T> build(String source, Schema record, int arrayPos) {
+      return new RowShape<>(source, record, names, from, pos, values, arrayPos);
     }
   }
 
