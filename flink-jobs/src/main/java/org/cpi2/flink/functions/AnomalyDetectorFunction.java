@@ -109,7 +109,9 @@ public class AnomalyDetectorFunction
       return;
     }
     if (specFinal(watermark, s.timeUs)) {
-      if ((waiting.isEmpty() && legacyWaiting.isEmpty()) || judgeWaitingWithFinalSpecs(s.task, watermark, specs, ctx, out)) {
+      // Samples of an earlier build's state whose spec is final were judged by their restored
+      // timers, which fire as the watermark passes: no need to look for them here.
+      if (waiting.isEmpty() || judgeWaitingWithFinalSpecs(s.task, watermark, specs, ctx, out)) {
         out.collect(HostEvent.of(judge(s, specs, ctx)));
         return;
       }

@@ -137,10 +137,7 @@ public final class RowBinaryRows {
         byField[general.shape.pos(general.columns[c])] = general.writers[c];
       }
       for (Schema.Field f : fields) {
-        Schema t = f.schema();
-        if (t.getType() == Schema.Type.UNION) {
-          t = t.getTypes().stream().filter(x -> x.getType() != Schema.Type.NULL).findFirst().orElse(t);
-        }
+        Schema t = RowShape.withoutNull(f.schema());
         if (t.getType() == Schema.Type.ENUM) {
           symbols[f.pos()] = t.getEnumSymbols().stream().map(RowBinaryRows::binaryString).toArray(byte[][]::new);
         }
@@ -213,17 +210,22 @@ public final class RowBinaryRows {
       }
     }
 
-    /** The writer of the current field's column (its Nullable flag written: not null), or null. */
-    private Writer present() {
+    /**
+     * Whether the current field, of a value that is not null, has a column: then its Nullable
+     * flag is written and its writer must be {@code op}. Moves on to the next field.
+     */
+    private boolean column(byte op, String value) {
       Writer w = byField[field++];
-      if (w != null && w.nullable) {
+      if (w == null) {
+        return false;
+      }
+      if (w.op != op) {
+        throw new IllegalStateException("clickhouse: RowBinary writer " + w.op + " got " + value);
+      }
+      if (w.nullable) {
         out.put((byte) 0);
       }
-      return w;
-    }
-
-    private static IllegalStateException mismatch(Writer w, String value) {
-      return new IllegalStateException("clickhouse: RowBinary writer " + w.op + " got " + value);
+      return true;
     }
 
     @Override
@@ -242,104 +244,67 @@ public final class RowBinaryRows {
 
     @Override
     public void writeBoolean(boolean b) {
-      Writer w = present();
-      if (w != null) {
+      if (column(Writer.UINT8, "a boolean")) {
         out.put(b ? (byte) 1 : (byte) 0);
       }
     }
 
     @Override
     public void writeInt(int n) {
-      Writer w = present();
-      if (w == null) {
-        return;
-      }
-      if (w.op == Writer.INT32) {
+      Writer w = byField[field];
+      if (w != null && w.op == Writer.INT64) {
+        writeLong(n);
+      } else if (column(Writer.INT32, "an int")) {
         out.putInt32(n);
-      } else if (w.op == Writer.INT64) {
-        out.putInt64(n);
-      } else {
-        throw mismatch(w, "an int");
       }
     }
 
     @Override
     public void writeLong(long n) {
-      Writer w = present();
-      if (w == null) {
-        return;
+      if (column(Writer.INT64, "a long")) {
+        out.putInt64(n);
       }
-      if (w.op != Writer.INT64) {
-        throw mismatch(w, "a long");
-      }
-      out.putInt64(n);
     }
 
     @Override
     public void writeFloat(float f) {
-      Writer w = present();
-      if (w != null) {
-        throw mismatch(w, "a float");
-      }
+      column((byte) -1, "a float"); // no column takes a float: only a field without one
     }
 
     @Override
     public void writeDouble(double d) {
-      Writer w = byField[field++];
-      if (w == null) {
-        return;
+      Writer w = byField[field];
+      if (w != null && w.nullable && w.op == Writer.FLOAT64 && !Double.isFinite(d)) {
+        field++;
+        out.put((byte) 1); // NULL, as the JSON rows make it
+      } else if (column(Writer.FLOAT64, "a double")) {
+        out.putFloat64(d);
       }
-      if (w.op != Writer.FLOAT64) {
-        throw mismatch(w, "a double");
-      }
-      if (w.nullable) {
-        if (!Double.isFinite(d)) {
-          out.put((byte) 1);
-          return;
-        }
-        out.put((byte) 0);
-      }
-      out.putFloat64(d);
     }
 
     @Override
     public void writeString(String str) {
-      Writer w = present();
-      if (w == null) {
-        return;
+      if (column(Writer.STRING, "a string")) {
+        if (str == null) {
+          throw new IllegalArgumentException("clickhouse: null for a column that is not Nullable");
+        }
+        out.putBinaryString(str);
       }
-      if (str == null) {
-        throw new IllegalArgumentException("clickhouse: null for a column that is not Nullable");
-      }
-      if (w.op != Writer.STRING) {
-        throw mismatch(w, "a string");
-      }
-      out.putBinaryString(str);
     }
 
     @Override
     public void writeString(Utf8 utf8) {
-      Writer w = present();
-      if (w == null) {
-        return;
+      if (column(Writer.STRING, "a string")) {
+        out.putVarUInt(utf8.getByteLength());
+        out.put(Arrays.copyOf(utf8.getBytes(), utf8.getByteLength()));
       }
-      if (w.op != Writer.STRING) {
-        throw mismatch(w, "a string");
-      }
-      out.putVarUInt(utf8.getByteLength());
-      out.put(Arrays.copyOf(utf8.getBytes(), utf8.getByteLength()));
     }
 
     @Override
     public void writeBytes(ByteBuffer bytes) {
-      Writer w = present();
-      if (w == null) {
-        return;
+      if (column(Writer.BASE64, "bytes")) {
+        out.putBinaryBase64(bytes);
       }
-      if (w.op != Writer.BASE64) {
-        throw mismatch(w, "bytes");
-      }
-      out.putBinaryBase64(bytes);
     }
 
     @Override
@@ -350,50 +315,49 @@ public final class RowBinaryRows {
     @Override
     public void writeEnum(int e) {
       int f = field;
-      Writer w = present();
-      if (w == null) {
-        return;
+      if (column(Writer.ENUM, "an enum")) {
+        out.put(symbols[f][e]);
       }
-      if (w.op != Writer.ENUM) {
-        throw mismatch(w, "an enum");
-      }
-      out.put(symbols[f][e]);
     }
 
     // A flat record has no fixed, array or map field: SelfWrittenRows is only built for those.
+    private static IllegalStateException notFlat(String what) {
+      return new IllegalStateException("clickhouse: " + what + " in a flat record");
+    }
+
     @Override
     public void writeFixed(byte[] bytes, int start, int len) {
-      throw new IllegalStateException("clickhouse: a fixed in a flat record");
+      throw notFlat("a fixed");
     }
 
     @Override
     public void writeArrayStart() {
-      throw new IllegalStateException("clickhouse: an array in a flat record");
+      throw notFlat("an array");
     }
 
     @Override
     public void setItemCount(long itemCount) {
-      throw new IllegalStateException("clickhouse: an array in a flat record");
+      throw notFlat("an array");
     }
 
     @Override
     public void startItem() {
-      throw new IllegalStateException("clickhouse: an array in a flat record");
+      throw notFlat("an array");
     }
 
     @Override
     public void writeArrayEnd() {
-      throw new IllegalStateException("clickhouse: an array in a flat record");
+      throw notFlat("an array");
     }
 
     @Override
     public void writeMapStart() {
-      throw new IllegalStateException("clickhouse: a map in a flat record");
+      throw notFlat("a map");
     }
 
     @Override
     public void writeMapEnd() {
-      throw new IllegalStateException("clickhouse: a map in a flat record");
+      throw notFlat("a map");
     }
 
     @Override

@@ -130,14 +130,7 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
       return null;
     }
     for (Schema.Field f : record.getFields()) {
-      Schema t = f.schema();
-      if (t.getType() == Schema.Type.UNION) {
-        List<Schema> branches = t.getTypes();
-        if (branches.size() != 2 || branches.stream().noneMatch(x -> x.getType() == Schema.Type.NULL)) {
-          return null;
-        }
-        t = branches.get(0).getType() == Schema.Type.NULL ? branches.get(1) : branches.get(0);
-      }
+      Schema t = withoutNull(f.schema());
       switch (t.getType()) {
         case STRING, ENUM, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, NULL -> {}
         default -> {
@@ -146,6 +139,15 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
       }
     }
     return record;
+  }
+
+  /** The other branch of a union of null and one type; any other schema as it is. */
+  static Schema withoutNull(Schema s) {
+    if (s.getType() != Schema.Type.UNION || s.getTypes().size() != 2) {
+      return s;
+    }
+    List<Schema> b = s.getTypes();
+    return b.get(0).getType() == Schema.Type.NULL ? b.get(1) : b.get(1).getType() == Schema.Type.NULL ? b.get(0) : s;
   }
 
   /** What the column's values are, by the contract. */

@@ -70,22 +70,15 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     return -1;
   }
 
+  /** The sample's fields ({@link #serializeSample}), then the judgement's: flags, spec, threshold. */
   @Override
   public void serialize(ScoredSample s, DataOutputView out) throws IOException {
-    Strings.write(s.host, out);
-    Strings.write(s.task, out);
-    Strings.write(s.job, out);
-    Strings.write(s.platform, out);
-    Strings.write(s.taskClass, out);
+    serializeSample(s, out);
     out.writeByte(
-        (s.isProtected ? PROTECTED : 0)
-            | (s.outlier ? OUTLIER : 0)
+        (s.outlier ? OUTLIER : 0)
             | (s.anomalous ? ANOMALOUS : 0)
             | (s.specKnown ? SPEC_KNOWN : 0)
             | (s.specUsable ? SPEC_USABLE : 0));
-    out.writeLong(s.timeUs);
-    out.writeDouble(s.cpi);
-    out.writeDouble(s.cpu);
     out.writeDouble(s.specMean);
     out.writeDouble(s.specStddev);
     out.writeDouble(s.threshold);
@@ -93,21 +86,12 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
 
   @Override
   public ScoredSample deserialize(DataInputView in) throws IOException {
-    ScoredSample s = new ScoredSample();
-    s.host = Strings.read(in);
-    s.task = Strings.read(in);
-    s.job = Strings.read(in);
-    s.platform = Strings.read(in);
-    s.taskClass = Strings.read(in);
+    ScoredSample s = deserializeSample(in);
     int flags = in.readByte();
-    s.isProtected = (flags & PROTECTED) != 0;
     s.outlier = (flags & OUTLIER) != 0;
     s.anomalous = (flags & ANOMALOUS) != 0;
     s.specKnown = (flags & SPEC_KNOWN) != 0;
     s.specUsable = (flags & SPEC_USABLE) != 0;
-    s.timeUs = in.readLong();
-    s.cpi = in.readDouble();
-    s.cpu = in.readDouble();
     s.specMean = in.readDouble();
     s.specStddev = in.readDouble();
     s.threshold = in.readDouble();
