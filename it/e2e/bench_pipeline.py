@@ -16,7 +16,8 @@ produces into cpi2.samples. Two phases:
    so this errs only long, by the count's age when seen: Flink's JobManager fetches it from the
    TaskManager once per metrics.fetcher.update-interval (1 s in the stack's config), when a REST
    request finds its copy older, and the next request after the fetch gets it, so a new count is
-   seen about one poll (0.1 s) after it was taken. Reported: p50, p99 and max, and beside them
+   seen about one poll (0.1 s) after it was taken; and when the job has caught up, the time it
+   then sat idle counts too. Reported: p50, p99 and max, and beside them
    the earlier figure, the backlog (samples in Kafka minus samples counted, at every poll) over
    the rate, which errs long by the count's age at every poll (up to the 1 s between fetches).
 
