@@ -165,7 +165,7 @@ class TakenIn:
 
     def __init__(self, jid):
         d = requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()
-        vid = [v["id"] for v in d["vertices"] if v["name"].startswith("Outlier and anomaly detector")][0]
+        vid = pipeline.detector_vertex(d)["id"]
         self.url = "%s/jobs/%s/vertices/%s/subtasks/metrics" % (stack.FLINK, jid, vid)
 
     def __call__(self):

@@ -73,13 +73,18 @@ def submit_job(extra_args=(), options=None, savepoint=""):
     return jid
 
 
+def detector_vertex(job):
+    """The vertex of the host-keyed chain (detector, correlator, judge) in a job's REST details."""
+    return next((v for v in job["vertices"] if v["name"].startswith("Outlier and anomaly detector")), None)
+
+
 def samples_read(jid):
     """(samples the job's host-keyed chain has taken in, the job's state), from Flink's REST API:
     the records the detector's vertex read from the network (every sample, and the rare actions).
     Not the source vertex's records out: it sends each sample twice (to the spec builder too)."""
     d = requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()
-    host = [v for v in d["vertices"] if v["name"].startswith("Outlier and anomaly detector")]
-    return (host[0]["metrics"].get("read-records", 0) if host else 0), d["state"]
+    host = detector_vertex(d)
+    return (host["metrics"].get("read-records", 0) if host else 0), d["state"]
 
 
 class Run:

@@ -110,9 +110,14 @@ public final class RowBatch {
 
   /** Bytes already in the batch's format (precomputed field names, encoded enum symbols). */
   public void put(byte[] bytes) {
-    ensure(bytes.length);
-    System.arraycopy(bytes, 0, buf, len, bytes.length);
-    len += bytes.length;
+    put(bytes, 0, bytes.length);
+  }
+
+  /** {@code length} bytes of {@code bytes} from {@code offset}. */
+  public void put(byte[] bytes, int offset, int length) {
+    ensure(length);
+    System.arraycopy(bytes, offset, buf, len, length);
+    len += length;
   }
 
   // JSON values.

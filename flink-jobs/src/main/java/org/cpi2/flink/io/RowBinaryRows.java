@@ -296,7 +296,7 @@ public final class RowBinaryRows {
     public void writeString(Utf8 utf8) {
       if (column(Writer.STRING, "a string")) {
         out.putVarUInt(utf8.getByteLength());
-        out.put(Arrays.copyOf(utf8.getBytes(), utf8.getByteLength()));
+        out.put(utf8.getBytes(), 0, utf8.getByteLength());
       }
     }
 

@@ -11,10 +11,10 @@ import org.cpi2.schema.EnforcementAction;
  * enforcer's action. Exactly one field is set. A sample as decoded carries only what the
  * detector and the correlator read ({@link ScoredSample#of}), not the whole CpiSample: every
  * sample crosses the shuffle to the detector, and the counters, the task id and the optional
- * fields were a third of its bytes and a fifth of the detector thread's CPU to read back. Samples and actions travel in one stream so that
- * the correlator has a single input and can be chained to the detector without another shuffle.
- * Travels with its own serializer ({@link org.cpi2.flink.types.HostEventSerializer}); never in
- * state.
+ * fields were a third of its bytes and a fifth of the detector thread's CPU to read back.
+ * Samples and actions travel in one stream so that the correlator has a single input and can be
+ * chained to the detector without another shuffle. Travels with its own serializer ({@link
+ * org.cpi2.flink.types.HostEventSerializer}); never in state.
  */
 @TypeInfo(SerializerTypeInfo.HostEventFactory.class)
 public final class HostEvent {
@@ -28,13 +28,8 @@ public final class HostEvent {
 
   /** The sample, to be judged: its fields the detector reads. */
   public static HostEvent of(CpiSample s) {
-    return unjudged(ScoredSample.of(s));
-  }
-
-  /** A sample not judged yet, already in its flat form. */
-  public static HostEvent unjudged(ScoredSample s) {
     HostEvent e = new HostEvent();
-    e.sample = s;
+    e.sample = ScoredSample.of(s);
     return e;
   }
 
