@@ -69,7 +69,7 @@ public final class Cpi2Options implements Serializable {
    * these defaults, 5 s / 500,000 rows / 64 MiB).
    */
   public static final String CLICKHOUSE_BATCH = "clickhouse.batch-rows";
-  /** Bounds a sink writer's memory: it holds two batches, one filling and one being inserted. */
+  /** Bounds a sink writer's memory: it holds three batches, one filling, one being inserted and one waiting. */
   public static final String CLICKHOUSE_BATCH_BYTES = "clickhouse.batch-bytes";
   /** Rows reach ClickHouse within about this long, even when no further record comes. */
   public static final String CLICKHOUSE_MAX_DELAY_MS = "clickhouse.max-delay-ms";

@@ -1,21 +1,31 @@
 package org.cpi2.flink.io;
 
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One sink writer's background thread that inserts its batches. The writer hands a full batch
- * over and goes on filling another, so the task thread (for samples, the Kafka source's own)
- * does not wait while ClickHouse parses a batch. At most one batch is in flight: a writer holds
- * two batches of memory at most, and when a batch is due while the previous one is still being
- * inserted the writer waits (back-pressure). An insert that failed (after ClickHouseHttp's
- * retries) stops the thread and is thrown, wrapped, by every later call: the job fails and
- * restores from its last checkpoint rather than lose rows.
+ * One sink writer's background thread that inserts its batches, in the order they were handed
+ * over. The writer hands a full batch over and goes on filling another, so the task thread (for
+ * samples, the Kafka source's own) does not wait while ClickHouse parses a batch.
+ *
+ * <p>At most {@link #QUEUE} batches are handed over and not yet inserted: one being inserted and
+ * one waiting. The second place is for the batch a checkpoint hands over: the checkpoint does not
+ * wait for an insert already under way, and the task thread goes on while both are inserted. A
+ * writer thus holds three batches of memory at most. A batch due while both places are taken
+ * waits (back-pressure).
+ *
+ * <p>Every hand-over gets a number, one more than the last; {@link #awaitInserted(long)} waits
+ * until the batch of a number and all before it are inserted, from any thread. An insert that
+ * failed (after ClickHouseHttp's retries) stops the thread and is thrown, wrapped, by every later
+ * call: the job fails and restores from its last checkpoint rather than lose rows.
  */
 final class BatchSender implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BatchSender.class);
+  /** Batches handed over and not yet inserted, at most. */
+  static final int QUEUE = 2;
 
   /** Inserts one batch: ClickHouseHttp#insert; tests give fakes. */
   @FunctionalInterface
@@ -28,14 +38,17 @@ final class BatchSender implements AutoCloseable {
   private final String table;
   private final Thread thread;
   private final Object lock = new Object();
-  /** Handed over, not inserted yet; guarded by lock. */
-  private RowBatch inFlight;
+  /** Handed over, not inserted yet, oldest first; guarded by lock. */
+  private final ArrayDeque<RowBatch> queue = new ArrayDeque<>(QUEUE);
   /** Inserted and emptied, for the writer to fill next; guarded by lock. */
-  private RowBatch spare;
+  private final ArrayDeque<RowBatch> spares = new ArrayDeque<>(QUEUE);
+  /** Batches handed over and batches inserted since the start; guarded by lock. */
+  private long handedOver;
+  private long inserted;
   private volatile IOException failure;
   private boolean closed;
 
-  /** {@code newBatch}: the second batch, made on the first hand-over. */
+  /** {@code newBatch}: makes the batches beyond the first, on hand-over, until spares come back. */
   BatchSender(String table, String threadName, Insert insert, Supplier<RowBatch> newBatch) {
     this.table = table;
     this.insert = insert;
@@ -46,22 +59,22 @@ final class BatchSender implements AutoCloseable {
   }
 
   /**
-   * Hands {@code full} over for insertion, first waiting while the previous batch is still being
-   * inserted; returns an empty batch to fill next.
+   * Hands {@code full} over for insertion, first waiting while {@link #QUEUE} batches are; returns
+   * an empty batch to fill next.
    */
   RowBatch handOver(RowBatch full) throws IOException, InterruptedException {
     synchronized (lock) {
-      while (inFlight != null && failure == null && !closed) {
+      while (queue.size() >= QUEUE && failure == null && !closed) {
         lock.wait();
       }
       return accept(full);
     }
   }
 
-  /** As {@link #handOver} but never waits: null (and {@code full} kept) while a batch is in flight. */
+  /** As {@link #handOver} but never waits: null (and {@code full} kept) while the queue is full. */
   RowBatch tryHandOver(RowBatch full) throws IOException {
     synchronized (lock) {
-      if (inFlight != null && failure == null && !closed) {
+      if (queue.size() >= QUEUE && failure == null && !closed) {
         return null;
       }
       return accept(full);
@@ -73,18 +86,31 @@ final class BatchSender implements AutoCloseable {
     if (closed) {
       throw new IOException("clickhouse: the sender of " + table + " is closed");
     }
-    inFlight = full;
+    queue.addLast(full);
+    handedOver++;
     lock.notifyAll();
-    RowBatch next = spare != null ? spare : newBatch.get();
-    spare = null;
-    return next;
+    RowBatch next = spares.pollFirst();
+    return next != null ? next : newBatch.get();
   }
 
-  /** Returns once every batch handed over is inserted; throws if an insert failed. */
-  void awaitInserted() throws IOException, InterruptedException {
+  /** The number of the last batch handed over (0: none yet), for {@link #awaitInserted(long)}. */
+  long lastHandedOver() {
     synchronized (lock) {
-      while (inFlight != null && failure == null && !closed) {
+      return handedOver;
+    }
+  }
+
+  /**
+   * Returns once the batch numbered {@code number} and every one before it are inserted; throws
+   * if an insert failed or the sender was closed first. Any thread may wait.
+   */
+  void awaitInserted(long number) throws IOException, InterruptedException {
+    synchronized (lock) {
+      while (inserted < number && failure == null && !closed) {
         lock.wait();
+      }
+      if (inserted < number && failure == null) {
+        throw new IOException("clickhouse: the sender of " + table + " was closed before batch " + number + " was inserted");
       }
     }
     throwIfFailed();
@@ -102,7 +128,7 @@ final class BatchSender implements AutoCloseable {
     while (true) {
       RowBatch batch;
       synchronized (lock) {
-        while (inFlight == null && !closed) {
+        while (queue.isEmpty() && !closed) {
           try {
             lock.wait();
           } catch (InterruptedException e) {
@@ -114,7 +140,7 @@ final class BatchSender implements AutoCloseable {
         if (closed) {
           return;
         }
-        batch = inFlight;
+        batch = queue.peekFirst();
       }
       IOException error = null;
       try {
@@ -133,14 +159,15 @@ final class BatchSender implements AutoCloseable {
         if (error != null) {
           failure = error;
         } else {
+          queue.pollFirst();
+          inserted++;
           batch.clear();
-          spare = batch;
+          spares.addLast(batch);
         }
-        inFlight = null;
         lock.notifyAll();
       }
       if (error != null) {
-        LOG.error("clickhouse: {} sender stops; the next write or flush fails the job", table, error);
+        LOG.error("clickhouse: {} sender stops; the next write, flush or checkpoint fails the job", table, error);
         return;
       }
     }

@@ -7,21 +7,25 @@ import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import org.apache.avro.generic.IndexedRecord;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
-import org.apache.flink.api.connector.sink2.Sink;
-import org.apache.flink.api.connector.sink2.SinkWriter;
-import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.api.common.typeinfo.BasicTypeInfo;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Sink v2 into one ClickHouse table. Rows are encoded into a batch as they come and the batch
- * is inserted when it holds {@code batching.rows} rows or {@code batching.bytes} bytes, or when
- * its oldest row is {@code batching.maxDelayMs} old (a processing-time timer: also when no
- * further record comes). Inserts run on a background thread ({@link BatchSender}), one at a
- * time, while the next batch fills. Whatever is buffered is inserted before every checkpoint
- * completes ({@code flush} waits for it) and at the end of input: at-least-once. Replays after a
- * restore insert rows again; the tables (ReplacingMergeTree on each record's natural identity,
- * queried with FINAL) make that idempotent for what queries see.
+ * Writes a stream into one ClickHouse table ({@link #attachTo}: the operator is a {@link
+ * ClickHouseSinkOperator}). Rows are encoded into a batch as they come and the batch is inserted
+ * when it holds {@code batching.rows} rows or {@code batching.bytes} bytes, or when its oldest row
+ * is {@code batching.maxDelayMs} old (a processing-time timer: also when no further record comes).
+ * Inserts run on a background thread ({@link BatchSender}), in order, while the next batch fills.
+ *
+ * <p>At-least-once: a checkpoint hands the batch filling over and completes only once every row
+ * written before its barrier is inserted. The wait is in the checkpoint's asynchronous part, so
+ * the task thread (for samples, the Kafka source's) goes on reading meanwhile. At the end of
+ * input, everything is inserted before the operator finishes. Replays after a restore insert
+ * rows again; the tables (ReplacingMergeTree on each record's natural identity, queried with
+ * FINAL) make that idempotent for what queries see.
  *
  * <p>ClickHouse's cost per row falls with the size of the insert and with RowBinary (18.16,
  * cpi2.samples with its materialized view, measured with ClickHouseSinkCost: JSONEachRow 8-15 µs
@@ -34,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * is created, in the task: the job's main needs no ClickHouse, and a restarted task sees the
  * table as it is then.
  */
-public class ClickHouseSink<T extends IndexedRecord> implements Sink<T> {
+public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(ClickHouseSink.class);
 
@@ -71,18 +75,25 @@ public class ClickHouseSink<T extends IndexedRecord> implements Sink<T> {
     this.format = format;
   }
 
-  /** A writer on the context's processing-time service; without a context (tests), no timer. */
-  @Override
-  public SinkWriter<T> createWriter(WriterInitContext context) throws IOException {
+  /**
+   * Adds the operator that writes {@code stream} into the table: the caller names it and gives
+   * it its uid. Chained to the stream's operator where Flink can (no serialization between).
+   */
+  public SingleOutputStreamOperator<Void> attachTo(DataStream<T> stream) {
+    return stream.transform("ClickHouse " + database + "." + table, BasicTypeInfo.VOID_TYPE_INFO, new ClickHouseSinkOperator<>(this::createWriter));
+  }
+
+  /**
+   * A writer for subtask {@code subtask} whose max-delay timer runs on {@code time}; without one
+   * (tests), the age of the oldest row is checked on write only. Reads the table's columns.
+   */
+  public Writer<T> createWriter(int subtask, ProcessingTimeService time) throws IOException {
     ClickHouseHttp http = new ClickHouseHttp(url, database, table, 6, 200);
-    int subtask = context == null ? 0 : context.getTaskInfo().getIndexOfThisSubtask();
     InsertPlan<T> plan = plan(http);
     if (subtask == 0) {
       LOG.info("clickhouse: {} takes {} rows of {}", http.table(), plan.format(), shape.source());
     }
-    return new Writer<>(
-        plan.encoder(), batching, http.inserting(plan.statement(http.table()))::insert, http.table(), subtask,
-        context == null ? null : context.getProcessingTimeService());
+    return new Writer<>(plan.encoder(), batching, http.inserting(plan.statement(http.table()))::insert, http.table(), subtask, time);
   }
 
   private InsertPlan<T> plan(ClickHouseHttp http) throws IOException {
@@ -102,7 +113,8 @@ public class ClickHouseSink<T extends IndexedRecord> implements Sink<T> {
     return InsertPlan.forTable(shape, http.table(), columns);
   }
 
-  static final class Writer<T> implements SinkWriter<T> {
+  /** Encodes rows into batches and hands them to its {@link BatchSender}; used by one task thread. */
+  public static final class Writer<T> implements AutoCloseable {
     /** How soon the timer tries again when a due batch found the sender busy. */
     static final long BUSY_RETRY_MS = 10;
 
@@ -125,8 +137,7 @@ public class ClickHouseSink<T extends IndexedRecord> implements Sink<T> {
       this.sender = new BatchSender(table, "ClickHouse sender " + table + " #" + subtask, insert, () -> newBatch(batching));
     }
 
-    @Override
-    public void write(T element, Context context) throws IOException, InterruptedException {
+    public void write(T element) throws IOException, InterruptedException {
       sender.throwIfFailed();
       int length = batch.length();
       int before = batch.rows();
@@ -150,13 +161,27 @@ public class ClickHouseSink<T extends IndexedRecord> implements Sink<T> {
       }
     }
 
-    /** Returns once everything written before is in ClickHouse (the at-least-once guarantee). */
-    @Override
-    public void flush(boolean endOfInput) throws IOException, InterruptedException {
+    /** Returns once everything written before is in ClickHouse (at the end of input, in tests). */
+    public void flush() throws IOException, InterruptedException {
+      sender.awaitInserted(checkpoint());
+    }
+
+    /**
+     * Hands the batch filling over (waiting only while the sender's queue is full) and returns
+     * the number to give {@link #awaitInserted} to wait until every row written before is in
+     * ClickHouse.
+     */
+    public long checkpoint() throws IOException, InterruptedException {
+      sender.throwIfFailed();
       if (batch.rows() > 0) {
         batch = sender.handOver(batch);
       }
-      sender.awaitInserted();
+      return sender.lastHandedOver();
+    }
+
+    /** Waits until the batches up to {@code number} ({@link #checkpoint}) are inserted; any thread. */
+    public void awaitInserted(long number) throws IOException, InterruptedException {
+      sender.awaitInserted(number);
     }
 
     private static RowBatch newBatch(Batching batching) {
@@ -198,7 +223,7 @@ public class ClickHouseSink<T extends IndexedRecord> implements Sink<T> {
 
     /** Rows not yet flushed belong to an unfinished checkpoint: they will be replayed, not inserted. */
     @Override
-    public void close() throws Exception {
+    public void close() throws InterruptedException {
       closed = true;
       if (timer != null) {
         timer.cancel(false);

@@ -95,8 +95,6 @@ public final class ClickHouseSinks implements Cpi2Sinks {
   }
 
   private <T extends IndexedRecord> void to(DataStream<T> s, String table, RowShape<T> rows) {
-    s.sinkTo(new ClickHouseSink<>(url, database, table, batching, rows, format))
-        .uid("clickhouse-" + table)
-        .name("ClickHouse " + database + "." + table);
+    new ClickHouseSink<>(url, database, table, batching, rows, format).attachTo(s).uid("clickhouse-" + table);
   }
 }

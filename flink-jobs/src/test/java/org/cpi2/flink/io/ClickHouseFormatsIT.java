@@ -22,7 +22,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import org.apache.avro.generic.IndexedRecord;
-import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.cpi2.flink.Fixtures;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.TaskClass;
@@ -144,14 +143,14 @@ class ClickHouseFormatsIT {
 
   private static <T extends IndexedRecord> void write(String db, String table, String format, List<T> records, RowShape<T> shape)
       throws Exception {
-    SinkWriter<T> w =
+    ClickHouseSink.Writer<T> w =
         new ClickHouseSink<>(LocalClickHouse.URL, db, table, new ClickHouseSink.Batching(100_000, 1 << 25, 3_600_000), shape, format)
-            .createWriter(null);
+            .createWriter(0, null);
     try {
       for (T r : records) {
-        w.write(r, null);
+        w.write(r);
       }
-      w.flush(false);
+      w.flush();
     } finally {
       w.close();
     }

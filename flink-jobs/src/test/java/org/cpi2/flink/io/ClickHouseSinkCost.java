@@ -87,9 +87,9 @@ public final class ClickHouseSinkCost {
     long cpu0 = cpuMs(pid, tick);
     long t0 = System.nanoTime();
     for (CpiSample s : samples) {
-      w.write(s, null);
+      w.write(s);
     }
-    w.flush(true);
+    w.flush();
     long insertMs = (System.nanoTime() - t0) / 1_000_000;
     w.close();
     Thread.sleep(SETTLE_MS);

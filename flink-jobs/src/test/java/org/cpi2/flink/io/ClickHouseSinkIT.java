@@ -7,11 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.connector.source.lib.NumberSequenceSource;
@@ -19,8 +21,9 @@ import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.cpi2.flink.Fixtures;
@@ -37,6 +40,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The ClickHouse sink against the local ClickHouse (18.16 here): rows land (RowBinary, JSONEachRow),
@@ -134,16 +138,15 @@ class ClickHouseSinkIT {
   void deadLetterPayloadIsBase64() throws Exception {
     int offset = 42;
     for (String format : List.of(InsertPlan.ROW_BINARY, InsertPlan.JSON_EACH_ROW)) {
-      SinkWriter<DeadLetter> w =
+      ClickHouseSink.Writer<DeadLetter> w =
           new ClickHouseSink<>(LocalClickHouse.URL, DB, "dead_letters", new ClickHouseSink.Batching(10, 1 << 20, 60_000),
                   RowShape.<DeadLetter>records(DeadLetter.getClassSchema(), Set.of()), format)
-              .createWriter(null);
+              .createWriter(0, null);
       w.write(
           DeadLetter.newBuilder().setAtUs(1).setComponent("flink-jobs/decode-samples").setSourceTopic("cpi2.samples")
               .setPartition(3).setOffset(++offset).setReason("not Avro\nsingle-object").setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0}))
-              .build(),
-          null);
-      w.flush(false);
+              .build());
+      w.flush();
       w.close();
       assertEquals("wwEA\tnot Avro\\nsingle-object\n",
           LocalClickHouse.query("SELECT payload, reason FROM " + DB + ".dead_letters FINAL WHERE offset = " + offset), format);
@@ -162,15 +165,15 @@ class ClickHouseSinkIT {
   void flushReturnsOnlyOnceTheRowsAreInClickHouse() throws Exception {
     // Batches of 1,000 go out on the sender thread as the rows come; flush hands over the last,
     // partial one and returns only when all of them are in: no waiting here before the query.
-    SinkWriter<CpiSample> w =
+    ClickHouseSink.Writer<CpiSample> w =
         new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(1_000, 1 << 25, 3_600_000),
             RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY)
-            .createWriter(null);
+            .createWriter(0, null);
     try {
       for (int i = 0; i < 4_500; i++) {
-        w.write(sample("flush-host", i), null);
+        w.write(sample("flush-host", i));
       }
-      w.flush(false);
+      w.flush();
       assertEquals("4500", count("flush-host"));
     } finally {
       w.close();
@@ -179,26 +182,26 @@ class ClickHouseSinkIT {
 
   /** JSONEachRow: the writer needs nothing from the server before its first insert. */
   @Test
-  void aRefusedInsertFailsTheNextWriteAndTheNextFlush() throws Exception {
+  void aRefusedInsertFailsTheFlushAndEveryWriteAfter() throws Exception {
     ClickHouseSink<CpiSample> sink =
         new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
             RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.JSON_EACH_ROW);
-    SinkWriter<CpiSample> w = sink.createWriter(null);
+    ClickHouseSink.Writer<CpiSample> w = sink.createWriter(0, null);
     try {
-      w.write(sample("refused-host", 1), null); // a batch: handed over, refused by ClickHouse
-      IOException e = assertThrows(IOException.class, () -> w.write(sample("refused-host", 2), null));
+      w.write(sample("refused-host", 1)); // a batch: handed over, refused by ClickHouse
+      IOException e = assertThrows(IOException.class, () -> w.flush());
       assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
-      assertThrows(IOException.class, () -> w.flush(false));
+      assertThrows(IOException.class, () -> w.write(sample("refused-host", 2)));
     } finally {
       w.close();
     }
-    SinkWriter<CpiSample> flushed =
+    ClickHouseSink.Writer<CpiSample> flushed =
         new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(100, 1 << 20, 3_600_000),
             RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.JSON_EACH_ROW)
-            .createWriter(null);
+            .createWriter(0, null);
     try {
-      flushed.write(sample("refused-host", 1), null);
-      IOException e = assertThrows(IOException.class, () -> flushed.flush(false));
+      flushed.write(sample("refused-host", 1));
+      IOException e = assertThrows(IOException.class, () -> flushed.flush());
       assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
     } finally {
       flushed.close();
@@ -211,7 +214,7 @@ class ClickHouseSinkIT {
     ClickHouseSink<CpiSample> sink =
         new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
             RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY);
-    IOException e = assertThrows(IOException.class, () -> sink.createWriter(null));
+    IOException e = assertThrows(IOException.class, () -> sink.createWriter(0, null));
     assertTrue(e.getMessage().contains(DB + ".no_such_table"), e.getMessage());
   }
 
@@ -222,24 +225,55 @@ class ClickHouseSinkIT {
    */
   @Test
   void theMaxDelayTimerInsertsWithoutFurtherRecords() throws Exception {
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
-    env.setParallelism(1);
-    DataGeneratorSource<CpiSample> source =
-        new DataGeneratorSource<>(i -> sample("timer-host", i.intValue()), Long.MAX_VALUE, new ThenSilent(300), RecordTypes.SAMPLE);
-    env.fromSource(source, WatermarkStrategy.noWatermarks(), "300 samples, then silence")
-        .sinkTo(new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(100_000, 1 << 25, 500),
-            RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY));
-    JobClient job = env.executeAsync("clickhouse-sink-timer-it");
+    JobClient job = silentJob("timer-host", 500, 0);
     try {
-      long deadline = System.nanoTime() + 30_000_000_000L;
-      while (!count("timer-host").equals("300") && System.nanoTime() < deadline) {
-        Thread.sleep(100);
-      }
-      assertEquals("300", count("timer-host"));
+      awaitCount("timer-host", "300");
       assertEquals(JobStatus.RUNNING, job.getJobStatus().get(), "the job still runs: the timer, not the end of input, inserted");
     } finally {
       job.cancel().get();
     }
+  }
+
+  /**
+   * With a max delay of an hour, only checkpoints insert: each hands its batch over and, in its
+   * asynchronous part, waits for the insert. A savepoint then completes (the wait ends).
+   */
+  @Test
+  void checkpointsInsertWhatCameBeforeThemAndComplete(@TempDir Path savepoints) throws Exception {
+    JobClient job = silentJob("checkpoint-host", 3_600_000, 300);
+    try {
+      awaitCount("checkpoint-host", "300");
+      String savepoint = job.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL).get(60, TimeUnit.SECONDS);
+      assertTrue(savepoint.startsWith("file:"), savepoint);
+    } finally {
+      if (!job.getJobStatus().get().isGloballyTerminalState()) {
+        job.cancel().get();
+      }
+    }
+  }
+
+  /** 300 samples of {@code host}, then silence, into cpi2.samples; checkpoints every {@code checkpointMs} (0: none). */
+  private static JobClient silentJob(String host, long maxDelayMs, long checkpointMs) throws Exception {
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setParallelism(1);
+    if (checkpointMs > 0) {
+      env.enableCheckpointing(checkpointMs);
+    }
+    DataGeneratorSource<CpiSample> source =
+        new DataGeneratorSource<>(i -> sample(host, i.intValue()), Long.MAX_VALUE, new ThenSilent(300), RecordTypes.SAMPLE);
+    DataStream<CpiSample> samples = env.fromSource(source, WatermarkStrategy.noWatermarks(), "300 samples, then silence");
+    new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(100_000, 1 << 25, maxDelayMs),
+        RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY)
+        .attachTo(samples);
+    return env.executeAsync("clickhouse-sink-" + host + "-it");
+  }
+
+  private static void awaitCount(String host, String expected) throws Exception {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (!count(host).equals(expected) && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    assertEquals(expected, count(host));
   }
 
   /** Lets {@code n} records through, then none: the source stays open and silent. */

@@ -26,8 +26,10 @@ import org.junit.jupiter.api.Test;
 /**
  * The writer and its sender thread against a fake ClickHouse whose inserts can be held or made to
  * fail: batches go out by rows, bytes or age (the timer, with no further record), a busy sender
- * blocks write and flush (one batch in flight) but never the timer, flush waits until everything
- * written is inserted, a failed insert fails the next write or flush, close inserts nothing.
+ * (two batches handed over) blocks write and flush but never the timer, a checkpoint hands the
+ * batch over without waiting and its number waits for the insert, flush waits until everything
+ * written is inserted, a failed insert fails the flush and every write after, close inserts
+ * nothing.
  */
 class ClickHouseSinkWriterTest {
   private static final RowEncoder<String> ROWS = (s, out) -> {
@@ -106,7 +108,7 @@ class ClickHouseSinkWriterTest {
 
   private static void write(ClickHouseSink.Writer<String> w, String... rows) throws Exception {
     for (String r : rows) {
-      w.write(r, null);
+      w.write(r);
     }
   }
 
@@ -122,7 +124,7 @@ class ClickHouseSinkWriterTest {
     ClickHouseSink.Writer<String> byBytes = writer(1000, 10, 3_600_000, null);
     write(byBytes, "abcd", "efgh");
     assertEquals(List.of("a b", "abcd efgh"), clickHouse.await(2));
-    byRows.flush(false);
+    byRows.flush();
     assertEquals(List.of("a b", "abcd efgh", "c"), clickHouse.batches());
   }
 
@@ -145,16 +147,55 @@ class ClickHouseSinkWriterTest {
     clickHouse.hold();
     write(w, "a", "b"); // handed over; its insert hangs
     assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
-    write(w, "c"); // buffered
+    write(w, "c", "d"); // handed over; waits behind it
+    write(w, "e"); // buffered
     Future<?> due = other.submit(() -> {
-      write(w, "d"); // the second batch is due while the first is in flight
+      write(w, "f"); // a third batch is due while two are handed over
       return null;
     });
     assertStaysBlocked(due);
     clickHouse.open();
     due.get(5, TimeUnit.SECONDS);
-    w.flush(false);
-    assertEquals(List.of("a b", "c d"), clickHouse.batches());
+    w.flush();
+    assertEquals(List.of("a b", "c d", "e f"), clickHouse.batches());
+  }
+
+  @Test
+  void aCheckpointHandsTheBatchOverWithoutWaitingAndItsNumberWaitsForTheInsert() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(2, 1 << 20, 3_600_000, null);
+    clickHouse.hold();
+    write(w, "a", "b"); // handed over; its insert hangs
+    assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
+    write(w, "c");
+    long number = assertTimeoutPreemptively(Duration.ofSeconds(5), w::checkpoint);
+    write(w, "d"); // the task thread goes on
+    Future<?> inserted = other.submit(() -> {
+      w.awaitInserted(number);
+      return null;
+    });
+    assertStaysBlocked(inserted);
+    clickHouse.open();
+    inserted.get(5, TimeUnit.SECONDS);
+    assertEquals(List.of("a b", "c"), clickHouse.batches(), "\"d\" came after the checkpoint");
+    assertEquals(number, w.checkpoint() - 1, "the next checkpoint hands over \"d\"");
+  }
+
+  @Test
+  void aCheckpointWithNothingNewWaitsForTheBatchesBefore() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(1, 1 << 20, 3_600_000, null);
+    assertEquals(0, w.checkpoint());
+    w.awaitInserted(0); // nothing to wait for
+    clickHouse.hold();
+    write(w, "a");
+    long number = w.checkpoint();
+    assertEquals(1, number, "no new batch: the number of the one in flight");
+    Future<?> inserted = other.submit(() -> {
+      w.awaitInserted(number);
+      return null;
+    });
+    assertStaysBlocked(inserted);
+    clickHouse.open();
+    inserted.get(5, TimeUnit.SECONDS);
   }
 
   @Test
@@ -163,7 +204,7 @@ class ClickHouseSinkWriterTest {
     clickHouse.hold();
     write(w, "a", "b", "c");
     Future<?> flush = other.submit(() -> {
-      w.flush(false);
+      w.flush();
       return null;
     });
     assertStaysBlocked(flush);
@@ -174,14 +215,15 @@ class ClickHouseSinkWriterTest {
   }
 
   @Test
-  void aFailedInsertFailsTheNextWriteAndEveryFlushAfter() throws Exception {
+  void aFailedInsertFailsTheFlushAndEveryWriteAndCheckpointAfter() throws Exception {
     ClickHouseSink.Writer<String> w = writer(1, 1 << 20, 3_600_000, null);
     clickHouse.failure = new IOException("clickhouse: insert into db.t refused: HTTP 404: no such table");
     write(w, "a"); // handed over; its insert fails
-    IOException e = assertThrows(IOException.class, () -> write(w, "b"));
+    IOException e = assertThrows(IOException.class, w::flush);
     assertTrue(e.getMessage().contains("refused"), e.getMessage());
-    assertThrows(IOException.class, () -> w.flush(false));
-    assertThrows(IOException.class, () -> write(w, "c"));
+    assertThrows(IOException.class, () -> write(w, "b"));
+    assertThrows(IOException.class, w::checkpoint);
+    assertThrows(IOException.class, () -> w.awaitInserted(1));
     assertEquals(List.of(), clickHouse.batches());
   }
 
@@ -190,7 +232,7 @@ class ClickHouseSinkWriterTest {
     ClickHouseSink.Writer<String> w = writer(100, 1 << 20, 3_600_000, null);
     clickHouse.failure = new IOException("clickhouse: insert into db.t failed after 6 attempts: connection refused");
     write(w, "a");
-    IOException e = assertThrows(IOException.class, () -> w.flush(true));
+    IOException e = assertThrows(IOException.class, () -> w.flush());
     assertTrue(e.getMessage().contains("after 6 attempts"), e.getMessage());
   }
 
@@ -225,21 +267,23 @@ class ClickHouseSinkWriterTest {
     write(w, "a");
     time.setCurrentTime(2_000); // "a" handed over; its insert hangs
     assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
+    write(w, "x");
+    w.checkpoint(); // "x" waits behind "a": the sender's queue is full
     write(w, "b");
     assertTimeoutPreemptively(Duration.ofSeconds(5), () -> time.setCurrentTime(3_000)); // due, sender busy
     write(w, "c"); // the task thread goes on filling the batch
     clickHouse.open();
-    assertEquals(List.of("a"), clickHouse.await(1));
+    assertEquals(List.of("a", "x"), clickHouse.await(2));
     // The retry timers fire as the clock moves on; one that comes before the sender has marked
-    // itself free after "a" tries again BUSY_RETRY_MS later, so the clock moves until "b c" goes.
+    // itself free tries again BUSY_RETRY_MS later, so the clock moves until "b c" goes.
     long now = 3_000;
     long deadline = System.nanoTime() + 5_000_000_000L;
-    while (clickHouse.batches().size() < 2 && System.nanoTime() < deadline) {
+    while (clickHouse.batches().size() < 3 && System.nanoTime() < deadline) {
       now += ClickHouseSink.Writer.BUSY_RETRY_MS;
       time.setCurrentTime(now);
       Thread.sleep(5);
     }
-    assertEquals(List.of("a", "b c"), clickHouse.await(2));
+    assertEquals(List.of("a", "x", "b c"), clickHouse.await(3));
   }
 
   @Test
