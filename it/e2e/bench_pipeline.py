@@ -43,6 +43,7 @@ BENCH_LAG_WARMUP_S (120), BENCH_LAG_SERIES (a file for phase 2's lags: seconds i
 lag, backlog over the rate).
 """
 
+import bisect
 import os
 import re
 import resource
@@ -173,13 +174,14 @@ class TakenIn:
         return int(got[0]["sum"]) if got else 0
 
 
-def published_at(history, n):
-    """When Kafka's count of samples passed n, from [(time, count)] in time order (interpolated);
-    None before the first poll's count."""
-    for (t0, c0), (t1, c1) in zip(history, history[1:]):
-        if c0 < n <= c1:
-            return t0 + (t1 - t0) * (n - c0) / (c1 - c0)
-    return None
+def published_at(times, counts, n):
+    """When Kafka's count of samples passed n, from the polls' times and counts (counts never
+    fall; interpolated); None before the first poll's count or beyond the last."""
+    i = bisect.bisect_left(counts, n)  # the first poll whose count reached n
+    if i == 0 or i == len(counts):
+        return None
+    t0, c0, t1, c1 = times[i - 1], counts[i - 1], times[i], counts[i]
+    return t0 + (t1 - t0) * (n - c0) / (c1 - c0)
 
 
 def lag(jid, consumer, tasks, start_s):
@@ -192,20 +194,21 @@ def lag(jid, consumer, tasks, start_s):
     base_n = prev_n = read()  # the same count as base_read, through the lighter request
     t0 = time.time()
     sim = fleetsim("%.3f" % speed, "%ds" % duration_s, start_s)
-    history = [(t0, 0)]  # (time, samples in Kafka since the phase began)
+    times, counts = [t0], [0]  # each poll's time and samples in Kafka since the phase began
     figures = {"warm-up": ([], []), "measured": ([], [])}
     warm = None  # (time, samples in Kafka, CPU seconds) when the warm-up ended
     while sim.poll() is None:
         time.sleep(0.1)
         n = read()
         now = time.time()
-        history.append((time.time(), published_offsets(consumer) - base_pub))  # after the count: never below it
+        times.append(now)
+        counts.append(published_offsets(consumer) - base_pub)  # after the count: never below it
         if warm is None and now - t0 >= WARMUP_S:
-            warm = (now, history[-1][1], cpu_seconds(sim))
+            warm = (now, counts[-1], cpu_seconds(sim))
         lags, backlog_lags = figures["warm-up" if warm is None else "measured"]
-        backlog_lags.append(max(0, history[-1][1] - (n - base_n)) / RATE)
+        backlog_lags.append(max(0, counts[-1] - (n - base_n)) / RATE)
         if n != prev_n:  # a new count, taken before now
-            since = published_at(history, n - base_n)
+            since = published_at(times, counts, n - base_n)
             if since is not None:
                 lags.append(max(0.0, now - since))
                 if SERIES:

@@ -112,6 +112,17 @@ class ClickHouseSinkWriterTest {
     }
   }
 
+  /** awaitInserted(number), on another thread, waits while inserts are held and returns once they go on. */
+  private void assertWaitsForTheHeldInserts(ClickHouseSink.Writer<String> w, long number) throws Exception {
+    Future<?> inserted = other.submit(() -> {
+      w.awaitInserted(number);
+      return null;
+    });
+    assertStaysBlocked(inserted);
+    clickHouse.open();
+    inserted.get(5, TimeUnit.SECONDS);
+  }
+
   private static void assertStaysBlocked(Future<?> f) throws Exception {
     assertThrows(TimeoutException.class, () -> f.get(300, TimeUnit.MILLISECONDS), "should wait for the insert in flight");
   }
@@ -169,13 +180,7 @@ class ClickHouseSinkWriterTest {
     write(w, "c");
     long number = assertTimeoutPreemptively(Duration.ofSeconds(5), w::checkpoint);
     write(w, "d"); // the task thread goes on
-    Future<?> inserted = other.submit(() -> {
-      w.awaitInserted(number);
-      return null;
-    });
-    assertStaysBlocked(inserted);
-    clickHouse.open();
-    inserted.get(5, TimeUnit.SECONDS);
+    assertWaitsForTheHeldInserts(w, number);
     assertEquals(List.of("a b", "c"), clickHouse.batches(), "\"d\" came after the checkpoint");
     assertEquals(number, w.checkpoint() - 1, "the next checkpoint hands over \"d\"");
   }
@@ -189,13 +194,7 @@ class ClickHouseSinkWriterTest {
     write(w, "a");
     long number = w.checkpoint();
     assertEquals(1, number, "no new batch: the number of the one in flight");
-    Future<?> inserted = other.submit(() -> {
-      w.awaitInserted(number);
-      return null;
-    });
-    assertStaysBlocked(inserted);
-    clickHouse.open();
-    inserted.get(5, TimeUnit.SECONDS);
+    assertWaitsForTheHeldInserts(w, number);
   }
 
   @Test
