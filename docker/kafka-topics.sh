@@ -18,13 +18,13 @@ conf=${1:?usage: kafka-topics.sh [--bootstrap-server HOST:PORT] [--print] TOPICS
 tool=/opt/kafka/bin/kafka-topics.sh
 
 n=0
-while read -r topic partitions retention policy segment _; do
+while read -r topic partitions retention bytes policy segment _; do
   [[ -z $topic || $topic == \#* ]] && continue
-  [[ $partitions =~ ^[0-9]+$ && $retention =~ ^-?[0-9]+$ && $policy =~ ^(delete|compact)$ && $segment =~ ^[0-9]+$ ]] ||
+  [[ $partitions =~ ^[0-9]+$ && $retention =~ ^-?[0-9]+$ && $bytes =~ ^-?[0-9]+$ && $policy =~ ^(delete|compact)$ && $segment =~ ^[0-9]+$ ]] ||
     { echo "kafka-topics: bad line for $topic in $conf" >&2; exit 1; }
   cmd=("$tool" --bootstrap-server "$bootstrap" --create --if-not-exists --topic "$topic"
        --partitions "$partitions" --replication-factor 1
-       --config "retention.ms=$retention" --config "cleanup.policy=$policy" --config "segment.ms=$segment")
+       --config "retention.ms=$retention" --config "retention.bytes=$bytes" --config "cleanup.policy=$policy" --config "segment.ms=$segment")
   if [[ $print == 1 ]]; then
     echo "${cmd[*]}"
   else

@@ -142,4 +142,5 @@ def test_every_topic_is_created():
                          capture_output=True, text=True, check=True).stdout
     listed = {line.split()[0] for line in topics.read_text().splitlines() if line.strip() and not line.startswith("#")}
     assert set(re.findall(r"--topic (\S+)", out)) == listed and {"cpi2.samples", "cpi2.control", "cpi2.host-metrics"} <= listed
-    assert "--topic cpi2.specs --partitions 4 --replication-factor 1 --config retention.ms=-1 --config cleanup.policy=compact --config segment.ms=3600000" in out
+    assert "--topic cpi2.specs --partitions 4 --replication-factor 1 --config retention.ms=-1 --config retention.bytes=-1 --config cleanup.policy=compact --config segment.ms=3600000" in out
+    assert "--topic cpi2.samples --partitions 8 --replication-factor 1 --config retention.ms=604800000 --config retention.bytes=536870912 " in out

@@ -27,13 +27,14 @@ def test_topics_have_partitions_retention_and_compaction():
     md = admin.list_topics(timeout=10)
     with open(os.path.join(stack.ROOT, "stack", "kafka", "topics.conf")) as f:
         wanted = [l.split() for l in f if l.strip() and not l.startswith("#")]
-    for name, parts, retention, policy, segment, *_ in wanted:
+    for name, parts, retention, size, policy, segment, *_ in wanted:
         assert name in md.topics, name
         assert len(md.topics[name].partitions) == int(parts), name
         res = ConfigResource(ConfigResource.Type.TOPIC, name)
         cfg = admin.describe_configs([res])[res].result(timeout=10)
         assert cfg["cleanup.policy"].value == policy, name
         assert cfg["retention.ms"].value == retention, name
+        assert cfg["retention.bytes"].value == size, name  # cpi2.samples: bounded, benches fill disks
         assert cfg["segment.ms"].value == segment, name  # cpi2.specs: short segments, so compaction runs
 
 

@@ -16,8 +16,8 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 
 /**
- * Creates the topics listed in topics.conf that do not exist yet, and brings the retention,
- * cleanup policy and segment time of those that do to what the file says (idempotent). Run by
+ * Creates the topics listed in topics.conf that do not exist yet, and brings the retention (time
+ * and bytes), cleanup policy and segment time of those that do to what the file says (idempotent). Run by
  * stack/up.sh as a single-file program: java -cp 'kafka jars' CreateTopics.java BOOTSTRAP FILE
  */
 public class CreateTopics {
@@ -35,7 +35,7 @@ public class CreateTopics {
           continue;
         }
         String[] f = t.split("\\s+");
-        Map<String, String> c = Map.of("retention.ms", f[2], "cleanup.policy", f[3], "segment.ms", f[4]);
+        Map<String, String> c = Map.of("retention.ms", f[2], "retention.bytes", f[3], "cleanup.policy", f[4], "segment.ms", f[5]);
         if (existing.contains(f[0])) {
           configs.put(f[0], c);
         } else {
