@@ -17,8 +17,9 @@ import org.apache.kafka.common.config.ConfigResource;
 
 /**
  * Creates the topics listed in topics.conf that do not exist yet, and brings the retention (time
- * and bytes), cleanup policy and segment time of those that do to what the file says (idempotent). Run by
- * stack/up.sh as a single-file program: java -cp 'kafka jars' CreateTopics.java BOOTSTRAP FILE
+ * and bytes), cleanup policy and segment time of those that do to what the file says
+ * (idempotent). Run by stack/up.sh as a single-file program:
+ * java -cp 'kafka jars' CreateTopics.java BOOTSTRAP FILE
  */
 public class CreateTopics {
   public static void main(String[] args) throws Exception {
