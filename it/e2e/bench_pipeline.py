@@ -81,20 +81,64 @@ def process_cpu(pid):
         return None
 
 
+# Parts of a server's CPU, by the names of its threads (/proc/PID/task/TID/comm, 15 characters):
+# ClickHouse's inserts and background merges, the TaskManager's JIT compilers and GC.
+THREAD_PARTS = {
+    "clickhouse": (("inserts", ("HTTPHandler",)), ("merges", ("BackgrProcPool",))),
+    "flink-taskmanager": (("JIT", ("C1 CompilerThre", "C2 CompilerThre")), ("GC", ("G1 ", "GC Thread", "VM Thread"))),
+}
+
+
+def thread_cpu(pid, parts):
+    """{part: {thread id: CPU seconds so far}} of the process's threads whose names start so."""
+    out = {name: {} for name, _ in parts}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            stat = open("/proc/%d/task/%s/stat" % (pid, tid)).read()
+        except OSError:
+            continue  # the thread ended
+        comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat.rsplit(")", 1)[1].split()
+        for name, prefixes in parts:
+            if comm.startswith(prefixes):
+                out[name][tid] = (int(fields[11]) + int(fields[12])) / TICK
+    return out
+
+
 def cpu_seconds(running_sim=None):
     """{server: CPU seconds so far} for the stack's servers, and the simulators this process ran
-    (those it waited for, and running_sim's so far)."""
-    out = {name: cpu for name, cpu in ((name, process_cpu(pid)) for name, pid in stack.pids().items()) if cpu is not None}
+    (those it waited for, and running_sim's so far); "server/part": {thread: seconds} for the
+    THREAD_PARTS."""
+    out = {}
+    for name, pid in stack.pids().items():
+        cpu = process_cpu(pid)
+        if cpu is not None:
+            out[name] = cpu
+            for part, threads in thread_cpu(pid, THREAD_PARTS.get(name, ())).items():
+                out[name + "/" + part] = threads
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     out["cpi2-fleetsim"] = ru.ru_utime + ru.ru_stime + ((process_cpu(running_sim.pid) or 0) if running_sim else 0)
     return out
 
 
 def cpu_per_sample(before, after, samples):
-    """'server x.x µs' for each server's CPU per sample between two cpu_seconds()."""
-    parts = ["%s %.1f" % (k, (after[k] - before.get(k, 0)) / samples * 1e6)
-             for k in ("flink-taskmanager", "clickhouse", "kafka", "cpi2-fleetsim", "flink-jobmanager") if k in after]
-    return "CPU per sample (µs): " + ", ".join(parts)
+    """'server x.x µs (part y.y, ...)' for each server's CPU per sample between two cpu_seconds().
+    A part counts the threads alive at the end (one that ended in between is left out); the
+    server's total counts every thread."""
+    def used(k):
+        if isinstance(after[k], dict):
+            return sum(cpu - before.get(k, {}).get(tid, 0) for tid, cpu in after[k].items())
+        return after[k] - before.get(k, 0)
+    out = []
+    for k in ("flink-taskmanager", "clickhouse", "kafka", "cpi2-fleetsim", "flink-jobmanager"):
+        if k in after:
+            parts = ["%s %.1f" % (part, used(k + "/" + part) / samples * 1e6) for part, _ in THREAD_PARTS.get(k, ())
+                     if k + "/" + part in after]
+            out.append("%s %.1f%s" % (k, used(k) / samples * 1e6, " (%s)" % ", ".join(parts) if parts else ""))
+    return "CPU per sample (µs): " + ", ".join(out)
 
 
 def published_offsets(consumer):
