@@ -72,11 +72,17 @@ DATABASE = "cpi2_bench"
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def stat_cpu(path):
+    """(name, CPU seconds so far) from a /proc stat file: a process's or a thread's."""
+    stat = open(path).read()
+    fields = stat.rsplit(")", 1)[1].split()  # fields[0] is field 3 (state); utime, stime are 14, 15
+    return stat[stat.index("(") + 1:stat.rindex(")")], (int(fields[11]) + int(fields[12])) / TICK
+
+
 def process_cpu(pid):
     """CPU seconds of a running process so far (/proc), or None once it is gone."""
     try:
-        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICK
+        return stat_cpu("/proc/%d/stat" % pid)[1]
     except OSError:
         return None
 
@@ -98,13 +104,12 @@ def thread_cpu(pid, parts):
         return out
     for tid in tids:
         try:
-            stat = open("/proc/%d/task/%s/stat" % (pid, tid)).read()
+            comm, cpu = stat_cpu("/proc/%d/task/%s/stat" % (pid, tid))
         except OSError:
             continue  # the thread ended
-        comm, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat.rsplit(")", 1)[1].split()
         for name, prefixes in parts:
             if comm.startswith(prefixes):
-                out[name][tid] = (int(fields[11]) + int(fields[12])) / TICK
+                out[name][tid] = cpu
     return out
 
 
