@@ -123,6 +123,15 @@ class ClickHouseSinkWriterTest {
     inserted.get(5, TimeUnit.SECONDS);
   }
 
+  /** A writer of two-row batches that has handed "a b" over, whose insert hangs until open(). */
+  private ClickHouseSink.Writer<String> writerWithItsFirstInsertHeld() throws Exception {
+    ClickHouseSink.Writer<String> w = writer(2, 1 << 20, 3_600_000, null);
+    clickHouse.hold();
+    write(w, "a", "b");
+    assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS), "the insert of \"a b\" started");
+    return w;
+  }
+
   private static void assertStaysBlocked(Future<?> f) throws Exception {
     assertThrows(TimeoutException.class, () -> f.get(300, TimeUnit.MILLISECONDS), "should wait for the insert in flight");
   }
@@ -154,10 +163,7 @@ class ClickHouseSinkWriterTest {
 
   @Test
   void aBusySenderBlocksWriteInsteadOfBufferingMore() throws Exception {
-    ClickHouseSink.Writer<String> w = writer(2, 1 << 20, 3_600_000, null);
-    clickHouse.hold();
-    write(w, "a", "b"); // handed over; its insert hangs
-    assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
+    ClickHouseSink.Writer<String> w = writerWithItsFirstInsertHeld();
     write(w, "c", "d"); // handed over; waits behind it
     write(w, "e"); // buffered
     Future<?> due = other.submit(() -> {
@@ -173,10 +179,7 @@ class ClickHouseSinkWriterTest {
 
   @Test
   void aCheckpointHandsTheBatchOverWithoutWaitingAndItsNumberWaitsForTheInsert() throws Exception {
-    ClickHouseSink.Writer<String> w = writer(2, 1 << 20, 3_600_000, null);
-    clickHouse.hold();
-    write(w, "a", "b"); // handed over; its insert hangs
-    assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
+    ClickHouseSink.Writer<String> w = writerWithItsFirstInsertHeld();
     write(w, "c");
     long number = assertTimeoutPreemptively(Duration.ofSeconds(5), w::checkpoint);
     write(w, "d"); // the task thread goes on
