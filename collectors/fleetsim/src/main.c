@@ -20,6 +20,11 @@
 #include "scenario.h"
 
 #define MAX_PROPS 64
+/* One process publishes for a whole fleet, thousands of hosts' samples a second. Batches of
+ * 50 ms (libcpi2's producer default, meant for one host's collector, is 5) cut Kafka's and the
+ * consumer's cost per sample: in the pipeline bench at 100,000 samples/s, Kafka's CPU fell from
+ * 1.6 to 1.1 µs per sample. -X linger.ms=N overrides it. */
+#define DEFAULT_PROPS "linger.ms=50"
 
 /* Every option of the program. */
 struct conf {
@@ -34,7 +39,8 @@ struct conf {
 	int seed_given;
 	const char *brokers;
 	const char *topic;
-	const char *props[MAX_PROPS + 1]; /* -X key=value, NULL-terminated */
+	/* DEFAULT_PROPS, then -X key=value (later ones win), NULL-terminated */
+	const char *props[1 + MAX_PROPS + 1];
 	int nprops;
 	const char *cgroup_root; /* NULL: no cap loop */
 	const char *truth;       /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
@@ -72,7 +78,8 @@ static void usage(FILE *f)
 		"                            samples\n"
 		"  -b, --brokers LIST        Kafka bootstrap servers (default 127.0.0.1:9092)\n"
 		"  -t, --topic NAME          default cpi2.samples\n"
-		"  -X key=value              librdkafka property, passed through (repeatable)\n"
+		"  -X key=value              librdkafka property, passed through (repeatable;\n"
+		"                            default here: " DEFAULT_PROPS ")\n"
 		"      --cgroup-root DIR     create <DIR>/<host>/<task> folders with cpu.max and\n"
 		"                            cpu.cfs_quota_us; caps written there clamp the task\n"
 		"      --truth FILE|none     ground truth, JSON lines (default\n"
@@ -158,7 +165,7 @@ static int parse_args(int argc, char **argv, struct conf *c)
 		case 'b': c->brokers = optarg; break;
 		case 't': c->topic = optarg; break;
 		case 'X':
-			if (!strchr(optarg, '=') || c->nprops >= MAX_PROPS) {
+			if (!strchr(optarg, '=') || c->nprops >= 1 + MAX_PROPS) {
 				fprintf(stderr, "cpi2-fleetsim: -X needs key=value (at most %d)\n",
 					MAX_PROPS);
 				return -EINVAL;
@@ -296,6 +303,8 @@ int main(int argc, char **argv)
 		.mode = OUTPUT_KAFKA,
 		.progress_s = 5,
 		.flush_s = 10,
+		.props = {DEFAULT_PROPS},
+		.nprops = 1,
 	};
 	struct scenario *s = NULL;
 	struct fleet *f = NULL;
