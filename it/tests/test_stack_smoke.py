@@ -98,6 +98,16 @@ def test_clickhouse_insert_and_select():
     stack.query("DROP TABLE cpi2_smoke.t")
 
 
+def test_clickhouse_runs_at_its_nice_level():
+    """Every ClickHouse thread (merges, inserts) yields the CPU to the pipeline: stack.env's level."""
+    pid = open(os.path.join(stack.STACK_DIR, "run", "clickhouse.pid")).read().strip()
+    levels = set()
+    for tid in os.listdir("/proc/%s/task" % pid):
+        stat = open("/proc/%s/task/%s/stat" % (pid, tid)).read()
+        levels.add(int(stat.rsplit(")", 1)[1].split()[16]))  # field 19: nice
+    assert levels == {int(stack.E.get("CLICKHOUSE_NICE", "0"))}
+
+
 def test_telegraf_ships_host_metrics_to_kafka():
     c = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "smoke-telegraf-" + uuid.uuid4().hex[:6],
                   "auto.offset.reset": "latest"})
