@@ -39,8 +39,8 @@ timers, spec folds, rollup rows) per sample.
 
 Environment: BENCH_SCENARIO (bench100k), BENCH_DURATION (40m simulated, phase 1), BENCH_RATE
 (100000), BENCH_LAG_S (60), BENCH_PARALLELISM (2: both cores), BENCH_JOB_ARGS (more job options),
-BENCH_LAG_WARMUP_S (120), BENCH_LAG_SERIES (a file for phase 2's lags: seconds into the phase,
-lag, backlog over the rate).
+BENCH_LAG_WARMUP_S (120), BENCH_SIM_ARGS (more cpi2-fleetsim options, e.g. -X linger.ms=5),
+BENCH_LAG_SERIES (a file for phase 2's lags: seconds into the phase, lag, backlog over the rate).
 """
 
 import bisect
@@ -166,7 +166,8 @@ def fleetsim(speed, duration, start_s):
     that its samples are live for the job (ahead of its watermark), not late."""
     return subprocess.Popen([pipeline.FLEETSIM, "-s", SCENARIO, "--speed", speed, "--warmup", "0", "--duration", duration,
                              "--start", str(start_s),
-                             "--brokers", stack.KAFKA, "--progress", "1", "--truth", "/tmp/cpi2-bench-fleetsim.truth.jsonl"],
+                             "--brokers", stack.KAFKA, "--progress", "1", "--truth", "/tmp/cpi2-bench-fleetsim.truth.jsonl"]
+                            + shlex.split(os.environ.get("BENCH_SIM_ARGS", "")),
                             stdout=open(LOG, "w"), stderr=subprocess.STDOUT)
 
 
