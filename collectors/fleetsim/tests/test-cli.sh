@@ -44,6 +44,16 @@ grep -q "nosuchscenario.scn: No such file" "$TMP/none.err" || fail "missing scen
 "$BIN" -s case2 --speed fast --stdout >/dev/null 2>&1 && fail "--speed fast accepted"
 "$BIN" -s case2 --flush-timeout -1 --stdout >/dev/null 2>&1 && fail "--flush-timeout -1 accepted"
 
+# -X: up to 64 librdkafka properties (key=value) after the program's own default, linger.ms=50
+grep -q "default here: linger.ms=50" "$TMP/help" || fail "--help does not give -X's default"
+xs=()
+for i in $(seq 64); do xs+=(-X "linger.ms=$i"); done
+dry() { "$BIN" -s case2 --dry-run --warmup 0 --duration 1m --start $START --truth none "$@" >/dev/null 2>"$TMP/x.err"; }
+dry "${xs[@]}" || fail "64 -X options refused: $(cat "$TMP/x.err")"
+dry "${xs[@]}" -X linger.ms=65 && fail "a 65th -X option accepted"
+grep -q "at most 64" "$TMP/x.err" || fail "65 -X options: $(cat "$TMP/x.err")"
+dry -X linger && fail "-X without = accepted"
+
 # the cap loop: cap be-crawler/0 through cpu.max while the program runs, then lift it
 ROOT="$TMP/cg"
 "$BIN" -s case2 --stdout --warmup 0 --duration 60m --speed 1200 --start $START --cgroup-root "$ROOT" \
