@@ -19,6 +19,7 @@ SERVICES = {"kafka", "kafka-topics", "clickhouse", "clickhouse-schema", "flink-b
 def test_compose_go_loads_it_with_every_service(project):
     assert set(project["services"]) == SERVICES
     assert project["services"]["fleetsim"]["profiles"] == ["fleetsim"]
+    assert project["services"]["clickhouse"]["cpu_shares"] == 256  # yields the CPU to the pipeline
     for agent in ("collector", "enforcer"):
         s = project["services"][agent]
         assert s["privileged"] and s["pid"] == "host" and s["cgroup"] == "host", agent
