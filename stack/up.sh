@@ -116,6 +116,12 @@ flink_java() {
   echo "${opts[@]}"
 }
 
+# gc_log NAME: one line per collection (cause, heap before and after, pause) in logs/NAME-gc.log,
+# three files of 20 MB at most, for telling GC from the job's work when a process's CPU grows.
+gc_log() {
+  echo "-Xlog:gc:file=$LOG_DIR/$1-gc.log:time,uptime:filecount=3,filesize=20m"
+}
+
 # Flink's own memory calculator (what flink-dist's jobmanager.sh / taskmanager.sh run).
 flink_params() {
   "$JAVA" -cp "$(flink_cp)" org.apache.flink.runtime.util.bash.BashJavaUtils "$1" --configDir "$STACK_DIR/flink/conf" 2>&1 \
@@ -132,7 +138,7 @@ start_flink() {
     local jm; jm="$(flink_params GET_JM_RESOURCE_PARAMS | head -n 1)"
     [ -n "$jm" ] || die "Flink's BashJavaUtils could not size the JobManager from $conf/config.yaml"
     # shellcheck disable=SC2046,SC2086
-    start flink-jobmanager "$FLINK_REST_PORT" "$JAVA" $jm $(flink_java) "${common[@]}" \
+    start flink-jobmanager "$FLINK_REST_PORT" "$JAVA" $jm $(flink_java) "$(gc_log flink-jobmanager)" "${common[@]}" \
       -Dlog.file="$LOG_DIR/flink-jobmanager.log" -cp "$(flink_cp)" \
       org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint --configDir "$conf" --executionMode cluster
   else
@@ -144,7 +150,7 @@ start_flink() {
     jvm="$(echo "$out" | sed -n 1p)"; dyn="$(echo "$out" | sed -n 2p)"
     [ -n "$jvm" ] || die "Flink's BashJavaUtils could not size the TaskManager from $conf/config.yaml"
     # shellcheck disable=SC2046,SC2086
-    start flink-taskmanager - "$JAVA" $jvm $(flink_java) "${common[@]}" \
+    start flink-taskmanager - "$JAVA" $jvm $(flink_java) "$(gc_log flink-taskmanager)" "${common[@]}" \
       -Dlog.file="$LOG_DIR/flink-taskmanager.log" -cp "$(flink_cp)" \
       org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "$conf" $dyn
   else

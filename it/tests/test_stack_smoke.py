@@ -108,6 +108,13 @@ def test_clickhouse_runs_at_its_nice_level():
     assert levels == {int(stack.E.get("CLICKHOUSE_NICE", "0"))}
 
 
+def test_flink_jvms_log_their_collections():
+    """make up gives the JobManager and the TaskManager a GC log beside their own logs."""
+    for name in ("flink-jobmanager", "flink-taskmanager"):
+        with open(os.path.join(stack.STACK_DIR, "logs", name + "-gc.log")) as f:
+            assert "Using G1" in f.read(), name  # the JVM's first line there: the log is the running JVM's
+
+
 def test_telegraf_ships_host_metrics_to_kafka():
     c = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "smoke-telegraf-" + uuid.uuid4().hex[:6],
                   "auto.offset.reset": "latest"})
