@@ -105,14 +105,20 @@ def test_clickhouse_runs_at_its_nice_level():
     for tid in os.listdir("/proc/%s/task" % pid):
         stat = open("/proc/%s/task/%s/stat" % (pid, tid)).read()
         levels.add(int(stat.rsplit(")", 1)[1].split()[16]))  # field 19: nice
-    assert levels == {int(stack.E.get("CLICKHOUSE_NICE", "0"))}
+    assert levels == {int(stack.E.get("CLICKHOUSE_NICE", "0"))}, \
+        "ClickHouse's threads run at nice %s: a stack started before CLICKHOUSE_NICE? make down && make up" % levels
 
 
 def test_flink_jvms_log_their_collections():
     """make up gives the JobManager and the TaskManager a GC log beside their own logs."""
     for name in ("flink-jobmanager", "flink-taskmanager"):
-        with open(os.path.join(stack.STACK_DIR, "logs", name + "-gc.log")) as f:
-            assert "Using G1" in f.read(), name  # the JVM's first line there: the log is the running JVM's
+        path = os.path.join(stack.STACK_DIR, "logs", name + "-gc.log")
+        pid = open(os.path.join(stack.STACK_DIR, "run", name + ".pid")).read().strip()
+        args = open("/proc/%s/cmdline" % pid).read().split("\0")
+        assert any(a.startswith("-Xlog:gc:file=" + path + ":") for a in args), \
+            "%s runs without its GC log: a stack started before it had one? make down && make up" % name
+        with open(path) as f:
+            assert "Using G1" in f.read(), name  # the JVM's first line there
 
 
 def test_telegraf_ships_host_metrics_to_kafka():
