@@ -15,7 +15,8 @@ check_config() {
     case " $seen " in *" $val "*) die "$var=$val in $STACK_ENV is used twice: give each server its own port";; esac
     seen="$seen $val"
   done
-  [[ "${CLICKHOUSE_NICE:-0}" =~ ^[0-9]+$ ]] && [ "${CLICKHOUSE_NICE:-0}" -le 19 ] \
+  CLICKHOUSE_NICE="${CLICKHOUSE_NICE:-0}"
+  [[ "$CLICKHOUSE_NICE" =~ ^[0-9]+$ ]] && [ "$CLICKHOUSE_NICE" -le 19 ] \
     || die "CLICKHOUSE_NICE='$CLICKHOUSE_NICE' in $STACK_ENV is not a nice level (0-19): fix it there"
   command -v "$JAVA" >/dev/null 2>&1 \
     || die "Java not found ('$JAVA'): install a JDK 17 (apt-get install openjdk-17-jdk-headless, or make setup) or set JAVA=/path/to/java"
@@ -78,7 +79,7 @@ start_clickhouse() {
   mkdir -p "$d/data" "$d/tmp" "$d/user_files" "$d/format_schemas"
   render "$STACK_SRC/clickhouse/config.xml.in" "$d/config.xml"
   cp "$STACK_SRC/clickhouse/users.xml" "$d/users.xml"
-  start clickhouse "$CLICKHOUSE_HTTP_PORT" nice -n "${CLICKHOUSE_NICE:-0}" "$CLICKHOUSE_SERVER" --config-file="$d/config.xml"
+  start clickhouse "$CLICKHOUSE_HTTP_PORT" nice -n "$CLICKHOUSE_NICE" "$CLICKHOUSE_SERVER" --config-file="$d/config.xml"
 }
 
 start_kafka() {

@@ -100,21 +100,18 @@ def test_clickhouse_insert_and_select():
 
 def test_clickhouse_runs_at_its_nice_level():
     """Every ClickHouse thread (merges, inserts) yields the CPU to the pipeline: stack.env's level."""
-    pid = open(os.path.join(stack.STACK_DIR, "run", "clickhouse.pid")).read().strip()
-    levels = set()
-    for tid in os.listdir("/proc/%s/task" % pid):
-        stat = open("/proc/%s/task/%s/stat" % (pid, tid)).read()
-        levels.add(int(stat.rsplit(")", 1)[1].split()[16]))  # field 19: nice
+    pid = stack.pids()["clickhouse"]
+    levels = {os.getpriority(os.PRIO_PROCESS, int(tid)) for tid in os.listdir("/proc/%d/task" % pid)}
     assert levels == {int(stack.E.get("CLICKHOUSE_NICE", "0"))}, \
         "ClickHouse's threads run at nice %s: a stack started before CLICKHOUSE_NICE? make down && make up" % levels
 
 
 def test_flink_jvms_log_their_collections():
     """make up gives the JobManager and the TaskManager a GC log beside their own logs."""
+    pids = stack.pids()
     for name in ("flink-jobmanager", "flink-taskmanager"):
         path = os.path.join(stack.STACK_DIR, "logs", name + "-gc.log")
-        pid = open(os.path.join(stack.STACK_DIR, "run", name + ".pid")).read().strip()
-        args = open("/proc/%s/cmdline" % pid).read().split("\0")
+        args = open("/proc/%d/cmdline" % pids[name]).read().split("\0")
         assert any(a.startswith("-Xlog:gc:file=" + path + ":") for a in args), \
             "%s runs without its GC log: a stack started before it had one? make down && make up" % name
         with open(path) as f:

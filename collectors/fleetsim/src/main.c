@@ -24,7 +24,7 @@
  * 50 ms (libcpi2's producer default, meant for one host's collector, is 5) cut Kafka's and the
  * consumer's cost per sample: in the pipeline bench at 100,000 samples/s, Kafka's CPU fell from
  * 1.6 to 1.1 µs per sample. -X linger.ms=N overrides it. */
-#define DEFAULT_PROPS "linger.ms=50"
+#define DEFAULT_PROP "linger.ms=50"
 
 /* Every option of the program. */
 struct conf {
@@ -39,7 +39,7 @@ struct conf {
 	int seed_given;
 	const char *brokers;
 	const char *topic;
-	/* DEFAULT_PROPS, then -X key=value (later ones win), NULL-terminated */
+	/* DEFAULT_PROP, then -X key=value (later ones win), NULL-terminated */
 	const char *props[1 + MAX_PROPS + 1];
 	int nprops;
 	const char *cgroup_root; /* NULL: no cap loop */
@@ -79,7 +79,7 @@ static void usage(FILE *f)
 		"  -b, --brokers LIST        Kafka bootstrap servers (default 127.0.0.1:9092)\n"
 		"  -t, --topic NAME          default cpi2.samples\n"
 		"  -X key=value              librdkafka property, passed through (repeatable;\n"
-		"                            default here: " DEFAULT_PROPS ")\n"
+		"                            default here: " DEFAULT_PROP ")\n"
 		"      --cgroup-root DIR     create <DIR>/<host>/<task> folders with cpu.max and\n"
 		"                            cpu.cfs_quota_us; caps written there clamp the task\n"
 		"      --truth FILE|none     ground truth, JSON lines (default\n"
@@ -303,7 +303,7 @@ int main(int argc, char **argv)
 		.mode = OUTPUT_KAFKA,
 		.progress_s = 5,
 		.flush_s = 10,
-		.props = {DEFAULT_PROPS},
+		.props = {DEFAULT_PROP},
 		.nprops = 1,
 	};
 	struct scenario *s = NULL;
