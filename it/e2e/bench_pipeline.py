@@ -284,7 +284,9 @@ def main():
     wait_merges_done()
     stack.query("DROP DATABASE IF EXISTS " + DATABASE)
     pipeline.apply_clickhouse_schema(DATABASE)
-    args = ["--checkpoint.interval-ms", "30000", "--job.parallelism", PARALLELISM, "--clickhouse.database", DATABASE] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
+    # The sinks are named here: the submit script turns them on only where the cpi2 tables exist.
+    args = ["--checkpoint.interval-ms", "30000", "--job.parallelism", PARALLELISM, "--clickhouse.url", stack.CLICKHOUSE,
+            "--clickhouse.database", DATABASE] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
     consumer = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "cpi2-bench-offsets"})
     tasks = tasks_of_scenario()
     start_s = int(time.time()) // 60 * 60
@@ -294,13 +296,16 @@ def main():
         rate = published / seconds
         if LAG_S > 0:
             speed, lag_published, lag_seconds, figures, lag_cpu = lag(jid, consumer, tasks, start_s + seconds_of(DURATION))
+        stored = int(stack.query("SELECT count() FROM %s.samples" % DATABASE))
     finally:
         pipeline.cancel_running_jobs()
         stack.query("DROP DATABASE IF EXISTS " + DATABASE)
+    if stored == 0:
+        raise SystemExit("pipeline bench: the job stored no sample in ClickHouse (%s.samples): its sinks were off" % DATABASE)
     print("pipeline: end-to-end throughput and lag of the Flink job, cpi2-fleetsim (%s, %d tasks) as the source" % (SCENARIO, tasks))
     print("  conditions: local Kafka 4.3.1, Flink 2.2.1 session cluster, job parallelism %s, checkpoints every 30 s,"
-          " ClickHouse sinks on; %d cores shared by the simulator, Kafka, Flink and ClickHouse%s"
-          % (PARALLELISM, os.cpu_count(), "; job options " + os.environ["BENCH_JOB_ARGS"] if os.environ.get("BENCH_JOB_ARGS") else ""))
+          " ClickHouse sinks on (%d samples stored by the end); %d cores shared by the simulator, Kafka, Flink and"
+          " ClickHouse%s" % (PARALLELISM, stored, os.cpu_count(), "; job options " + os.environ["BENCH_JOB_ARGS"] if os.environ.get("BENCH_JOB_ARGS") else ""))
     print("  capacity: %d samples (%s simulated, as fast as possible) taken in by the detection chain in %.1f s:"
           " %.0f samples/s (target >= 100,000/s: %s)" % (published, DURATION, seconds, rate, "met" if rate >= 100000 else "NOT met"))
     print("    " + capacity_cpu)
