@@ -60,11 +60,11 @@ public final class ClickHouseHttp {
 
   /**
    * Inserts the rows ({@code body[0, length)}); throws once every attempt failed. Each attempt
-   * reads the array again (HttpClient copies it into 16 KiB buffers to send it): the caller must
-   * not touch it until this returns.
+   * sends from the array itself ({@link ArrayBodyPublisher}): the caller must not touch it until
+   * this returns.
    */
   public void insert(byte[] body, int length, int rows) throws IOException, InterruptedException {
-    send(() -> HttpRequest.newBuilder(insertUri).POST(HttpRequest.BodyPublishers.ofByteArray(body, 0, length)), "insert of " + rows + " rows into");
+    send(() -> HttpRequest.newBuilder(insertUri).POST(new ArrayBodyPublisher(body, length)), "insert of " + rows + " rows into");
   }
 
   /** The result of a statement that reads (in the format it names), retried like inserts. */
