@@ -123,9 +123,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
       ts = new TaskSeries();
       ts.task = s.task;
     }
-    ts.job = s.job;
-    ts.platform = s.platform;
-    ts.taskClass = s.taskClass;
+    ts.describe(s.job, s.platform, s.taskClass);
     ts.isProtected = s.isProtected;
     if (s.specKnown) {
       ts.specKnown = true;

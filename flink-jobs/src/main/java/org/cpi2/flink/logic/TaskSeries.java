@@ -1,6 +1,7 @@
 package org.cpi2.flink.logic;
 
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * The recent samples of one task on one host, sorted by window start: CPI (NaN when unknown), CPU
@@ -33,6 +34,22 @@ public class TaskSeries {
 
   public int size() {
     return size;
+  }
+
+  /**
+   * What the task is, from its newest sample. Strings equal to those held are not stored: every
+   * sample decodes new ones, and storing them made each of the 100,000 long-lived series point
+   * at young objects, which young collections then had to find (a dirty card per series) and
+   * copy.
+   */
+  public void describe(String taskJob, String taskPlatform, String cls) {
+    job = kept(job, taskJob);
+    platform = kept(platform, taskPlatform);
+    taskClass = kept(taskClass, cls);
+  }
+
+  private static String kept(String held, String latest) {
+    return Objects.equals(held, latest) ? held : latest;
   }
 
   public long newest() {

@@ -45,6 +45,21 @@ class TaskSeriesTest {
   }
 
   @Test
+  void describeKeepsTheHeldStringsWhileTheyAreEqual() {
+    TaskSeries s = new TaskSeries();
+    String job = new String("websearch");
+    s.describe(job, "p1", "LATENCY_SENSITIVE");
+    assertSame(job, s.job);
+    s.describe(new String("websearch"), new String("p1"), "LATENCY_SENSITIVE"); // a new sample's copies
+    assertSame(job, s.job, "an equal string is not stored again");
+    String moved = new String("p2");
+    s.describe(new String("websearch"), moved, "BATCH");
+    assertSame(job, s.job);
+    assertSame(moved, s.platform, "a changed platform is taken");
+    assertEquals("BATCH", s.taskClass);
+  }
+
+  @Test
   void steadyAddAndEvictReusesTheArrays() {
     TaskSeries s = new TaskSeries();
     for (long t = 1; t <= 10; t++) {
