@@ -38,9 +38,8 @@ public class TaskSeries {
 
   /**
    * What the task is, from its newest sample. Strings equal to those held are not stored: every
-   * sample decodes new ones, and storing them made each of the 100,000 long-lived series point
-   * at young objects, which young collections then had to find (a dirty card per series) and
-   * copy.
+   * sample decodes new ones, and storing them kept each of the 100,000 long-lived series pointing
+   * at young objects, which every young collection then had to copy.
    */
   public void describe(String taskJob, String taskPlatform, String cls) {
     job = kept(job, taskJob);
