@@ -17,6 +17,7 @@ sys.path[:0] = [HERE, os.path.join(HERE, "tests"), os.path.join(HERE, "..", "cli
 from cpi2ctl import repo, stacktest  # noqa: E402
 
 import generate  # noqa: E402
+from chclient import ClickHouseError  # noqa: E402
 from grafana_sql import expand  # noqa: E402
 
 
@@ -29,7 +30,7 @@ def main():
                    help="samples to generate when --database has none (default %(default)s; 2 days, so 1/8 in 6 hours)")
     a = p.parse_args()
     ch = stacktest.clickhouse(a.url)
-    if ch.query(f"EXISTS TABLE {a.database}.samples").strip() == "1" and ch.query(f"SELECT count() FROM {a.database}.samples").strip() != "0":
+    if _samples(ch, a.database):
         time_panels(ch, a.database, a)
         return
     generated = a.database + "_grafana_bench"
@@ -45,11 +46,18 @@ def main():
         ch.query(f"DROP DATABASE IF EXISTS {generated}")
 
 
+def _samples(ch, database):
+    """How many samples the database holds; 0 without the table."""
+    try:
+        return int(ch.query(f"SELECT count() FROM {database}.samples").strip())
+    except ClickHouseError:
+        return 0
+
+
 def _clickhouse_bench():
-    """clickhouse/bench.py (its generator and schema), loaded by path: this file is bench.py too."""
-    d = os.path.join(HERE, "..", "clickhouse")
-    sys.path.insert(0, d)
-    spec = importlib.util.spec_from_file_location("clickhouse_bench", os.path.join(d, "bench.py"))
+    """clickhouse/bench.py (its generator and schema), loaded by path: this file is bench.py too
+    (its imports resolve through repo, which puts clickhouse/ on the path)."""
+    spec = importlib.util.spec_from_file_location("clickhouse_bench", repo.CLICKHOUSE_DIR / "bench.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
