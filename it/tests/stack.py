@@ -28,6 +28,46 @@ KAFKA = "%s:%s" % (HOST, E["KAFKA_PORT"])
 FLINK = "http://%s:%s" % (HOST, E["FLINK_REST_PORT"])
 CLICKHOUSE = "http://%s:%s" % (HOST, E["CLICKHOUSE_HTTP_PORT"])
 STACK_DIR = os.environ.get("STACK_DIR", os.path.join(ROOT, ".stack"))
+SECRETS_DIR = os.path.join(STACK_DIR, "secrets")
+
+
+def kafka_client_file(principal="admin"):
+    """The client file of a Kafka principal (librdkafka properties: SASL_SSL, user, password,
+    CA), or None when the stack made no secrets (a stack from before authentication)."""
+    path = os.path.join(SECRETS_DIR, "kafka-%s.properties" % principal)
+    return path if os.path.exists(path) else None
+
+
+def read_client_file(path):
+    """A librdkafka property file ('key=value' lines, '#' comments) as a dict."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            assert "=" in line, "%s:%d: not key=value" % (path, n)
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+def kafka_conf(principal="admin", **extra):
+    """A confluent-kafka configuration for principal: bootstrap.servers plus its client file's
+    properties; plain {"bootstrap.servers": KAFKA} when the stack has no secrets."""
+    conf = {"bootstrap.servers": KAFKA}
+    path = kafka_client_file(principal)
+    if path:
+        conf.update(read_client_file(path))
+    conf.update(extra)
+    return conf
+
+
+def agent_kafka_args(principal):
+    """Extra command-line arguments that give a C agent (collector, fleetsim, enforcer) the
+    principal's client file; [] when the stack has no secrets."""
+    path = kafka_client_file(principal)
+    return ["--kafka-client-file", path] if path else []
 
 
 def status():
