@@ -1,7 +1,9 @@
 /* config: see cpi2/config.h. */
 #include <cpi2/config.h>
+#include <cpi2/kafka.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +109,12 @@ static char *trim(char *s)
 	return s;
 }
 
-int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char *path, char *err, size_t errsz)
+/* The key every program has, handled here: the Kafka client file (cpi2/kafka.h). */
+#define CLIENT_FILE_KEY "kafka_client_file"
+
+/* cpi2_config_load, and kafka_client_file into client_file (PATH_MAX) when it is not NULL. */
+static int load(const struct cpi2_config_key *keys, void *conf, const char *path, char *client_file, char *err,
+		size_t errsz)
 {
 	char line[4096], msg[512];
 	FILE *f = fopen(path, "re");
@@ -131,6 +138,15 @@ int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char 
 			break;
 		}
 		*eq = '\0';
+		if (client_file && !strcmp(trim(s), CLIENT_FILE_KEY)) {
+			if (strlen(trim(eq + 1)) >= PATH_MAX) {
+				snprintf(err, errsz, "%s:%d: %s: path too long", path, lineno, CLIENT_FILE_KEY);
+				rc = -EINVAL;
+				break;
+			}
+			strcpy(client_file, trim(eq + 1));
+			continue;
+		}
 		if (cpi2_config_set(keys, conf, trim(s), trim(eq + 1), msg, sizeof(msg))) {
 			snprintf(err, errsz, "%s:%d: %s", path, lineno, msg);
 			rc = -EINVAL;
@@ -141,6 +157,11 @@ int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char 
 	return rc;
 }
 
+int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char *path, char *err, size_t errsz)
+{
+	return load(keys, conf, path, NULL, err, errsz);
+}
+
 void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FILE *out)
 {
 	static const char *const types[] = {"TEXT", "N", "X", ""};
@@ -148,7 +169,11 @@ void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FIL
 	fprintf(out, "%s\n\nOptions (also as 'key = value' lines in --config FILE; underscores or dashes):\n", usage);
 	fprintf(out, "  %-32s %s\n", "--config FILE", "read options from FILE first");
 	fprintf(out, "  %-32s %s\n", "--set key=value", "set an option as in the file");
-	fprintf(out, "  %-32s %s\n", "-X key=value", "librdkafka property, passed through unchanged");
+	fprintf(out, "  %-32s %s\n", "-X key=value",
+		"librdkafka property, passed through unchanged (no secrets: they go in the client file)");
+	fprintf(out, "  %-32s %s\n", "--kafka-client-file PATH",
+		"librdkafka properties of the Kafka principal (SASL, TLS, password), under the -X ones; mode 0600 "
+		"(key " CLIENT_FILE_KEY " in --config FILE; default: none)");
 	fprintf(out, "  %-32s %s\n", "--help", "this text");
 	for (; keys->name; keys++) {
 		char opt[96];
@@ -165,10 +190,14 @@ void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FIL
 int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int argc, char **argv,
 			   const char *usage, const char **props, char *err, size_t errsz)
 {
+	static const char client_opt[] = "--kafka-client-file";
+	char client_file[PATH_MAX] = "";
 	int nprops = 0, rc;
 
 	if (cpi2_config_defaults(keys, conf, err, errsz))
 		return -EINVAL;
+	/* First --help, the config files and the client file (the command line's wins), so that
+	 * the client file's properties come before the -X ones, which override them. */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			cpi2_config_help(keys, usage, stdout);
@@ -179,22 +208,55 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 				snprintf(err, errsz, "--config needs a file");
 				return -EINVAL;
 			}
-			rc = cpi2_config_load(keys, conf, argv[i + 1], err, errsz);
+			rc = load(keys, conf, argv[i + 1], client_file, err, errsz);
 			if (rc)
 				return -EINVAL;
 		}
 	}
 	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (!strcmp(argv[i], client_opt)) {
+			if (i + 1 >= argc) {
+				snprintf(err, errsz, "%s needs a file", client_opt);
+				return -EINVAL;
+			}
+			v = argv[++i];
+		} else if (!strncmp(argv[i], client_opt, sizeof(client_opt) - 1) && argv[i][sizeof(client_opt) - 1] == '=') {
+			v = argv[i] + sizeof(client_opt);
+		} else if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-X") || !strcmp(argv[i], "--set")) {
+			i++;
+		}
+		if (v && strlen(v) >= sizeof(client_file)) {
+			snprintf(err, errsz, "%s: path too long", client_opt);
+			return -EINVAL;
+		}
+		if (v)
+			strcpy(client_file, v);
+	}
+	if (client_file[0] &&
+	    cpi2_kafka_client_file(client_file, props, CPI2_CONFIG_MAX_PROPS - 1, &nprops, err, errsz))
+		return -EINVAL;
+	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *name, *eq, *value;
 		const struct cpi2_config_key *k;
 
-		if (!strcmp(a, "--config")) {
+		if (!strcmp(a, "--config") || !strcmp(a, client_opt)) {
 			i++;
 			continue;
 		}
+		if (!strncmp(a, client_opt, sizeof(client_opt) - 1) && a[sizeof(client_opt) - 1] == '=')
+			continue;
 		if (!strcmp(a, "-X")) {
 			if (i + 1 >= argc || !strchr(argv[i + 1], '=')) {
 				snprintf(err, errsz, "-X needs key=value");
+				return -EINVAL;
+			}
+			if (cpi2_kafka_prop_is_secret(argv[i + 1])) {
+				snprintf(err, errsz,
+					 "-X %.*s=...: a secret is not taken on the command line, where every local user "
+					 "reads it (ps, /proc): put it in the --kafka-client-file (mode 0600)",
+					 (int)strcspn(argv[i + 1], "="), argv[i + 1]);
 				return -EINVAL;
 			}
 			if (nprops == CPI2_CONFIG_MAX_PROPS - 1) {

@@ -4,11 +4,14 @@
 #include <cpi2/wire.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <librdkafka/rdkafka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #define MAX_TOPICS 16
 
@@ -27,6 +30,118 @@ struct cpi2_consumer {
 	rd_kafka_t *rk;
 	rd_kafka_message_t *last; /* destroyed at the next poll */
 };
+
+/* The text of the last client file read; props point into it. */
+static char *client_file_text;
+
+int cpi2_kafka_prop_is_secret(const char *prop)
+{
+	static const char *const secrets[] = {"ssl.key.pem", "ssl_key", "sasl.oauthbearer.config", NULL};
+	size_t len = strcspn(prop, "=");
+	char key[256];
+
+	if (len >= sizeof(key))
+		len = sizeof(key) - 1;
+	memcpy(key, prop, len);
+	key[len] = '\0';
+	if (strstr(key, "password") || strstr(key, "secret"))
+		return 1;
+	for (int i = 0; secrets[i]; i++)
+		if (!strcmp(key, secrets[i]))
+			return 1;
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err, size_t errsz)
+{
+	enum { MAX_SIZE = 65536 };
+	struct stat st;
+	char *text, *line, *next;
+	ssize_t got;
+	int fd, rc = 0, lineno = 0, n0 = *n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "Kafka client file %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st)) {
+		rc = -errno;
+		snprintf(err, errsz, "Kafka client file %s: %s", path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size >= MAX_SIZE) {
+		snprintf(err, errsz, "Kafka client file %s: not a regular file under %d bytes", path, MAX_SIZE);
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(err, errsz,
+			 "Kafka client file %s: mode %04o lets group or others read it, and it holds a password: "
+			 "chmod 600 it",
+			 path, (unsigned)(st.st_mode & 07777));
+		close(fd);
+		return -EPERM;
+	}
+	text = malloc((size_t)st.st_size + 1);
+	if (!text) {
+		close(fd);
+		return -ENOMEM;
+	}
+	got = read(fd, text, (size_t)st.st_size);
+	rc = got < 0 ? -errno : 0;
+	close(fd);
+	if (got != st.st_size) {
+		snprintf(err, errsz, "Kafka client file %s: %s", path, got < 0 ? strerror(-rc) : "changed while read");
+		free(text);
+		return rc ? rc : -EIO;
+	}
+	text[got] = '\0';
+	for (line = text; line && *line; line = next) {
+		char *s;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		s = trim(line);
+		if (*s == '#' || *s == '\0')
+			continue;
+		if (!strchr(s, '=') || *s == '=') {
+			snprintf(err, errsz, "Kafka client file %s:%d: expected key=value", path, lineno);
+			rc = -EINVAL;
+			break;
+		}
+		if (*n >= max) {
+			snprintf(err, errsz, "Kafka client file %s:%d: more than %d properties in all", path, lineno, max);
+			rc = -E2BIG;
+			break;
+		}
+		props[(*n)++] = s;
+	}
+	if (rc) {
+		*n = n0;
+		free(text);
+		return rc;
+	}
+	free(client_file_text);
+	client_file_text = text;
+	return 0;
+}
 
 static int set(rd_kafka_conf_t *conf, const char *kv, char *errstr, size_t errsz)
 {

@@ -1,10 +1,12 @@
 /* config: defaults, file, command line, -X pass-through, and errors that say what is wrong. */
 #include <cpi2/config.h>
+#include <cpi2/kafka.h>
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -33,6 +35,71 @@ static const char *file(const char *text)
 	CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
 	close(fd);
 	return path;
+}
+
+/* props[0..] are exactly want[] (NULL-terminated). */
+static int props_are(const char **props, const char *const *want)
+{
+	int i;
+
+	for (i = 0; want[i]; i++)
+		if (!props[i] || strcmp(props[i], want[i]))
+			return 0;
+	return props[i] == NULL;
+}
+
+/* --kafka-client-file PATH / kafka_client_file in --config: its properties come before the -X
+ * ones; a file others may read is refused; secrets are refused with -X, taken from the file. */
+static void client_file_tests(void)
+{
+	struct conf c;
+	const char *props[CPI2_CONFIG_MAX_PROPS];
+	char err[512], path[64], cfg[64];
+	const char *const want[] = {"security.protocol=SASL_SSL", "sasl.username=collector", "sasl.password=s3cret",
+				    "linger.ms=7", NULL};
+
+	strcpy(path, file("# client of collector\nsecurity.protocol=SASL_SSL\n\n  sasl.username=collector\r\n"
+			  "sasl.password=s3cret\n"));
+	char *a1[] = {"p", "-X", "linger.ms=7", "--kafka-client-file", path, "--max-caps", "3", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 7, a1, "usage", props, err, sizeof(err)) == 0);
+	CHECK(props_are(props, want) && c.max_caps == 3);
+	char opt[96];
+	snprintf(opt, sizeof(opt), "--kafka-client-file=%s", path);
+	char *a2[] = {"p", opt, "-X", "linger.ms=7", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 4, a2, "usage", props, err, sizeof(err)) == 0 && props_are(props, want));
+	char text[128];
+	snprintf(text, sizeof(text), "max_caps = 5\nkafka_client_file = %s\n", path);
+	strcpy(cfg, file(text));
+	char *a3[] = {"p", "--config", cfg, "-X", "linger.ms=7", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 5, a3, "usage", props, err, sizeof(err)) == 0 && props_are(props, want));
+	CHECK(c.max_caps == 5);
+	/* readable by others: refused, whatever else is right */
+	CHECK(chmod(path, 0640) == 0);
+	CHECK(cpi2_config_parse_args(keys, &c, 7, a1, "usage", props, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, path) && strstr(err, "0640") && strstr(err, "chmod 600"));
+	CHECK(chmod(path, 0604) == 0);
+	CHECK(cpi2_config_parse_args(keys, &c, 4, a2, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "0604"));
+	unlink(path);
+	CHECK(cpi2_config_parse_args(keys, &c, 7, a1, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, path));
+	/* a line that is not key=value names its line */
+	strcpy(path, file("security.protocol=SASL_SSL\nsasl.password\n"));
+	char *a4[] = {"p", "--kafka-client-file", path, NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a4, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, ":2:"));
+	unlink(path);
+	char *a5[] = {"p", "--kafka-client-file", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a5, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "needs a file"));
+	/* secrets on the command line: refused, pointing at the client file */
+	static const char *const secret[] = {"sasl.password=x", "ssl.key.password=x", "sasl.oauthbearer.client.secret=x",
+					     "ssl.keystore.password=x", "ssl.key.pem=x", NULL};
+	for (int i = 0; secret[i]; i++) {
+		char *a[] = {"p", "-X", (char *)secret[i], NULL};
+
+		CHECK(cpi2_kafka_prop_is_secret(secret[i]));
+		CHECK(cpi2_config_parse_args(keys, &c, 3, a, "usage", props, err, sizeof(err)) == -EINVAL);
+		CHECK(strstr(err, "--kafka-client-file") && !strstr(err, "=x"));
+	}
+	CHECK(!cpi2_kafka_prop_is_secret("sasl.username=u") && !cpi2_kafka_prop_is_secret("ssl.ca.location"));
+	unlink(cfg);
 }
 
 int main(void)
@@ -88,6 +155,7 @@ int main(void)
 	CHECK(cpi2_config_parse_args(keys, &c, 3, a9, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "unknown option 'nope'"));
 	char *a10[] = {"p", "--set", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 2, a10, "usage", props, err, sizeof(err)) == -EINVAL);
+	client_file_tests();
 	printf("test-config: ok\n");
 	return 0;
 }

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cpi2/kafka.h>
+
 #include "capwatch.h"
 #include "fleet.h"
 #include "fslog.h"
@@ -39,9 +41,12 @@ struct conf {
 	int seed_given;
 	const char *brokers;
 	const char *topic;
-	/* DEFAULT_PROP, then -X key=value (later ones win), NULL-terminated */
+	/* DEFAULT_PROP, then the client file's, then -X key=value (later ones win), NULL-terminated */
 	const char *props[1 + MAX_PROPS + 1];
 	int nprops;
+	const char *xprops[MAX_PROPS]; /* -X, in order */
+	int nx;
+	const char *client_file; /* --kafka-client-file */
 	const char *cgroup_root; /* NULL: no cap loop */
 	const char *truth;       /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
 	enum output_mode mode;
@@ -79,7 +84,9 @@ static void usage(FILE *f)
 		"  -b, --brokers LIST        Kafka bootstrap servers (default 127.0.0.1:9092)\n"
 		"  -t, --topic NAME          default cpi2.samples\n"
 		"  -X key=value              librdkafka property, passed through (repeatable;\n"
-		"                            default here: " DEFAULT_PROP ")\n"
+		"                            default here: " DEFAULT_PROP "); no secrets\n"
+		"      --kafka-client-file PATH  librdkafka properties of the Kafka principal (SASL,\n"
+		"                            TLS, password), under the -X ones; mode 0600\n"
 		"      --cgroup-root DIR     create <DIR>/<host>/<task> folders with cpu.max and\n"
 		"                            cpu.cfs_quota_us; caps written there clamp the task\n"
 		"      --truth FILE|none     ground truth, JSON lines (default\n"
@@ -108,7 +115,7 @@ static int parse_speed(const char *v, double *out)
 static int parse_args(int argc, char **argv, struct conf *c)
 {
 	enum { O_DIR = 256, O_SPEED, O_WARMUP, O_WSPEED, O_DURATION, O_START, O_SEED, O_CGROUP,
-	       O_TRUTH, O_STDOUT, O_DRY, O_PROGRESS, O_FLUSH };
+	       O_TRUTH, O_STDOUT, O_DRY, O_PROGRESS, O_FLUSH, O_CLIENT };
 	static const struct option opts[] = {
 		{"scenario", required_argument, 0, 's'}, {"scenario-dir", required_argument, 0, O_DIR},
 		{"speed", required_argument, 0, O_SPEED}, {"warmup", required_argument, 0, O_WARMUP},
@@ -120,6 +127,7 @@ static int parse_args(int argc, char **argv, struct conf *c)
 		{"truth", required_argument, 0, O_TRUTH}, {"stdout", no_argument, 0, O_STDOUT},
 		{"dry-run", no_argument, 0, O_DRY}, {"progress", required_argument, 0, O_PROGRESS},
 		{"flush-timeout", required_argument, 0, O_FLUSH},
+		{"kafka-client-file", required_argument, 0, O_CLIENT},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	int o;
 	char *end;
@@ -165,13 +173,22 @@ static int parse_args(int argc, char **argv, struct conf *c)
 		case 'b': c->brokers = optarg; break;
 		case 't': c->topic = optarg; break;
 		case 'X':
-			if (!strchr(optarg, '=') || c->nprops >= 1 + MAX_PROPS) {
+			if (!strchr(optarg, '=') || c->nx >= MAX_PROPS) {
 				fprintf(stderr, "cpi2-fleetsim: -X needs key=value (at most %d)\n",
 					MAX_PROPS);
 				return -EINVAL;
 			}
-			c->props[c->nprops++] = optarg;
+			if (cpi2_kafka_prop_is_secret(optarg)) {
+				fprintf(stderr,
+					"cpi2-fleetsim: -X %.*s=...: a secret is not taken on the command line, "
+					"where every local user reads it (ps, /proc): put it in the "
+					"--kafka-client-file (mode 0600)\n",
+					(int)strcspn(optarg, "="), optarg);
+				return -EINVAL;
+			}
+			c->xprops[c->nx++] = optarg;
 			break;
+		case O_CLIENT: c->client_file = optarg; break;
 		case O_CGROUP: c->cgroup_root = optarg; break;
 		case O_TRUTH: c->truth = optarg; break;
 		case O_STDOUT: c->mode = OUTPUT_STDOUT; break;
@@ -206,6 +223,18 @@ bad:
 		fprintf(stderr, "cpi2-fleetsim: --scenario is required (see --help)\n");
 		return -EINVAL;
 	}
+	if (c->client_file) {
+		char err[512];
+
+		if (cpi2_kafka_client_file(c->client_file, c->props, 1 + MAX_PROPS - c->nx, &c->nprops, err,
+					   sizeof(err))) {
+			fprintf(stderr, "cpi2-fleetsim: %s\n", err);
+			return -EINVAL;
+		}
+	}
+	for (int i = 0; i < c->nx; i++)
+		c->props[c->nprops++] = c->xprops[i];
+	c->props[c->nprops] = NULL;
 	return 0;
 }
 

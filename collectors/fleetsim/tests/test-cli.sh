@@ -53,6 +53,18 @@ dry "${xs[@]}" || fail "64 -X options refused: $(cat "$TMP/x.err")"
 dry "${xs[@]}" -X linger.ms=65 && fail "a 65th -X option accepted"
 grep -q "at most 64" "$TMP/x.err" || fail "65 -X options: $(cat "$TMP/x.err")"
 dry -X linger && fail "-X without = accepted"
+# secrets: never with -X (ps shows them), only in the --kafka-client-file, which must be 0600
+dry -X sasl.password=hunter2 && fail "-X sasl.password accepted"
+grep -q "kafka-client-file" "$TMP/x.err" && ! grep -q hunter2 "$TMP/x.err" || fail "-X sasl.password: $(cat "$TMP/x.err")"
+dry -X ssl.key.password=hunter2 && fail "-X ssl.key.password accepted"
+printf 'security.protocol=SASL_SSL\nsasl.password=hunter2\n' >"$TMP/client.properties"
+chmod 600 "$TMP/client.properties"
+dry --kafka-client-file "$TMP/client.properties" "${xs[@]:4}" || fail "a 0600 client file refused: $(cat "$TMP/x.err")"
+dry --kafka-client-file "$TMP/client.properties" "${xs[@]}" && fail "a client file and 64 -X options accepted"
+chmod 640 "$TMP/client.properties"
+dry --kafka-client-file "$TMP/client.properties" && fail "a client file group may read accepted"
+grep -q "chmod 600" "$TMP/x.err" || fail "group-readable client file: $(cat "$TMP/x.err")"
+grep -q -- "--kafka-client-file" "$TMP/help" || fail "--help does not document --kafka-client-file"
 
 # the cap loop: cap be-crawler/0 through cpu.max while the program runs, then lift it
 ROOT="$TMP/cg"

@@ -28,6 +28,21 @@ struct cpi2_message {
 	int64_t timestamp_ms; /* the message's Kafka timestamp, or -1 */
 };
 
+/* Is the librdkafka property (its key, or "key=value") a secret (sasl.password,
+ * ssl.key.password, sasl.oauthbearer.client.secret, an inline private key...)? Secrets are
+ * refused on a command line, where every local user reads them in ps and /proc; they belong in
+ * a client file. */
+int cpi2_kafka_prop_is_secret(const char *prop);
+
+/* Read a Kafka client file (librdkafka properties, "key=value" lines, '#' comments: e.g.
+ * security.protocol, sasl.mechanisms, sasl.username, sasl.password, ssl.ca.location) and append
+ * its properties to props[*n...] (at most max in all; no NULL is added). The file must be a
+ * regular file that neither group nor others may read or write (mode 0600 or stricter): it holds
+ * a password, and any local user who can read it signs in as its principal. The strings stay
+ * valid until the next call (one client file per process). Returns 0, or -errno with a reason
+ * naming path (and line). */
+int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err, size_t errsz);
+
 /* A producer with idempotence, lz4 compression and a bounded queue; props override defaults.
  * Returns 0 or -EINVAL with a reason. */
 int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const char *const *props, char *errstr,
