@@ -11,6 +11,8 @@ RUN_DIR="$STACK_DIR/run"
 LOG_DIR="$STACK_DIR/logs"
 LIB_DIR="$STACK_DIR/lib"
 BIN_DIR="$STACK_DIR/bin"
+# Kafka's CA, server key and one client file per principal (stack/kafka/make-secrets.sh), 0700
+SECRETS_DIR="$STACK_DIR/secrets"
 JAVA="${JAVA:-java}"
 CLICKHOUSE_SERVER="${CLICKHOUSE_SERVER:-/usr/sbin/clickhouse-server}"
 TELEGRAF="${TELEGRAF:-$BIN_DIR/telegraf}"
@@ -57,6 +59,11 @@ healthy() {
     telegraf) running_pid telegraf >/dev/null && telegraf_writes ;;
     *) return 1 ;;
   esac
+}
+
+# client_prop PRINCIPAL KEY: a property of a principal's Kafka client file.
+client_prop() {
+  sed -n "s/^$2=//p" "$SECRETS_DIR/kafka-$1.properties" | tail -n 1
 }
 
 kafka_cp() { echo "$LIB_DIR/kafka/*"; }

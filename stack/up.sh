@@ -29,11 +29,12 @@ check_config() {
   ls "$LIB_DIR"/flink/flink-runtime-*.jar >/dev/null 2>&1 || die "Flink jars missing in $LIB_DIR/flink: run make setup"
 }
 
-# Fill @VAR@ in a template from the environment (stack.env plus STACK_DIR).
+# Fill @VAR@ in a template from the environment (stack.env plus STACK_DIR and the secrets'
+# variables below). The result is 0600: some hold a password.
 render() {
   local in="$1" out="$2" line
   mkdir -p "$(dirname "$out")"
-  cp "$in" "$out.tmp"
+  (umask 077; rm -f "$out.tmp"; cp "$in" "$out.tmp")
   for var in $(grep -o '@[A-Z_][A-Z_]*@' "$in" | sort -u | tr -d @); do
     [ -n "${!var:-}" ] || die "$in uses @$var@ but $STACK_ENV does not set $var"
     sed -i "s|@$var@|${!var}|g" "$out.tmp"
@@ -82,10 +83,33 @@ start_clickhouse() {
   start clickhouse "$CLICKHOUSE_HTTP_PORT" nice -n "$CLICKHOUSE_NICE" "$CLICKHOUSE_SERVER" --config-file="$d/config.xml"
 }
 
+# The CA, Kafka's certificate and the principals' client files and passwords, made once; what
+# the templates need of them.
+make_secrets() {
+  "$STACK_SRC/kafka/make-secrets.sh" "$SECRETS_DIR" "$SECRETS_DIR/ca.pem" "IP:$STACK_HOST" IP:127.0.0.1 DNS:localhost \
+    || die "making Kafka's certificates and passwords in $SECRETS_DIR failed (needs openssl)"
+  KAFKA_SECRETS="$SECRETS_DIR"
+  KAFKA_ADMIN_PASSWORD="$(client_prop admin sasl.password)"
+  KAFKA_TELEGRAF_PASSWORD="$(client_prop telegraf sasl.password)"
+  KAFKA_CLICKHOUSE_PASSWORD="$(client_prop clickhouse sasl.password)"
+  KAFKA_PLAIN_USERS=""
+  local f p
+  for f in "$SECRETS_DIR"/kafka-*.properties; do
+    p="$(basename "$f" .properties)"; p="${p#kafka-}"
+    [ "$(client_prop "$p" sasl.mechanisms)" = PLAIN ] || continue
+    KAFKA_PLAIN_USERS="$KAFKA_PLAIN_USERS user_$p=\"$(client_prop "$p" sasl.password)\""
+  done
+}
+
 start_kafka() {
   local d="$STACK_DIR/kafka" cp
   cp="$(kafka_cp)"
-  render "$STACK_SRC/kafka/server.properties.in" "$d/server.properties"
+  render "$STACK_SRC/kafka/server.properties.in" "$d/server.properties.new"
+  if running_pid kafka >/dev/null && ! cmp -s "$d/server.properties.new" "$d/server.properties"; then
+    rm -f "$d/server.properties.new"
+    die "the running Kafka has an older configuration (e.g. from before authentication): make down && make up"
+  fi
+  mv "$d/server.properties.new" "$d/server.properties"
   if [ ! -f "$d/data/meta.properties" ]; then
     local id
     id="$("$JAVA" -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)"
@@ -107,8 +131,9 @@ create_topics() {
     sleep 1; t=$((t + 1))
   done
   "$JAVA" -cp "$(kafka_cp)" -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR/topics" \
-    "$STACK_SRC/kafka/CreateTopics.java" "$STACK_HOST:$KAFKA_PORT" "$STACK_SRC/kafka/topics.conf" \
-    || die "creating the Kafka topics failed (see above)"
+    "$STACK_SRC/kafka/CreateTopics.java" "$STACK_HOST:$KAFKA_PORT" \
+    "$STACK_SRC/kafka/topics.conf" "$STACK_SRC/kafka/acls.conf" "$SECRETS_DIR" \
+    || die "setting Kafka's credentials, topics and ACLs failed (see above)"
   touch "$RUN_DIR/kafka.topics-ok"
 }
 
@@ -166,6 +191,7 @@ start_telegraf() {
 
 check_config
 mkdir -p "$RUN_DIR" "$LOG_DIR" "$LOG_DIR/topics"
+make_secrets
 start_clickhouse
 start_kafka
 start_flink

@@ -8,6 +8,9 @@ from conftest import server
 import schema
 
 BROKERS = f"{os.environ.get('STACK_HOST', '127.0.0.1')}:{os.environ.get('KAFKA_PORT', '9092')}"
+# ClickHouse reads as principal clickhouse (the <kafka> section of the stack's config.xml), whose
+# ACLs allow the consumer groups named cpi2-clickhouse-*.
+GROUP_PREFIX = "cpi2-clickhouse-"
 
 
 def test_telegraf_metrics_reach_host_metrics_through_kafka():
@@ -16,8 +19,8 @@ def test_telegraf_metrics_reach_host_metrics_through_kafka():
     ch.query(f"DROP DATABASE IF EXISTS {db}")
     try:
         schema.apply(ch, db, log=lambda *_: None)
-        schema.apply_kafka(ch, db, BROKERS, group=db, log=lambda *_: None)
-        schema.apply_kafka(ch, db, BROKERS, group=db, log=lambda *_: None)  # idempotent
+        schema.apply_kafka(ch, db, BROKERS, group=GROUP_PREFIX + db, log=lambda *_: None)
+        schema.apply_kafka(ch, db, BROKERS, group=GROUP_PREFIX + db, log=lambda *_: None)  # idempotent
         deadline = time.monotonic() + 90
         names = set()
         while time.monotonic() < deadline and not {"cpu", "mem", "system"} <= names:

@@ -3,6 +3,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -13,29 +14,41 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialAlteration;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 
 /**
- * Creates the topics listed in topics.conf that do not exist yet, and brings the retention (time
- * and bytes), cleanup policy and segment time of those that do to what the file says
- * (idempotent). Run by stack/up.sh as a single-file program:
- * java -cp 'kafka jars' CreateTopics.java BOOTSTRAP FILE
+ * The local stack's Kafka administration, idempotent, as principal admin (run by stack/up.sh as a
+ * single-file program): java -cp 'kafka jars' CreateTopics.java BOOTSTRAP TOPICS ACLS SECRETS
+ * Admin signs in with SASL PLAIN (its static JAAS user in server.properties), the others with SCRAM.
+ * <ol>
+ *   <li>SCRAM-SHA-512 credentials: every SCRAM client file SECRETS/kafka-PRINCIPAL.properties
+ *       gets its password set, so a new principal or a changed password takes effect.
+ *   <li>Topics: creates those of TOPICS that do not exist, and brings the retention (time and
+ *       bytes), cleanup policy and segment time of those that do to what the file says.
+ *   <li>ACLs: makes the cluster's ACLs exactly those of ACLS (adds the missing, removes the others).
+ * </ol>
  */
 public class CreateTopics {
   public static void main(String[] args) throws Exception {
-    Properties p = new Properties();
-    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
-    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "60000");
-    try (Admin admin = Admin.create(p)) {
+    Path secrets = Path.of(args[3]);
+    try (Admin admin = Admin.create(client(secrets, args[0]))) {
+      System.out.println("scram: credentials of " + scram(admin, secrets) + " principals set");
       Set<String> existing = admin.listTopics().names().get();
       List<NewTopic> wanted = new ArrayList<>();
       Map<String, Map<String, String>> configs = new HashMap<>();
-      for (String line : Files.readAllLines(Path.of(args[1]))) {
-        String t = line.strip();
-        if (t.isEmpty() || t.startsWith("#")) {
-          continue;
-        }
-        String[] f = t.split("\\s+");
+      for (String[] f : lines(Path.of(args[1]))) {
         Map<String, String> c = Map.of("retention.ms", f[2], "retention.bytes", f[3], "cleanup.policy", f[4], "segment.ms", f[5]);
         if (existing.contains(f[0])) {
           configs.put(f[0], c);
@@ -48,7 +61,88 @@ public class CreateTopics {
       }
       int altered = alter(admin, configs);
       System.out.println("topics: created " + wanted.size() + ", " + existing.size() + " existed, " + altered + " reconfigured");
+      System.out.println("acls: " + acls(admin, Path.of(args[2])));
     }
+  }
+
+  /** The non-comment lines of a whitespace-separated table. */
+  static List<String[]> lines(Path file) throws Exception {
+    List<String[]> out = new ArrayList<>();
+    for (String line : Files.readAllLines(file)) {
+      String t = line.strip();
+      if (!t.isEmpty() && !t.startsWith("#")) {
+        out.add(t.split("\\s+"));
+      }
+    }
+    return out;
+  }
+
+  /** A librdkafka client file (key=value lines). */
+  static Properties clientFile(Path file) throws Exception {
+    Properties p = new Properties();
+    try (var in = Files.newBufferedReader(file)) {
+      p.load(in);
+    }
+    return p;
+  }
+
+  /** Admin's client: SASL PLAIN over TLS, trusting the stack's CA. */
+  static Properties client(Path secrets, String bootstrap) throws Exception {
+    Properties creds = clientFile(secrets.resolve("kafka-admin.properties"));
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "60000");
+    p.put("security.protocol", "SASL_SSL");
+    p.put("ssl.truststore.type", "PEM");
+    p.put("ssl.truststore.location", creds.getProperty("ssl.ca.location"));
+    p.put("sasl.mechanism", "PLAIN");
+    p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+        + creds.getProperty("sasl.username") + "\" password=\"" + creds.getProperty("sasl.password") + "\";");
+    return p;
+  }
+
+  /** Sets the SCRAM-SHA-512 password of every principal that has a SCRAM client file. */
+  static int scram(Admin admin, Path secrets) throws Exception {
+    List<UserScramCredentialAlteration> ups = new ArrayList<>();
+    try (var files = Files.newDirectoryStream(secrets, "kafka-*.properties")) {
+      for (Path f : files) {
+        Properties c = clientFile(f);
+        if (!c.getProperty("sasl.mechanisms", "").startsWith("SCRAM-")) {
+          continue;
+        }
+        ups.add(new UserScramCredentialUpsertion(c.getProperty("sasl.username"),
+            new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), c.getProperty("sasl.password")));
+      }
+    }
+    admin.alterUserScramCredentials(ups).all().get();
+    return ups.size();
+  }
+
+  /** Makes the cluster's ACLs those of the file; returns what changed. */
+  static String acls(Admin admin, Path file) throws Exception {
+    Set<AclBinding> want = new HashSet<>();
+    for (String[] f : lines(file)) {
+      ResourcePattern r = new ResourcePattern(ResourceType.valueOf(f[1].toUpperCase()), f[3],
+          PatternType.valueOf(f[2].toUpperCase()));
+      want.add(new AclBinding(r, new AccessControlEntry("User:" + f[0], "*",
+          AclOperation.valueOf(f[4].toUpperCase()), AclPermissionType.ALLOW)));
+    }
+    Collection<AclBinding> have = admin.describeAcls(AclBindingFilter.ANY).values().get();
+    List<AclBinding> add = new ArrayList<>(want);
+    add.removeAll(have);
+    List<AclBindingFilter> remove = new ArrayList<>();
+    for (AclBinding b : have) {
+      if (!want.contains(b)) {
+        remove.add(b.toFilter());
+      }
+    }
+    if (!add.isEmpty()) {
+      admin.createAcls(add).all().get();
+    }
+    if (!remove.isEmpty()) {
+      admin.deleteAcls(remove).all().get();
+    }
+    return want.size() + " in " + file.getFileName() + ", " + add.size() + " added, " + remove.size() + " removed";
   }
 
   /** Sets the listed configs of existing topics where they differ; returns how many topics changed. */

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# make-secrets.sh DIR CA_PATH SAN...: make what Kafka's authentication needs in DIR, once.
+#   ca.pem, ca.key          a throw-away certificate authority (10 years)
+#   kafka-server.pem        the broker's private key and certificate signed by that CA, for
+#                           ssl.keystore.type=PEM; subject alternative names SAN... (IP:127.0.0.1,
+#                           DNS:localhost, DNS:kafka ...)
+#   kafka-PRINCIPAL.properties  one client file per principal (admin and those of acls.conf): librdkafka
+#                           properties with a random password; CA_PATH is where the clients find
+#                           ca.pem (DIR itself locally, the volume's mount point in a container)
+# Files that exist are kept (a password is made once); a principal added to the list gets its
+# file on the next run. DIR is 0700 and every file 0600: they hold private keys and passwords.
+# Needs openssl. Used by stack/up.sh and by docker-compose's kafka-secrets service.
+set -euo pipefail
+
+[ $# -ge 3 ] || { echo "usage: $0 DIR CA_PATH SAN..." >&2; exit 2; }
+dir="$1" ca_path="$2"; shift 2
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+umask 077
+mkdir -p "$dir"
+chmod 0700 "$dir"
+
+if [ ! -f "$dir/ca.pem" ] || [ ! -f "$dir/ca.key" ]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=cpi2 local CA" \
+    -keyout "$dir/ca.key.tmp" -out "$dir/ca.pem.tmp" 2>/dev/null
+  mv "$dir/ca.key.tmp" "$dir/ca.key"
+  mv "$dir/ca.pem.tmp" "$dir/ca.pem"
+  rm -f "$dir/kafka-server.pem" # signed by an older CA
+fi
+
+if [ ! -f "$dir/kafka-server.pem" ]; then
+  san="$(IFS=,; echo "$*")"
+  openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$dir/server.key.tmp" 2>/dev/null
+  openssl req -new -key "$dir/server.key.tmp" -subj "/CN=cpi2-kafka" -out "$dir/server.csr.tmp" 2>/dev/null
+  printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$san" > "$dir/server.ext.tmp"
+  openssl x509 -req -in "$dir/server.csr.tmp" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$dir/server.ext.tmp" -out "$dir/server.crt.tmp" 2>/dev/null
+  cat "$dir/server.key.tmp" "$dir/server.crt.tmp" > "$dir/kafka-server.pem.tmp"
+  mv "$dir/kafka-server.pem.tmp" "$dir/kafka-server.pem"
+  rm -f "$dir"/server.*.tmp "$dir/ca.srl"
+fi
+
+# SASL PLAIN (over TLS; static users in server.properties) rather than SCRAM: admin, the broker's
+# own user; and the principals whose clients use Debian 12's librdkafka 2.0.2 (the C agents, and
+# ClickHouse 18.16, linked to it), whose SCRAM a Kafka 4 broker rejects (librdkafka appended its
+# nonce twice until 2.6.1). With librdkafka 2.6.1 or newer they can move to SCRAM.
+PLAIN_PRINCIPALS="admin collector enforcer clickhouse"
+
+{ echo admin; awk '!/^#/ && NF { print $1 }' "$here/acls.conf" | sort -u; } | while read -r p; do
+  f="$dir/kafka-$p.properties"
+  [ -f "$f" ] && continue
+  {
+    echo "# Kafka client of principal $p (librdkafka properties; stack/kafka/make-secrets.sh)."
+    echo "# Secret: keep it 0600. To rotate the password, see stack/README.md."
+    echo "security.protocol=SASL_SSL"
+    case " $PLAIN_PRINCIPALS " in
+      *" $p "*) echo "sasl.mechanisms=PLAIN" ;;
+      *) echo "sasl.mechanisms=SCRAM-SHA-512" ;;
+    esac
+    echo "sasl.username=$p"
+    echo "sasl.password=$(openssl rand -hex 24)"
+    echo "ssl.ca.location=$ca_path"
+  } > "$f.tmp"
+  mv "$f.tmp" "$f"
+done
+chmod 0600 "$dir"/*
