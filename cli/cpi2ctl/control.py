@@ -80,13 +80,19 @@ def key(record):
     return (record["host"] or CLUSTER_KEY).encode()
 
 
-def publish(record, bootstrap, timeout_s=10.0, topic=TOPIC):
-    """Sends one command and waits until the broker has it; returns (partition, offset).
-    Raises ControlError naming the broker when it cannot be reached or refuses the record."""
-    from confluent_kafka import KafkaException, Producer
+def publish(record, bootstrap, timeout_s=10.0, topic=TOPIC, client_file=""):
+    """Sends one command and waits until the broker has it; returns (partition, offset). Signs in
+    with the client file's properties (SASL, TLS) if one is given. Raises ControlError naming the
+    broker when it cannot be reached or refuses the record (or the client file)."""
+    from confluent_kafka import KafkaError, KafkaException, Producer
 
+    try:
+        client = repo.read_client_file(client_file) if client_file else {}
+    except repo.ClientFileError as e:
+        raise DeliveryError(str(e)) from None
     errors = []
     producer = Producer({
+        **client,
         "bootstrap.servers": bootstrap,
         "acks": "all",
         "enable.idempotence": True,
@@ -98,6 +104,9 @@ def publish(record, bootstrap, timeout_s=10.0, topic=TOPIC):
     try:
         md = producer.list_topics(topic, timeout=timeout_s)
     except KafkaException as e:
+        refused = [x for x in errors if x.code() == KafkaError._AUTHENTICATION]
+        if refused:
+            raise DeliveryError(f"Kafka at {bootstrap} refused the sign-in: {refused[-1].str()}") from None
         raise DeliveryError(f"Kafka unreachable at {bootstrap}: {e.args[0].str() if e.args else e}") from None
     t = md.topics.get(topic)
     if t is None or t.error is not None:
@@ -157,7 +166,7 @@ def run(args, out):
     kind = args.kind or ("PROTECTION_ON" if args.state == "on" else "PROTECTION_OFF")
     rec = command(kind, host=args.host, task=args.task, cap_cpu=args.cpu, duration_s=args.duration,
                   operator=args.operator, reason=args.reason)
-    partition, offset = publish(rec, args.kafka, args.timeout, args.topic)
+    partition, offset = publish(rec, args.kafka, args.timeout, args.topic, args.kafka_client_file)
     if args.json:
         print(json.dumps(dict(rec, topic=args.topic, partition=partition, offset=offset)), file=out)
     else:

@@ -25,6 +25,9 @@ def parser():
                    help="ClickHouse database (default %(default)s; env CPI2_DATABASE)")
     p.add_argument("--kafka", default=repo.default_kafka_bootstrap(), metavar="HOST:PORT",
                    help="Kafka bootstrap servers (default %(default)s; env CPI2_KAFKA_BOOTSTRAP)")
+    p.add_argument("--kafka-client-file", default=repo.default_kafka_client_file(), metavar="PATH",
+                   help="Kafka client file of the principal (librdkafka properties: SASL, TLS, password; mode 0600;"
+                        " default: env CPI2_KAFKA_CLIENT_FILE, else the local stack's operator file if any: %(default)s)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     queries.add_parsers(sub)
     incident.add_parsers(sub)

@@ -57,6 +57,18 @@ def kafka(bootstrap=None):
     return bootstrap
 
 
+def kafka_client_file(principal):
+    """The local stack's client file of a Kafka principal, '' when the stack has none."""
+    f = repo.STACK_DIR / "secrets" / f"kafka-{principal}.properties"
+    return str(f) if f.is_file() else ""
+
+
+def kafka_conf(bootstrap, principal="admin", **extra):
+    """confluent-kafka settings of a principal of the local stack: bootstrap plus its client file."""
+    path = kafka_client_file(principal)
+    return {**(repo.read_client_file(path) if path else {}), "bootstrap.servers": bootstrap, **extra}
+
+
 def sink_rows(table):
     """The fixture rows of a table as JSONEachRow lines (incidents' suspects exploded with a rank)."""
     source = "incidents" if table == "incident_suspects" else table

@@ -10,21 +10,24 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from cpi2ctl import control
+from cpi2ctl import control, stacktest
+
+# Commands to the throw-away topic go as admin: principal operator may write cpi2.control only.
+ADMIN = ("--kafka-client-file", stacktest.kafka_client_file("admin"))
 
 
 @pytest.fixture(scope="module")
 def topic(kafka):
     name = f"cpi2ctl-test-{os.getpid()}-{time.time_ns()}"
-    admin = AdminClient({"bootstrap.servers": kafka})
+    admin = AdminClient(stacktest.kafka_conf(kafka))
     admin.create_topics([NewTopic(name, num_partitions=2, replication_factor=1)])[name].result(30)
     yield name
     admin.delete_topics([name])[name].result(30)
 
 
 def _read_back(bootstrap, partition, offset, topic=control.TOPIC):
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"cpi2ctl-test-{time.time_ns()}",
-                  "enable.auto.commit": False})
+    c = Consumer(stacktest.kafka_conf(bootstrap, **{"group.id": f"cpi2ctl-test-{time.time_ns()}",
+                                                    "enable.auto.commit": False}))
     try:
         c.assign([TopicPartition(topic, partition, offset)])
         deadline = time.time() + 20
@@ -38,7 +41,8 @@ def _read_back(bootstrap, partition, offset, topic=control.TOPIC):
 
 
 def _send(cli, kafka, topic, *argv):
-    code, out, err = cli("--kafka", kafka, *argv, "--topic", topic, "--json")
+    who = () if topic == control.TOPIC else ADMIN  # cpi2.control: as operator, the default
+    code, out, err = cli("--kafka", kafka, *who, *argv, "--topic", topic, "--json")
     assert code == 0, err
     sent = json.loads(out)
     assert sent["topic"] == topic
@@ -88,7 +92,7 @@ def test_missing_topic_is_named(cli, kafka):
 
 
 def test_text_output_names_the_command(cli, kafka, topic):
-    code, out, err = cli("--kafka", kafka, "protection", "on", "--cluster", "--topic", topic)
+    code, out, err = cli("--kafka", kafka, *ADMIN, "protection", "on", "--cluster", "--topic", topic)
     assert code == 0, err
     assert out.startswith("sent protection on on the cluster: command ")
 
@@ -118,3 +122,20 @@ def test_protection_needs_a_target(cli):
     with pytest.raises(SystemExit) as e:
         cli("protection", "off")
     assert e.value.code == 2
+
+
+def test_client_file_others_may_read_is_refused(cli, kafka, tmp_path):
+    f = tmp_path / "kafka-operator.properties"
+    f.write_text("security.protocol=SASL_SSL\nsasl.mechanisms=SCRAM-SHA-512\nsasl.username=operator\nsasl.password=x\n")
+    f.chmod(0o644)
+    code, out, err = cli("--kafka", kafka, "--kafka-client-file", str(f), "protection", "on", "--cluster", "--timeout", "3")
+    assert code == 1 and "mode 0644" in err and "chmod 600" in err and "sasl.password=x" not in err
+
+
+def test_default_client_file_is_the_stacks_operator():
+    from cpi2ctl import main, repo
+    path = stacktest.kafka_client_file("operator")
+    if os.environ.get("CPI2_KAFKA_CLIENT_FILE") is None:
+        assert main.parser().parse_args(["protection", "on", "--cluster"]).kafka_client_file == path
+    if path:
+        assert repo.read_client_file(path)["sasl.username"] == "operator"

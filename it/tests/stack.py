@@ -2,9 +2,12 @@
 
 import os
 import subprocess
+import sys
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "cli"))
+from cpi2ctl.repo import read_client_file  # noqa: E402  (one reader of client files, mode checked)
 
 
 ENV_PATH = os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))
@@ -36,20 +39,6 @@ def kafka_client_file(principal="admin"):
     CA), or None when the stack made no secrets (a stack from before authentication)."""
     path = os.path.join(SECRETS_DIR, "kafka-%s.properties" % principal)
     return path if os.path.exists(path) else None
-
-
-def read_client_file(path):
-    """A librdkafka property file ('key=value' lines, '#' comments) as a dict."""
-    out = {}
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            assert "=" in line, "%s:%d: not key=value" % (path, n)
-            k, v = line.split("=", 1)
-            out[k.strip()] = v.strip()
-    return out
 
 
 def kafka_conf(principal="admin", **extra):
