@@ -44,6 +44,9 @@ submit() {
   jid=$(running_job)
   [[ -z $jid ]] || die "job $jid is already running; make stop first"
   local args=(--kafka.bootstrap "${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}")
+  # as principal detector: only the client file's path goes into the job, not its password
+  local client="$STACK_DIR/secrets/kafka-detector.properties"
+  [[ -f $client ]] && args+=(--kafka.client-file "$client")
   if [[ $(curl -s "$CLICKHOUSE_URL/?query=EXISTS%20TABLE%20cpi2.incidents" 2>/dev/null) == 1 ]]; then
     args+=(--clickhouse.url "$CLICKHOUSE_URL")
     log "ClickHouse tables found: writing to $CLICKHOUSE_URL"

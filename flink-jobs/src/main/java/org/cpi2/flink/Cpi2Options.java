@@ -57,6 +57,13 @@ public final class Cpi2Options implements Serializable {
   public static final String KAFKA_GROUP = "kafka.group";
   /** Where a fresh start (no checkpoint or savepoint) reads samples and actions from. */
   public static final String KAFKA_START = "kafka.start";
+  /**
+   * The Kafka principal's client file (librdkafka properties: security.protocol, sasl.mechanisms,
+   * sasl.username, sasl.password, ssl.ca.location; stack/README.md), on the machines that run
+   * the job; empty: PLAINTEXT. Only its path is in the job: each Kafka client reads the password
+   * from the file when it starts (KafkaIo.clientProperties).
+   */
+  public static final String KAFKA_CLIENT_FILE = "kafka.client-file";
   public static final String CLICKHOUSE_URL = "clickhouse.url";
   public static final String CLICKHOUSE_DATABASE = "clickhouse.database";
   /**
@@ -110,6 +117,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(KAFKA_BOOTSTRAP, "127.0.0.1:9092");
     DEFAULTS.put(KAFKA_GROUP, "cpi2-flink-jobs");
     DEFAULTS.put(KAFKA_START, "committed-or-earliest"); // or earliest, latest, timestamp-ms:<ms>
+    DEFAULTS.put(KAFKA_CLIENT_FILE, "");
     DEFAULTS.put(CLICKHOUSE_URL, "");
     DEFAULTS.put(CLICKHOUSE_DATABASE, "cpi2");
     DEFAULTS.put(CLICKHOUSE_BATCH, "500000");

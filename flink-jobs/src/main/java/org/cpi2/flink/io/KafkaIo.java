@@ -1,5 +1,10 @@
 package org.cpi2.flink.io;
 
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.base.DeliveryGuarantee;
@@ -26,6 +31,7 @@ import org.cpi2.schema.Incident;
  * earliest the first time); after a restore, from the checkpointed offsets. The spec seed source reads the
  * compacted cpi2.specs from the beginning. Sinks are at-least-once: consumers deduplicate by the
  * records' ids (incident_id, action_id) and the compacted spec topic keeps the latest per key.
+ * Every client signs in as the principal of {@code kafka.client-file}, if one is given.
  */
 public final class KafkaIo {
   public static final String SAMPLES = "cpi2.samples";
@@ -37,24 +43,79 @@ public final class KafkaIo {
 
   private KafkaIo() {}
 
+  /**
+   * The Java Kafka client properties of a librdkafka client file (see {@code kafka.client-file}):
+   * security.protocol; SASL (PLAIN or SCRAM-SHA-256/512) with a JAAS line whose password is
+   * {@code ${file:PATH:sasl.password}}, resolved by Kafka's FileConfigProvider when each client
+   * starts, so the password is in no job graph, argument or log; the CA (ssl.ca.location) as a PEM
+   * trust store. Empty path: no properties (PLAINTEXT).
+   */
+  public static Properties clientProperties(String path) {
+    Properties out = new Properties();
+    if (path.isEmpty()) {
+      return out;
+    }
+    Properties f = new Properties();
+    try (Reader r = Files.newBufferedReader(Path.of(path))) {
+      f.load(r);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(Cpi2Options.KAFKA_CLIENT_FILE + " " + path + ": " + e, e);
+    }
+    String protocol = f.getProperty("security.protocol", "PLAINTEXT").toUpperCase();
+    out.put("security.protocol", protocol);
+    if (protocol.startsWith("SASL_")) {
+      String mechanism = f.getProperty("sasl.mechanisms", f.getProperty("sasl.mechanism", "")).toUpperCase();
+      String module;
+      if (mechanism.equals("PLAIN")) {
+        module = "org.apache.kafka.common.security.plain.PlainLoginModule";
+      } else if (mechanism.startsWith("SCRAM-")) {
+        module = "org.apache.kafka.common.security.scram.ScramLoginModule";
+      } else {
+        throw new IllegalArgumentException(path + ": sasl.mechanisms must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got '" + mechanism + "'");
+      }
+      String user = f.getProperty("sasl.username", "");
+      if (user.isEmpty() || user.contains("\"") || !f.containsKey("sasl.password")) {
+        throw new IllegalArgumentException(path + ": needs sasl.username (no quotes) and sasl.password");
+      }
+      out.put("sasl.mechanism", mechanism);
+      out.put("config.providers", "file");
+      out.put("config.providers.file.class", "org.apache.kafka.common.config.provider.FileConfigProvider");
+      out.put("sasl.jaas.config",
+          module + " required username=\"" + user + "\" password=\"${file:" + path + ":sasl.password}\";");
+    }
+    String ca = f.getProperty("ssl.ca.location", "");
+    if (protocol.endsWith("SSL") && !ca.isEmpty()) {
+      out.put("ssl.truststore.type", "PEM");
+      out.put("ssl.truststore.location", ca);
+    }
+    return out;
+  }
+
+  private static Properties copy(Properties p) {
+    Properties out = new Properties();
+    out.putAll(p);
+    return out;
+  }
+
   public static Cpi2Sources sources(Cpi2Options o) {
     String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
     String group = o.get(Cpi2Options.KAFKA_GROUP);
+    Properties client = clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE));
     OffsetsInitializer start = startingOffsets(o.get(Cpi2Options.KAFKA_START));
     return new Cpi2Sources() {
       @Override
       public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
-        return from(env, bootstrap, group, SAMPLES, start, watermarks);
+        return from(env, bootstrap, client, group, SAMPLES, start, watermarks);
       }
 
       @Override
       public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, group, ACTIONS, start, WatermarkStrategy.noWatermarks());
+        return from(env, bootstrap, client, group, ACTIONS, start, WatermarkStrategy.noWatermarks());
       }
 
       @Override
       public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest(), WatermarkStrategy.noWatermarks());
+        return from(env, bootstrap, client, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest(), WatermarkStrategy.noWatermarks());
       }
     };
   }
@@ -78,11 +139,12 @@ public final class KafkaIo {
   }
 
   private static DataStream<RawRecord> from(
-      StreamExecutionEnvironment env, String bootstrap, String group, String topic, OffsetsInitializer start,
-      WatermarkStrategy<RawRecord> watermarks) {
+      StreamExecutionEnvironment env, String bootstrap, Properties client, String group, String topic,
+      OffsetsInitializer start, WatermarkStrategy<RawRecord> watermarks) {
     KafkaSource<RawRecord> source =
         KafkaSource.<RawRecord>builder()
             .setBootstrapServers(bootstrap)
+            .setProperties(client)
             .setGroupId(group)
             .setTopics(topic)
             .setStartingOffsets(start)
@@ -94,33 +156,36 @@ public final class KafkaIo {
 
   public static Cpi2Sinks sinks(Cpi2Options o) {
     String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
+    Properties client = clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE));
     return new Cpi2Sinks() {
       @Override
       public void specs(DataStream<CpiSpec> s) {
-        to(s, bootstrap, CpiSpec.class, SPECS, x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
+        to(s, bootstrap, client, CpiSpec.class, SPECS, x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
       }
 
       @Override
       public void incidents(DataStream<Incident> s) {
-        to(s, bootstrap, Incident.class, INCIDENTS, Incident::getHost);
+        to(s, bootstrap, client, Incident.class, INCIDENTS, Incident::getHost);
       }
 
       @Override
       public void outcomes(DataStream<CapOutcome> s) {
-        to(s, bootstrap, CapOutcome.class, OUTCOMES, CapOutcome::getHost);
+        to(s, bootstrap, client, CapOutcome.class, OUTCOMES, CapOutcome::getHost);
       }
 
       @Override
       public void deadLetters(DataStream<DeadLetter> s) {
-        to(s, bootstrap, DeadLetter.class, DEAD_LETTER, DeadLetter::getSourceTopic);
+        to(s, bootstrap, client, DeadLetter.class, DEAD_LETTER, DeadLetter::getSourceTopic);
       }
     };
   }
 
   private static <T extends SpecificRecord> void to(
-      DataStream<T> stream, String bootstrap, Class<T> type, String topic, SerializableFunction<T, String> key) {
+      DataStream<T> stream, String bootstrap, Properties client, Class<T> type, String topic,
+      SerializableFunction<T, String> key) {
     KafkaSink<T> sink =
         KafkaSink.<T>builder()
+            .setKafkaProducerConfig(copy(client)) // first: it replaces the producer's properties
             .setBootstrapServers(bootstrap)
             .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
             .setRecordSerializer(new WireSerializer<>(type, topic, key))

@@ -23,6 +23,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.io.KafkaIo;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.TaskClass;
@@ -43,7 +44,12 @@ class LocalClusterStackIT {
   static final String CLICKHOUSE = "http://" + HOST + ":" + System.getenv().getOrDefault("CLICKHOUSE_HTTP_PORT", "8123");
   static final long S = 1_000_000L;
 
+  static final Path SECRETS = Path.of(System.getenv().getOrDefault("STACK_DIR",
+      Path.of(System.getProperty("user.dir")).getParent().resolve(".stack").toString()), "secrets");
+
   private final String run = "upg" + UUID.randomUUID().toString().substring(0, 8);
+  /** The job's consumer groups: principal detector may use those named cpi2-flink-*. */
+  private final String group = "cpi2-flink-" + run;
   private final Wire<CpiSample> samples = Wire.of(CpiSample.class);
   private final Wire<CpiSpec> specs = Wire.of(CpiSpec.class);
 
@@ -74,7 +80,7 @@ class LocalClusterStackIT {
     long b = (startMs / 1000 / 120 + 2) * 120;
     // Time scaled by 1/6 (10 s windows instead of 60 s): anomaly and correlation windows too.
     List<String> args =
-        List.of("--kafka.bootstrap", KAFKA, "--kafka.group", run, "--kafka.start", "timestamp-ms:" + startMs,
+        jobArgs("--kafka.group", group, "--kafka.start", "timestamp-ms:" + startMs,
             "--job.name", "cpi2-incident-test-" + run, "--spec.period-s", "120", "--spec.min-samples-per-task", "6",
             "--anomaly.window-s", "50", "--correlation.window-s", "100", "--checkpoint.interval-ms", "2000");
     String job = flink.run(flink.upload(jar()), args, null);
@@ -118,7 +124,7 @@ class LocalClusterStackIT {
     long b = (startMs / 1000 / 60 + 2) * 60; // a minute boundary ahead of every other producer's clock
 
     List<String> common =
-        List.of("--kafka.bootstrap", KAFKA, "--kafka.group", run, "--kafka.start", "timestamp-ms:" + startMs,
+        jobArgs("--kafka.group", group, "--kafka.start", "timestamp-ms:" + startMs,
             "--job.name", "cpi2-upgrade-test-" + run, "--spec.period-s", "60", "--spec.min-samples-per-task", "6",
             "--checkpoint.interval-ms", "2000");
     String jarId = flink.upload(jar);
@@ -213,7 +219,7 @@ class LocalClusterStackIT {
       pushWatermarks(producer, b + 10L * windows + 600);
     }
     List<String> args =
-        List.of("--kafka.bootstrap", KAFKA, "--kafka.group", run, "--kafka.start", "timestamp-ms:" + startMs,
+        jobArgs("--kafka.group", group, "--kafka.start", "timestamp-ms:" + startMs,
             "--job.name", "cpi2-backlog-test-" + run, "--spec.period-s", "600", "--checkpoint.interval-ms", "2000");
     String job = flink.run(flink.upload(jar()), args, null);
     try {
@@ -253,8 +259,7 @@ class LocalClusterStackIT {
   /** The first incident with this host key on cpi2.incidents, for 90 s at most. */
   private org.cpi2.schema.Incident awaitIncident(String host) throws Exception {
     Wire<org.cpi2.schema.Incident> wire = Wire.of(org.cpi2.schema.Incident.class);
-    Properties p = new Properties();
-    p.put("bootstrap.servers", KAFKA);
+    Properties p = kafka("admin");
     try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts = new ArrayList<>();
       for (PartitionInfo info : c.partitionsFor("cpi2.incidents")) {
@@ -282,17 +287,34 @@ class LocalClusterStackIT {
     p.send(new ProducerRecord<>("cpi2.samples", s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
   }
 
-  private static KafkaProducer<byte[], byte[]> producer() {
-    Properties p = new Properties();
+  /** A Kafka client of principal: bootstrap and its client file's properties (none without secrets). */
+  static Properties kafka(String principal) {
+    Path f = SECRETS.resolve("kafka-" + principal + ".properties");
+    Properties p = KafkaIo.clientProperties(Files.exists(f) ? f.toString() : "");
     p.put("bootstrap.servers", KAFKA);
+    return p;
+  }
+
+  /** The job's arguments: Kafka's address, principal detector's client file, then these. */
+  static List<String> jobArgs(String... more) {
+    List<String> args = new ArrayList<>(List.of("--kafka.bootstrap", KAFKA));
+    Path f = SECRETS.resolve("kafka-detector.properties");
+    if (Files.exists(f)) {
+      args.addAll(List.of("--kafka.client-file", f.toString()));
+    }
+    args.addAll(List.of(more));
+    return args;
+  }
+
+  private static KafkaProducer<byte[], byte[]> producer() {
+    Properties p = kafka("admin");
     p.put("acks", "all");
     return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
   }
 
   /** Reads cpi2.specs from the beginning until a spec with {@code key} matches, for 90 s at most. */
   private CpiSpec awaitSpec(String key, Predicate<CpiSpec> match) throws Exception {
-    Properties p = new Properties();
-    p.put("bootstrap.servers", KAFKA);
+    Properties p = kafka("admin");
     try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts = new ArrayList<>();
       for (PartitionInfo info : c.partitionsFor("cpi2.specs")) {
