@@ -15,6 +15,10 @@ SCN=${BENCH_SCENARIO:-fleet300}
 DUR=${BENCH_DURATION:-4h}
 CPU=${BENCH_CPU:-1}
 BROKERS=${KAFKA_BROKERS:-${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}}
+# the bench topic is admin's (collector may write cpi2.samples only): the stack's admin client file
+CLIENT=${STACK_DIR:-$ROOT/.stack}/secrets/kafka-admin.properties
+CLIENT_ARGS=()
+[ -f "$CLIENT" ] && CLIENT_ARGS=(--kafka-client-file "$CLIENT") || CLIENT=
 [ -x "$BIN" ] || { echo "fleetsim bench: $BIN is not built (make -C collectors build)" >&2; exit 1; }
 PIN="taskset -c $CPU"
 command -v taskset >/dev/null || PIN=""
@@ -35,11 +39,13 @@ if ! (exec 3<>"/dev/tcp/${BROKERS%:*}/${BROKERS##*:}") 2>/dev/null; then
 fi
 PY=$ROOT/.venv/bin/python
 topic_admin() { # create|delete TOPIC
-	"$PY" - "$1" "$2" "$BROKERS" <<'PYEOF'
+	"$PY" - "$1" "$2" "$BROKERS" "$CLIENT" "$ROOT" <<'PYEOF'
 import sys
+op, topic, brokers, client, root = sys.argv[1:6]
+sys.path.insert(0, root + "/cli")
 from confluent_kafka.admin import AdminClient, NewTopic
-op, topic, brokers = sys.argv[1:4]
-a = AdminClient({"bootstrap.servers": brokers})
+from cpi2ctl.repo import read_client_file
+a = AdminClient(dict(read_client_file(client) if client else {}, **{"bootstrap.servers": brokers}))
 f = a.create_topics([NewTopic(topic, num_partitions=8, replication_factor=1)]) if op == "create" else a.delete_topics([topic])
 f[topic].result(30)
 PYEOF
@@ -53,7 +59,7 @@ if [ -z "$TOPIC" ]; then
 fi
 # throughput settings, passed through to librdkafka as a user would
 $PIN "$BIN" -s "$SCN" --speed max --warmup 0 --duration "$DUR" --truth none --progress 1000 -b "$BROKERS" -t "$TOPIC" \
-	-X linger.ms=50 -X batch.num.messages=100000 -X batch.size=8000000 \
+	"${CLIENT_ARGS[@]}" -X linger.ms=50 -X batch.num.messages=100000 -X batch.size=8000000 \
 	-X queue.buffering.max.messages=2000000 -X queue.buffering.max.kbytes=2000000 \
 	-X compression.type=lz4 2>"$log"
 rc=$?

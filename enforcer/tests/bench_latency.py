@@ -30,11 +30,12 @@ def main():
         cgroup(root, t)
     log = open(os.path.join(tmp, "enforcer.log"), "w+")
     proc = subprocess.Popen([BIN, "--host", host, "--cgroup-root", root, "--state-dir", os.path.join(tmp, "state"),
-                             "--brokers", stack.KAFKA, "--group-id", "bench-" + host, "--poll-ms", "100",
-                             "-X", "auto.offset.reset=latest", "-X", "fetch.wait.max.ms=5"],
+                             "--brokers", stack.KAFKA, "--group-id", "cpi2-enforcer-bench-" + host, "--poll-ms", "100",
+                             "-X", "auto.offset.reset=latest", "-X", "fetch.wait.max.ms=5"]
+                            + stack.agent_kafka_args("enforcer"),
                             stdout=log, stderr=subprocess.STDOUT)
     time.sleep(5)  # join the group before the first incident
-    p = Producer({"bootstrap.servers": stack.KAFKA, "linger.ms": 0})
+    p = Producer(stack.kafka_conf("admin", **{"linger.ms": 0}))
     for i in range(N):
         p.produce("cpi2.incidents", key=host, value=wire.encode("Incident", incident(host, tasks[i % 4], 0.1, 60)))
         p.flush(5)

@@ -167,6 +167,7 @@ def fleetsim(speed, duration, start_s):
     return subprocess.Popen([pipeline.FLEETSIM, "-s", SCENARIO, "--speed", speed, "--warmup", "0", "--duration", duration,
                              "--start", str(start_s),
                              "--brokers", stack.KAFKA, "--progress", "1", "--truth", "/tmp/cpi2-bench-fleetsim.truth.jsonl"]
+                            + stack.agent_kafka_args("collector")
                             + shlex.split(os.environ.get("BENCH_SIM_ARGS", "")),
                             stdout=open(LOG, "w"), stderr=subprocess.STDOUT)
 
@@ -289,7 +290,7 @@ def main():
             "--clickhouse.database", DATABASE] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
     # BENCH_JOB_ARGS="--clickhouse.url ''" turns them off again, for a diagnostic (the last one wins).
     sinks_on = bool(dict(zip(args[::2], args[1::2]))["--clickhouse.url"])
-    consumer = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "cpi2-bench-offsets"})
+    consumer = Consumer(stack.kafka_conf("admin", **{"group.id": "cpi2-bench-offsets"}))
     tasks = tasks_of_scenario()
     start_s = int(time.time()) // 60 * 60
     jid = pipeline.submit_job(args)

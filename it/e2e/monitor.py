@@ -24,13 +24,14 @@ TOPICS = {
 class Monitor:
     """Reads the topics from their current end (or the beginning) without committing offsets."""
 
-    def __init__(self, bootstrap, from_beginning=False, sample_hosts=()):
-        """sample_hosts: also keep the CPI samples of these hosts (cpi2.samples, keyed by host),
+    def __init__(self, kafka_conf, from_beginning=False, sample_hosts=()):
+        """kafka_conf: confluent-kafka settings (bootstrap.servers, and the principal's sign-in:
+        stack.kafka_conf()). sample_hosts: also keep the CPI samples of these hosts (cpi2.samples, keyed by host),
         as self.samples[(host, task)] = [(window_start_us, cpi, cpu_usage), ...]."""
         self.sample_hosts = {h.encode() for h in sample_hosts}
         self.samples = collections.defaultdict(list)
         self.consumer = Consumer({
-            "bootstrap.servers": bootstrap,
+            **kafka_conf,
             "group.id": "cpi2-monitor-" + uuid.uuid4().hex[:8],
             "auto.offset.reset": "earliest" if from_beginning else "latest",
             "enable.auto.commit": False,

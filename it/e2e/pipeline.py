@@ -62,7 +62,7 @@ def rest(*args, timeout=180):
 
 def job_options(extra_args=()):
     """A fresh job's options: it reads only what is produced from now on (its own consumer group)."""
-    return ["--kafka.group", "e2e-" + uuid.uuid4().hex[:8], "--kafka.start", "latest",
+    return ["--kafka.group", "cpi2-flink-e2e-" + uuid.uuid4().hex[:8], "--kafka.start", "latest",
             "--checkpoint.interval-ms", "5000"] + list(extra_args)
 
 
@@ -117,13 +117,14 @@ class Run:
             self.options = job_options(self.job_args)
             self.job = submit_job(options=self.options)
             log("flink job %s running" % self.job)
-        self.monitor = Monitor(stack.KAFKA, sample_hosts=self.sample_hosts)
+        self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=self.sample_hosts)
         self.monitor.join()  # before anything is produced
         warmup = ["--warmup", self.warmup] if self.warmup else []
         if self.settle_warmup:
             warmup = ["--warmup", "0", "--start", "%d" % self.play_warmup(warmup)]
         cmd = [FLEETSIM, "-s", self.scenario, "--speed", str(self.speed), "--seed", str(self.seed),
                "--cgroup-root", self.cgroot, "--truth", self.truth_path, "--brokers", stack.KAFKA, "--progress", "5"]
+        cmd += stack.agent_kafka_args("collector")
         if self.duration:
             cmd += ["--duration", self.duration]
         cmd += warmup + self.fleetsim_args
@@ -136,7 +137,8 @@ class Run:
         self.enf_log = open(os.path.join(self.dir, "enforcer.log"), "a")
         self.enforcer_cmd = [ENFORCER, "--sim-hosts-root", self.cgroot, "--clock-file", os.path.join(self.cgroot, "clock"),
                              "--state-dir", os.path.join(self.dir, "enforcer-state"), "--brokers", stack.KAFKA,
-                             "--group-id", "e2e-enforcer-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
+                             "--group-id", "cpi2-enforcer-e2e-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
+        self.enforcer_cmd += stack.agent_kafka_args("enforcer")
         self.enforcer_cmd += self.enforcer_args
         self.start_enforcer()
         log("playing %s at %sx (work dir %s)" % (self.scenario, self.speed, self.dir))
@@ -146,7 +148,7 @@ class Run:
         simulated time (s) where it ended, for the scripted part to start at."""
         truth = os.path.join(self.dir, "warmup.truth.jsonl")
         cmd = [FLEETSIM, "-s", self.scenario, "--seed", str(self.seed), "--duration", "0", "--truth", truth,
-               "--brokers", stack.KAFKA] + warmup + self.fleetsim_args
+               "--brokers", stack.KAFKA] + stack.agent_kafka_args("collector") + warmup + self.fleetsim_args
         path = os.path.join(self.dir, "fleetsim-warmup.log")
         with open(path, "w") as f:
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=1800)

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("stack_up")
 
 
 def test_topics_have_partitions_retention_and_compaction():
-    admin = AdminClient({"bootstrap.servers": stack.KAFKA})
+    admin = AdminClient(stack.kafka_conf("admin"))
     md = admin.list_topics(timeout=10)
     with open(os.path.join(stack.ROOT, "stack", "kafka", "topics.conf")) as f:
         wanted = [l.split() for l in f if l.strip() and not l.startswith("#")]
@@ -47,13 +47,13 @@ def test_avro_sample_through_kafka():
         "time_running_ratio": 1.0, "cpu_usage": 0.5, "cpi": 2.0, "llc_misses": None, "numa_score": None, "threads": 3,
     }
     delivered = []
-    p = Producer({"bootstrap.servers": stack.KAFKA, "enable.idempotence": True})
+    p = Producer(stack.kafka_conf("collector", **{"enable.idempotence": True}))
     p.produce("cpi2.samples", key=host, value=wire.encode("CpiSample", sample),
               on_delivery=lambda err, msg: delivered.append((err, msg)))
     assert p.flush(30) == 0
     err, msg = delivered[0]
     assert err is None, err
-    c = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "smoke-" + host, "enable.auto.commit": False})
+    c = Consumer(stack.kafka_conf("admin", **{"group.id": "smoke-" + host, "enable.auto.commit": False}))
     try:
         c.assign([TopicPartition("cpi2.samples", msg.partition(), msg.offset())])
         got = stack.wait_until(lambda: c.poll(1.0), 30, "the sample back from Kafka")
@@ -119,8 +119,8 @@ def test_flink_jvms_log_their_collections():
 
 
 def test_telegraf_ships_host_metrics_to_kafka():
-    c = Consumer({"bootstrap.servers": stack.KAFKA, "group.id": "smoke-telegraf-" + uuid.uuid4().hex[:6],
-                  "auto.offset.reset": "latest"})
+    c = Consumer(stack.kafka_conf("admin", **{"group.id": "smoke-telegraf-" + uuid.uuid4().hex[:6],
+                                              "auto.offset.reset": "latest"}))
     c.subscribe(["cpi2.host-metrics"])
     names = set()
     deadline = time.time() + 60

@@ -19,8 +19,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "schemas", "tools"))
+sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
 
 import cgtest  # noqa: E402
+import stack  # noqa: E402  (the stack's Kafka principals)
 import wire  # noqa: E402
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
@@ -53,7 +55,8 @@ def main():
     if not answers(env["STACK_HOST"], env["KAFKA_PORT"]):
         print("Kafka at %s does not answer: make up" % brokers, file=sys.stderr)
         subprocess.run(["make", "-C", ROOT, "up"], check=True)
-    admin = AdminClient({"bootstrap.servers": brokers})
+    # As admin: the test's own topic is no principal's but admin's (collector writes cpi2.samples).
+    admin = AdminClient(stack.kafka_conf("admin", **{"bootstrap.servers": brokers}))
     topic = "collector-test-%s" % uuid.uuid4().hex[:8]
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
     root = cgtest.make_cgroup("cpi2-test-kafka-%d" % os.getpid())
@@ -66,14 +69,14 @@ def main():
             rules.flush()
             run = subprocess.run([binary, "--events", "task-clock", "--roots", root, "--rules-file", rules.name,
                                   "--window-s", "0.5", "--period-s", "1", "--windows", "2", "--host", "test-host-1",
-                                  "--brokers", brokers, "--topic", topic, "-X", "linger.ms=1"],
+                                  "--brokers", brokers, "--topic", topic, "-X", "linger.ms=1"] + stack.agent_kafka_args("admin"),
                                  capture_output=True, text=True, timeout=60)
         print(run.stderr, end="")
         assert run.returncode == 0, "collector exit %d" % run.returncode
         assert "4 sent, 4 delivered, 0 failed, 0 dropped (queue full), 0 left undelivered" in run.stderr
 
-        consumer = Consumer({"bootstrap.servers": brokers, "group.id": topic, "auto.offset.reset": "earliest",
-                             "enable.auto.commit": False})
+        consumer = Consumer(stack.kafka_conf("admin", **{"bootstrap.servers": brokers, "group.id": topic,
+                                                         "auto.offset.reset": "earliest", "enable.auto.commit": False}))
         consumer.assign([TopicPartition(topic, 0, 0)])
         got, deadline = [], time.time() + 30
         while len(got) < 4 and time.time() < deadline:

@@ -17,7 +17,9 @@ import uuid
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "schemas", "tools"))
+sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
 
+import stack  # noqa: E402  (the stack's Kafka principals)
 import wire  # noqa: E402
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
@@ -50,13 +52,14 @@ def main():
     if not answers(host, port):
         print("Kafka at %s does not answer: make up" % brokers, file=sys.stderr)
         subprocess.run(["make", "-C", ROOT, "up"], check=True)
-    admin = AdminClient({"bootstrap.servers": brokers})
+    # As admin: the test's own topic is no principal's but admin's (collector writes cpi2.samples).
+    admin = AdminClient(stack.kafka_conf("admin", **{"bootstrap.servers": brokers}))
     topic = "fleetsim-test-%s" % uuid.uuid4().hex[:8]
     admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(30)
     try:
         args = ["-s", "case2", "--seed", "11", "--warmup", "0", "--duration", "5m",
                 "--speed", "max", "--start", "1305504000", "--truth", "none"]
-        run = subprocess.run([binary, *args, "-b", brokers, "-t", topic, "-X", "linger.ms=5"],
+        run = subprocess.run([binary, *args, "-b", brokers, "-t", topic, "-X", "linger.ms=5", *stack.agent_kafka_args("admin")],
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, "fleetsim exit %d:\n%s" % (run.returncode, run.stderr)
         printed = subprocess.run([binary, *args, "--stdout"], capture_output=True, text=True,
@@ -67,8 +70,8 @@ def main():
             want[(s["host"], s["task"], s["window_start_us"])] = s
         assert len(want) == 252 * 5, "stdout run printed %d distinct samples" % len(want)
 
-        consumer = Consumer({"bootstrap.servers": brokers, "group.id": topic,
-                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        consumer = Consumer(stack.kafka_conf("admin", **{"bootstrap.servers": brokers, "group.id": topic,
+                                                         "auto.offset.reset": "earliest", "enable.auto.commit": False}))
         consumer.assign([TopicPartition(topic, p, 0) for p in range(2)])
         got, deadline = {}, time.time() + 60
         while len(got) < len(want) and time.time() < deadline:
