@@ -89,22 +89,15 @@ make_secrets() {
   "$STACK_SRC/kafka/make-secrets.sh" "$SECRETS_DIR" "$SECRETS_DIR/ca.pem" "IP:$STACK_HOST" IP:127.0.0.1 DNS:localhost \
     || die "making Kafka's certificates and passwords in $SECRETS_DIR failed (needs openssl)"
   KAFKA_SECRETS="$SECRETS_DIR"
-  KAFKA_ADMIN_PASSWORD="$(client_prop admin sasl.password)"
   KAFKA_TELEGRAF_PASSWORD="$(client_prop telegraf sasl.password)"
   KAFKA_CLICKHOUSE_PASSWORD="$(client_prop clickhouse sasl.password)"
-  KAFKA_PLAIN_USERS=""
-  local f p
-  for f in "$SECRETS_DIR"/kafka-*.properties; do
-    p="$(basename "$f" .properties)"; p="${p#kafka-}"
-    [ "$(client_prop "$p" sasl.mechanisms)" = PLAIN ] || continue
-    KAFKA_PLAIN_USERS="$KAFKA_PLAIN_USERS user_$p=\"$(client_prop "$p" sasl.password)\""
-  done
 }
 
 start_kafka() {
   local d="$STACK_DIR/kafka" cp
   cp="$(kafka_cp)"
   render "$STACK_SRC/kafka/server.properties.in" "$d/server.properties.new"
+  cat "$SECRETS_DIR/server-sasl.properties" >> "$d/server.properties.new"
   if running_pid kafka >/dev/null && ! cmp -s "$d/server.properties.new" "$d/server.properties"; then
     rm -f "$d/server.properties.new"
     die "the running Kafka has an older configuration (e.g. from before authentication): make down && make up"

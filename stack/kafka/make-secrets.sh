@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # make-secrets.sh DIR CA_PATH SAN...: make what Kafka's authentication needs in DIR, once.
+# Environment: KAFKA_SASL_LISTENERS, the broker's client listeners (default sasl_ssl).
 #   ca.pem, ca.key          a throw-away certificate authority (10 years)
 #   kafka-server.pem        the broker's private key and certificate signed by that CA, for
 #                           ssl.keystore.type=PEM; subject alternative names SAN... (IP:127.0.0.1,
@@ -7,6 +8,8 @@
 #   kafka-PRINCIPAL.properties  one client file per principal (admin and those of acls.conf): librdkafka
 #                           properties with a random password; CA_PATH is where the clients find
 #                           ca.pem (DIR itself locally, the volume's mount point in a container)
+#   server-sasl.properties  the broker's SASL settings made from those files (every run):
+#                           the static PLAIN users, with admin on the controller listener too
 # Files that exist are kept (a password is made once); a principal added to the list gets its
 # file on the next run. DIR is 0700 and every file 0600: they hold private keys and passwords.
 # Needs openssl. Used by stack/up.sh and by docker-compose's kafka-secrets service.
@@ -62,4 +65,24 @@ PLAIN_PRINCIPALS="admin collector enforcer clickhouse"
   } > "$f.tmp"
   mv "$f.tmp" "$f"
 done
+# The broker's JAAS lines: admin (its own user) on the controller listener; on each client
+# listener every PLAIN principal's password, and SCRAM (checked against the cluster metadata).
+prop() { sed -n "s/^$2=//p" "$dir/kafka-$1.properties" | tail -n 1; }
+plain='org.apache.kafka.common.security.plain.PlainLoginModule required'
+admin="username=\"admin\" password=\"$(prop admin sasl.password)\""
+users=""
+for f in "$dir"/kafka-*.properties; do
+  p="$(basename "$f" .properties)"; p="${p#kafka-}"
+  [ "$(prop "$p" sasl.mechanisms 2>/dev/null)" = PLAIN ] && users="$users user_$p=\"$(prop "$p" sasl.password)\""
+done
+{
+  echo "# made by stack/kafka/make-secrets.sh from the client files: do not edit"
+  echo "listener.name.controller.plain.sasl.jaas.config=$plain $admin user_admin=\"$(prop admin sasl.password)\";"
+  for l in ${KAFKA_SASL_LISTENERS:-sasl_ssl}; do
+    echo "listener.name.$l.plain.sasl.jaas.config=$plain $admin$users;"
+    echo "listener.name.$l.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;"
+  done
+} > "$dir/server-sasl.properties.tmp"
+mv "$dir/server-sasl.properties.tmp" "$dir/server-sasl.properties"
 chmod 0600 "$dir"/*
+chmod 0644 "$dir/ca.pem" # a certificate: public
