@@ -19,9 +19,10 @@ COPY enforcer enforcer
 RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release \
     && cmake --build /build -j2 --target cpi2-collector cpi2-fleetsim cpi2-enforcer
 
-# What every agent needs at run time: the shared libraries, no compiler.
+# What every agent needs at run time: the shared libraries, no compiler; openssl for
+# docker-compose's kafka-secrets one-shot, which runs in the collector image.
 FROM debian:12.12-slim AS runtime
-RUN apt-get update && apt-get install -y --no-install-recommends libavro23 librdkafka1 libjansson4 \
+RUN apt-get update && apt-get install -y --no-install-recommends libavro23 librdkafka1 libjansson4 openssl \
     && rm -rf /var/lib/apt/lists/*
 
 FROM runtime AS collector

@@ -6,7 +6,7 @@ import pathlib
 import re
 
 HOST_PATHS = {"/proc", "/sys", "/sys/fs/cgroup"}  # bind mounts of the host itself (agents, Telegraf)
-ONE_SHOT = {"kafka-topics", "clickhouse-schema", "flink-build", "flink-submit"}
+ONE_SHOT = {"kafka-secrets", "kafka-topics", "clickhouse-schema", "flink-build", "flink-submit"}
 HEALTHY = {"kafka", "clickhouse", "jobmanager", "taskmanager", "grafana"}  # long-running servers others wait on
 
 

@@ -12,7 +12,7 @@ import yaml
 import compose_rules as rules
 from conftest import COMPOSE, DOCKER, ROOT, compose_check, stack_env
 
-SERVICES = {"kafka", "kafka-topics", "clickhouse", "clickhouse-schema", "flink-build", "jobmanager", "taskmanager",
+SERVICES = {"kafka-secrets", "kafka", "kafka-topics", "clickhouse", "clickhouse-schema", "flink-build", "jobmanager", "taskmanager",
             "flink-submit", "grafana", "telegraf", "collector", "enforcer", "fleetsim"}
 
 
@@ -22,8 +22,15 @@ def test_compose_go_loads_it_with_every_service(project):
     assert project["services"]["clickhouse"]["cpu_shares"] == 256  # yields the CPU to the pipeline
     for agent in ("collector", "enforcer"):
         s = project["services"][agent]
-        assert s["privileged"] and s["pid"] == "host" and s["cgroup"] == "host", agent
+        assert not s.get("privileged") and s["pid"] == "host" and s["cgroup"] == "host", agent
+        assert s["cap_drop"] == ["ALL"] and "no-new-privileges:true" in s["security_opt"], agent
         assert any(v["source"] == "/sys/fs/cgroup" == v["target"] for v in s["volumes"]), agent
+    # collector: perf_event_open on cgroups needs CAP_PERFMON; enforcer: root-owned files, nothing
+    assert project["services"]["collector"]["cap_add"] == ["PERFMON"]
+    assert not project["services"]["enforcer"].get("cap_add")
+    assert not any(s.get("privileged") for s in project["services"].values())
+    cg = {v["target"]: v.get("read_only", False) for v in project["services"]["enforcer"]["volumes"]}
+    assert cg["/sys/fs/cgroup"] is False  # the enforcer writes caps
 
 
 @pytest.mark.parametrize("rule", ["image", "build", "mount", "depends_on", "port"])
@@ -121,6 +128,8 @@ def test_one_shot_commands_point_at_real_files(project):
     assert pathlib.Path(jar).name in (DOCKER / "build-flink-job.sh").read_text()
     assert re.search(r"<artifactId>cpi2-flink-jobs</artifactId>", (ROOT / "flink-jobs" / "pom.xml").read_text())
     assert "--kafka.bootstrap kafka:19092" in s["flink-submit"]["environment"]["CPI2_JOB_ARGS"]
+    assert s["kafka-secrets"]["entrypoint"][1] == "/opt/cpi2/kafka-secrets.sh" and (DOCKER / "kafka-secrets.sh").is_file()
+    assert s["kafka"]["entrypoint"][1] == "/opt/cpi2/kafka-start.sh" and (DOCKER / "kafka-start.sh").is_file()
 
 
 def test_schema_service_needs_only_the_standard_library(project):
@@ -145,3 +154,59 @@ def test_every_topic_is_created():
     assert set(re.findall(r"--topic (\S+)", out)) == listed and {"cpi2.samples", "cpi2.control", "cpi2.host-metrics"} <= listed
     assert "--topic cpi2.specs --partitions 4 --replication-factor 1 --config retention.ms=-1 --config retention.bytes=-1 --config cleanup.policy=compact --config segment.ms=3600000" in out
     assert "--topic cpi2.samples --partitions 8 --replication-factor 1 --config retention.ms=604800000 --config retention.bytes=536870912 " in out
+
+
+def _secrets_mount(service):
+    return [v for v in service.get("volumes", []) if v["type"] == "volume" and v["source"] == "kafka-secrets"]
+
+
+def test_kafka_takes_only_sasl_over_tls_with_acls(project):
+    k = project["services"]["kafka"]["environment"]
+    protocols = dict(x.split(":") for x in k["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"].split(","))
+    assert set(protocols.values()) == {"SASL_SSL"}, protocols
+    assert k["KAFKA_AUTHORIZER_CLASS_NAME"] == "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    assert k["KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND"] == "false" and k["KAFKA_SUPER_USERS"] == "User:admin"
+    assert not any("password" in v.lower() for v in k.values()), "a password in the compose file"
+    topics = project["services"]["kafka-topics"]["entrypoint"]
+    assert topics[topics.index("--acls") + 1] == "/opt/cpi2/acls.conf" and "--command-config" in topics
+
+
+# service -> the principal whose client file it is given (stack/kafka/acls.conf)
+CLIENTS = {"collector": "collector", "fleetsim": "collector", "enforcer": "enforcer", "flink-submit": "detector"}
+
+
+@pytest.mark.parametrize("service,principal", sorted(CLIENTS.items()))
+def test_each_client_signs_in_as_its_principal(project, service, principal):
+    s = project["services"][service]
+    words = list(s.get("command") or []) + (s.get("environment") or {}).get("CPI2_JOB_ARGS", "").split()
+    i = words.index("--kafka-client-file") if "--kafka-client-file" in words else words.index("--kafka.client-file")
+    assert words[i + 1] == f"/secrets/kafka-{principal}.properties"
+    assert _secrets_mount(s) and all(v.get("read_only") for v in _secrets_mount(s)), service
+    acls = (ROOT / "stack" / "kafka" / "acls.conf").read_text()
+    assert re.search(rf"^{principal}\s", acls, re.M), principal
+
+
+def test_servers_that_read_kafka_secrets_mount_them_read_only(project):
+    for name in ("kafka", "kafka-topics", "clickhouse", "telegraf", "jobmanager", "taskmanager"):
+        mounts = _secrets_mount(project["services"][name])
+        assert mounts and all(v.get("read_only") for v in mounts), name
+    assert [v.get("read_only", False) for v in _secrets_mount(project["services"]["kafka-secrets"])] == [False]
+
+
+def test_secrets_script_makes_files_no_one_else_reads(tmp_path):
+    """kafka-secrets.sh over the real make-secrets.sh (openssl), without chown: files 0600 but
+    ca.pem, and the broker's JAAS lines for both client listeners."""
+    d = tmp_path / "s"
+    script = (DOCKER / "kafka-secrets.sh").read_text().replace("/opt/cpi2/kafka/", str(ROOT / "stack" / "kafka") + "/")
+    script = re.sub(r"^chown .*$", ":", script, flags=re.M)
+    (tmp_path / "k.sh").write_text(script)
+    subprocess.run(["bash", str(tmp_path / "k.sh"), str(d)], check=True, capture_output=True)
+    modes = {f.name: f.stat().st_mode & 0o777 for f in d.iterdir()}
+    assert modes.pop("ca.pem") == 0o644 and set(modes.values()) == {0o600}, modes
+    assert {"kafka-admin-java.properties", "kafka-server.pem", "kafka-collector.properties"} <= set(modes)
+    sasl = (d / "server-sasl.properties").read_text()
+    assert "listener.name.internal.plain.sasl.jaas.config=" in sasl and "listener.name.external.scram-sha-512" in sasl
+    assert 'user_collector="' in sasl and 'user_detector="' not in sasl  # detector is a SCRAM user
+    san = subprocess.run(["openssl", "x509", "-in", str(d / "kafka-server.pem"), "-noout", "-ext", "subjectAltName"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "DNS:kafka" in san and "IP Address:127.0.0.1" in san
