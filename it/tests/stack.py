@@ -109,3 +109,13 @@ def query(sql, data=None):
                       data=data if data is not None else sql, timeout=30)
     assert r.status_code == 200, sql + "\n" + r.text
     return r.text.strip()
+
+
+def cpi_sample(host, job, task):
+    """A valid CpiSample record (wire.encode("CpiSample", ...)) of a simulated task, now."""
+    return {
+        "host": host, "task": task, "job": job, "task_id": "1", "platform": "test/1/2/cpu",
+        "task_class": "BATCH", "is_protected": False, "window_start_us": int(time.time() * 1e6),
+        "window_us": 10_000_000, "cycles": 2000, "instructions": 1000, "counter_source": "SIMULATED",
+        "time_running_ratio": 1.0, "cpu_usage": 0.5, "cpi": 2.0, "llc_misses": None, "numa_score": None, "threads": 3,
+    }

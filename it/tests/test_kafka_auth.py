@@ -109,12 +109,7 @@ def test_right_principals_write_their_topics():
         assert err is None, (principal, err, [e.str() for e in errors])
         assert any(MARK in v for v in values_since("cpi2.dead-letter", before)), principal
     host = "cpi2-auth-test-no-such-host-" + uuid.uuid4().hex[:6]
-    sample = {
-        "host": host, "task": "auth-test.slice/t1", "job": "auth-test", "task_id": "1", "platform": "test/1/2/cpu",
-        "task_class": "BATCH", "is_protected": False, "window_start_us": int(time.time() * 1e6),
-        "window_us": 10_000_000, "cycles": 2000, "instructions": 1000, "counter_source": "SIMULATED",
-        "time_running_ratio": 1.0, "cpu_usage": 0.5, "cpi": 2.0, "llc_misses": None, "numa_score": None, "threads": 1,
-    }
+    sample = stack.cpi_sample(host, "auth-test", "auth-test.slice/t1")
     err, _ = produce(stack.kafka_conf("collector"), "cpi2.samples", wire.encode("CpiSample", sample))
     assert err is None, err
 

@@ -40,12 +40,7 @@ def test_topics_have_partitions_retention_and_compaction():
 
 def test_avro_sample_through_kafka():
     host = "smoke-" + uuid.uuid4().hex[:8]
-    sample = {
-        "host": host, "task": "smoke.slice/t1", "job": "smoke", "task_id": "1", "platform": "test/1/2/cpu",
-        "task_class": "BATCH", "is_protected": False, "window_start_us": int(time.time() * 1e6),
-        "window_us": 10_000_000, "cycles": 2000, "instructions": 1000, "counter_source": "SIMULATED",
-        "time_running_ratio": 1.0, "cpu_usage": 0.5, "cpi": 2.0, "llc_misses": None, "numa_score": None, "threads": 3,
-    }
+    sample = stack.cpi_sample(host, "smoke", "smoke.slice/t1")
     delivered = []
     p = Producer(stack.kafka_conf("collector", **{"enable.idempotence": True}))
     p.produce("cpi2.samples", key=host, value=wire.encode("CpiSample", sample),

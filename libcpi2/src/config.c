@@ -97,7 +97,7 @@ int cpi2_config_defaults(const struct cpi2_config_key *keys, void *conf, char *e
 	return 0;
 }
 
-static char *trim(char *s)
+char *cpi2_config_trim(char *s)
 {
 	char *e;
 
@@ -126,7 +126,7 @@ static int load(const struct cpi2_config_key *keys, void *conf, const char *path
 		return rc;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char *s = trim(line), *eq;
+		char *s = cpi2_config_trim(line), *eq, *key, *value;
 
 		lineno++;
 		if (*s == '#' || *s == '\0')
@@ -138,16 +138,18 @@ static int load(const struct cpi2_config_key *keys, void *conf, const char *path
 			break;
 		}
 		*eq = '\0';
-		if (client_file && !strcmp(trim(s), CLIENT_FILE_KEY)) {
-			if (strlen(trim(eq + 1)) >= PATH_MAX) {
+		key = cpi2_config_trim(s);
+		value = cpi2_config_trim(eq + 1);
+		if (client_file && !strcmp(key, CLIENT_FILE_KEY)) {
+			if (strlen(value) >= PATH_MAX) {
 				snprintf(err, errsz, "%s:%d: %s: path too long", path, lineno, CLIENT_FILE_KEY);
 				rc = -EINVAL;
 				break;
 			}
-			strcpy(client_file, trim(eq + 1));
+			strcpy(client_file, value);
 			continue;
 		}
-		if (cpi2_config_set(keys, conf, trim(s), trim(eq + 1), msg, sizeof(msg))) {
+		if (cpi2_config_set(keys, conf, key, value, msg, sizeof(msg))) {
 			snprintf(err, errsz, "%s:%d: %s", path, lineno, msg);
 			rc = -EINVAL;
 			break;

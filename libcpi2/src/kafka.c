@@ -1,4 +1,5 @@
 /* kafka: see cpi2/kafka.h. */
+#include <cpi2/config.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
 #include <cpi2/wire.h>
@@ -50,18 +51,6 @@ int cpi2_kafka_prop_is_secret(const char *prop)
 		if (!strcmp(key, secrets[i]))
 			return 1;
 	return 0;
-}
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		*--e = '\0';
-	return s;
 }
 
 int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err, size_t errsz)
@@ -118,7 +107,7 @@ int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n
 		if (next)
 			*next++ = '\0';
 		lineno++;
-		s = trim(line);
+		s = cpi2_config_trim(line);
 		if (*s == '#' || *s == '\0')
 			continue;
 		if (!strchr(s, '=') || *s == '=') {

@@ -37,6 +37,10 @@ int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char 
 int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int argc, char **argv,
 			   const char *usage, const char **props, char *err, size_t errsz);
 
+/* s without the blanks (spaces, tabs) before it and the blanks and line ends after it; the end
+ * is cut in place. */
+char *cpi2_config_trim(char *s);
+
 /* Print the options table. */
 void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FILE *out);
 
