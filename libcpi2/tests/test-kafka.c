@@ -1,6 +1,7 @@
 /* test-kafka: against the local stack's real Kafka, a dead letter sent with cpi2_dead_letter
  * is delivered (delivery report counted) and read back by a consumer, decodable as DeadLetter
  * with the same reason and payload. Starts the stack (make up) when Kafka does not answer. */
+#include <cpi2/config.h>
 #include <cpi2/kafka.h>
 #include <cpi2/wire.h>
 
@@ -41,8 +42,10 @@ int main(void)
 {
 	const char *host = env_or("STACK_HOST", "127.0.0.1"), *topics[] = {"cpi2.dead-letter", NULL};
 	int port = atoi(env_or("KAFKA_PORT", "9092"));
-	char brokers[128];
-	const char *cprops[] = {"auto.offset.reset=earliest", NULL};
+	char brokers[128], client[1024];
+	/* as admin (the stack's client file, when it has one): the test reads dead letters back */
+	const char *props[CPI2_CONFIG_MAX_PROPS], *cprops[CPI2_CONFIG_MAX_PROPS];
+	int nprops = 0;
 	struct cpi2_producer *p;
 	struct cpi2_consumer *c;
 	struct cpi2_producer_stats st;
@@ -61,10 +64,18 @@ int main(void)
 		fprintf(stderr, "test-kafka: Kafka at %s does not answer and make up failed\n", brokers);
 		return 1;
 	}
+	snprintf(client, sizeof(client), "%s/secrets/kafka-admin.properties", env_or("STACK_DIR", CPI2_SOURCE_DIR "/.stack"));
+	if (access(client, F_OK) == 0)
+		CHECK(cpi2_kafka_client_file(client, props, CPI2_CONFIG_MAX_PROPS - 2, &nprops, err, sizeof(err)) == 0);
+	for (int i = 0; i < nprops; i++)
+		cprops[i] = props[i];
+	props[nprops] = NULL;
+	cprops[nprops] = "auto.offset.reset=earliest";
+	cprops[nprops + 1] = NULL;
 	snprintf(reason, sizeof(reason), "test-kafka %ld.%d", (long)time(NULL), (int)getpid());
 	snprintf(group, sizeof(group), "test-kafka-%d-%ld", (int)getpid(), (long)time(NULL));
 
-	CHECK(cpi2_producer_new(&p, brokers, NULL, err, sizeof(err)) == 0);
+	CHECK(cpi2_producer_new(&p, brokers, props, err, sizeof(err)) == 0);
 	CHECK(cpi2_dead_letter(p, "test-kafka", &in, reason) == 0);
 	for (until = time(NULL) + 15; time(NULL) < until; usleep(10000)) {
 		cpi2_producer_poll(p);
