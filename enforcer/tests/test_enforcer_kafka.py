@@ -1,13 +1,10 @@
 """cpi2-enforcer over the real local Kafka, against a fake cgroup v2 tree: caps applied from
 incidents and lifted on time, kill -9 with two caps in force then restart (both lifted on time,
 original limits back), malformed and random payloads refused to the dead-letter topic while the
-enforcer keeps working (dead letters sampled per kind of reason), another host's incident
-ignored, SIGTERM lifts every cap."""
+enforcer keeps working, another host's incident ignored, SIGTERM lifts every cap."""
 
-import collections
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -161,11 +158,8 @@ def test_malformed_payloads_are_refused_and_the_enforcer_keeps_working(tmp_path)
     assert e.proc.poll() is None, "the enforcer died on junk:\n" + e.logtext()
     got = drain(c, host, 3)
     dead = [d for d in got if "reason" in d and "component" in d]
-    # dead letters are sampled: at most dead_letters_per_min (10) a minute per kind of reason
-    assert 0 < len(dead) < 2 * len(bad), "dead letters: %d for %d refused payloads" % (len(dead), 2 * len(bad))
+    assert len(dead) >= len(bad), "expected a dead letter per refused payload, got %d" % len(dead)
     assert all(d["reason"] for d in dead)
-    kinds = collections.Counter(re.split(r"[0-9]", d["reason"])[0][:47] for d in dead)
-    assert max(kinds.values()) <= 10, kinds
     applied = [x for x in got if x.get("kind") == "APPLIED"]
     assert len(applied) == 1 and applied[0]["task"] == "batch/a"
     e.proc.send_signal(signal.SIGTERM)
