@@ -1,0 +1,16 @@
+/* textfile: read a small text file (/proc, /sys, a config fragment) whole into a caller's
+ * buffer, and find its keyed lines, for the strict parsers that take text. */
+#ifndef CPI2_TEXTFILE_H
+#define CPI2_TEXTFILE_H
+
+#include <stddef.h>
+
+/* Read path into buf (at most size - 1 bytes, NUL-terminated; size >= 1). Returns the length
+ * read, or -errno: -EFBIG when the file does not fit (buf then holds its first size - 1 bytes). */
+int cpi2_read_text(const char *path, char *buf, size_t size);
+
+/* The rest of the first line of text that starts with key (e.g. "MemAvailable:" in
+ * /proc/meminfo), up to its newline; NULL when no line does. */
+const char *cpi2_text_find_line(const char *text, const char *key);
+
+#endif
