@@ -3,11 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "statefile.h"
+#include "text.h"
 
 int caps_find(const struct capset *s, const char *dir)
 {
@@ -17,99 +20,194 @@ int caps_find(const struct capset *s, const char *dir)
 	return -1;
 }
 
-static void copy(char *dst, size_t dstsz, const char *src)
+/* The values of a request that is not kept (dry run, at or below): for the report. */
+static struct cap *scratch(const struct cap_request *r, const char *current, double cpu, long period)
 {
-	snprintf(dst, dstsz, "%s", src ? src : "");
+	static struct cap c;
+
+	memset(&c, 0, sizeof(c));
+	text_printable(c.task, sizeof(c.task), r->task, r->task_len);
+	snprintf(c.dir, sizeof(c.dir), "%s", r->target->dir);
+	snprintf(c.previous, sizeof(c.previous), "%s", current);
+	c.version = r->version;
+	c.cpu = cpu;
+	c.period_us = period;
+	c.expires_us = r->expires_us;
+	return &c;
 }
 
-int caps_apply(struct capset *s, const char *task, const char *dir, int version, double cpu,
-	       long period_us, int64_t expires_us, const char *incident_id, const char *victim_task,
-	       enum caps_outcome *outcome, struct cap **capp, char *err, size_t errsz)
+static void set_ids(struct cap *c, const struct cap_request *r)
 {
-	int i = caps_find(s, dir), rc;
-	struct cap *c, saved;
-	bool renew = i >= 0;
+	text_printable(c->incident_id, sizeof(c->incident_id), r->incident_id, r->incident_id ? strlen(r->incident_id) : 0);
+	text_printable(c->victim_task, sizeof(c->victim_task), r->victim_task, r->victim_task ? strlen(r->victim_task) : 0);
+}
 
-	if (!renew && s->n >= s->max_caps) {
-		snprintf(err, errsz, "%d caps already in force on this host (max_caps)", s->n);
-		return -EBUSY;
+static void forget(struct capset *s, int i)
+{
+	s->caps[i] = s->caps[s->n - 1];
+	s->n--;
+}
+
+int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome, struct cap **capp,
+	       char *err, size_t errsz)
+{
+	const struct cgpath_target *t = r->target;
+	char current[LIMIT_TEXT_MAX];
+	int i = caps_find(s, t->dir), rc, plan;
+	long quota = 0, period = 0;
+	struct cap *c, saved;
+
+	if (i >= 0 && s->caps[i].ino && (s->caps[i].ino != t->ino || s->caps[i].dev != t->dev)) {
+		/* the capped directory was removed and another made under its name: not ours */
+		forget(s, i);
+		i = -1;
 	}
-	if (!renew) {
+	rc = limits_read(t->fd, r->version, current, sizeof(current));
+	if (rc) {
+		snprintf(err, errsz, "read the current limit of %s: %s", t->dir, strerror(-rc));
+		return rc;
+	}
+	plan = limits_plan_cap(r->version, current, r->cpu, r->period_us, &quota, &period);
+	if (plan < 0) {
+		snprintf(err, errsz, "cap %g CPU over %ld us on %s (limit in force '%s'): out of range", r->cpu,
+			 r->period_us, t->dir, current);
+		return plan;
+	}
+	if (i < 0) {
+		if (plan == 1) {
+			*outcome = CAPS_AT_OR_BELOW;
+			*capp = scratch(r, current, r->cpu, r->period_us);
+			return 0;
+		}
+		if (s->n >= s->max_caps) {
+			snprintf(err, errsz, "%d caps already in force on this host (max_caps)", s->n);
+			return -EBUSY;
+		}
+		if (s->dry_run) {
+			*outcome = CAPS_DRY_RUN;
+			*capp = scratch(r, current, (double)quota / (double)period, period);
+			return 0;
+		}
 		c = &s->caps[s->n];
 		memset(c, 0, sizeof(*c));
-		rc = limits_read(version, dir, c->previous, sizeof(c->previous));
-		if (rc) {
-			snprintf(err, errsz, "read the current limit of %s: %s", dir, strerror(-rc));
-			return rc;
-		}
-		copy(c->task, sizeof(c->task), task);
-		copy(c->dir, sizeof(c->dir), dir);
-		c->version = version;
-	} else {
-		c = &s->caps[i];
-	}
-	saved = *c;
-	c->cpu = cpu;
-	c->period_us = period_us;
-	c->expires_us = expires_us;
-	copy(c->incident_id, sizeof(c->incident_id), incident_id);
-	copy(c->victim_task, sizeof(c->victim_task), victim_task);
-	*capp = c;
-	if (s->dry_run) {
-		/* Nothing was written: a new entry stays beyond s->n, a renewed one as it was. */
-		if (renew)
-			*c = saved;
-		*outcome = CAPS_DRY_RUN;
-		return 0;
-	}
-	if (!renew) {
+		text_printable(c->task, sizeof(c->task), r->task, r->task_len);
+		snprintf(c->dir, sizeof(c->dir), "%s", t->dir);
+		c->dev = t->dev;
+		c->ino = t->ino;
+		c->version = r->version;
+		snprintf(c->previous, sizeof(c->previous), "%s", current);
+		c->cpu = (double)quota / (double)period;
+		c->period_us = period;
+		c->expires_us = r->expires_us;
+		set_ids(c, r);
 		s->n++;
 		/* Remember the cap (and the limit to restore) before touching the cgroup. */
 		rc = caps_save(s, err, errsz);
 		if (rc == 0)
-			rc = limits_cap(version, dir, cpu, period_us, err, errsz);
-	} else {
-		/* A renewal changes nothing that must be restored: write the cgroup first (the
-		 * latency that matters), then the new expiry. A crash in between resumes the cap
-		 * with its old expiry, which is safe. */
-		rc = limits_cap(version, dir, cpu, period_us, err, errsz);
-		if (rc == 0)
-			rc = caps_save(s, err, errsz);
-	}
-	if (rc) {
-		if (!renew)
+			rc = limits_write(t->fd, r->version, current, quota, period, err, errsz);
+		if (rc) {
+			size_t l = strlen(err);
+
 			s->n--;
-		else
-			*c = saved;
-		caps_save(s, err + strlen(err), errsz - strlen(err));
+			caps_save(s, err + l, errsz - l);
+			return rc;
+		}
+		*outcome = CAPS_APPLIED;
+		*capp = c;
+		return 0;
+	}
+	c = &s->caps[i];
+	if (s->dry_run) {
+		*outcome = CAPS_DRY_RUN;
+		*capp = scratch(r, c->previous, c->cpu, c->period_us);
+		return 0;
+	}
+	saved = *c;
+	c->expires_us = r->expires_us;
+	set_ids(c, r);
+	rc = 0;
+	if (plan == 0) {
+		/* A lower cap than the one in force. A renewal changes nothing that must be restored:
+		 * write the cgroup first (the latency that matters), then the new expiry. A crash in
+		 * between resumes the cap with its old expiry, which is safe. */
+		rc = limits_write(t->fd, r->version, current, quota, period, err, errsz);
+		if (rc == 0) {
+			c->cpu = (double)quota / (double)period;
+			c->period_us = period;
+		}
+	}
+	if (rc == 0)
+		rc = caps_save(s, err, errsz);
+	if (rc) {
+		*c = saved;
 		return rc;
 	}
-	*outcome = renew ? CAPS_RENEWED : CAPS_APPLIED;
+	*outcome = CAPS_RENEWED;
+	*capp = c;
 	return 0;
 }
 
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz)
 {
 	struct cap c = s->caps[i];
-	int rc = 0;
+	int rc = 0, fd = -1;
+	char note[512] = "";
 
 	if (!s->dry_run) {
-		rc = limits_restore(c.version, c.dir, c.previous, err, errsz);
-		/* A cgroup that is gone has nothing left to restore: forget the cap. */
-		if (rc && rc != -ENOENT)
+		rc = cgpath_reopen(s->policy, c.dir, c.dev, c.ino, &fd, note, sizeof(note));
+		if (rc == 0) {
+			rc = limits_restore(fd, c.version, c.previous, err, errsz);
+			close(fd);
+		}
+		/* A cgroup that is gone, or was replaced (note says so), has nothing of ours to
+		 * restore: forget the cap. Any other failure keeps it, to retry. */
+		if (rc == -ENOENT)
+			snprintf(note, sizeof(note), "cgroup %s is gone: nothing to restore", c.dir);
+		else if (rc && rc != -ESTALE) {
+			if (fd < 0)
+				snprintf(err, errsz, "%s", note);
 			return rc;
+		}
 	}
-	s->caps[i] = s->caps[s->n - 1];
-	s->n--;
+	forget(s, i);
 	if (out)
 		*out = c;
+	snprintf(err, errsz, "%s", note);
 	if (!s->dry_run) {
-		int src = caps_save(s, err, errsz);
+		size_t l = strlen(err);
+		int src = caps_save(s, err + l, errsz - l);
 
 		if (src)
 			return src;
 	}
-	return rc == -ENOENT ? 0 : rc;
+	return 0;
+}
+
+int caps_resume(struct capset *s, int i, char *err, size_t errsz)
+{
+	struct cap *c = &s->caps[i];
+	char current[LIMIT_TEXT_MAX];
+	long quota, period;
+	int fd, rc;
+
+	if (s->dry_run)
+		return 0;
+	rc = cgpath_reopen(s->policy, c->dir, c->dev, c->ino, &fd, err, errsz);
+	if (rc == 0) {
+		rc = limits_read(fd, c->version, current, sizeof(current));
+		if (rc)
+			snprintf(err, errsz, "read the limit of %s: %s", c->dir, strerror(-rc));
+		else if (limits_plan_cap(c->version, current, c->cpu, c->period_us, &quota, &period) == 0)
+			rc = limits_write(fd, c->version, current, quota, period, err, errsz);
+		close(fd);
+	}
+	if (rc == -ENOENT || rc == -ESTALE) {
+		size_t l = strlen(err);
+
+		forget(s, i);
+		caps_save(s, err + l, errsz - l);
+	}
+	return rc;
 }
 
 int caps_next_expired(const struct capset *s, int64_t now_us)
@@ -130,115 +228,227 @@ int64_t caps_next_expiry(const struct capset *s)
 	return t;
 }
 
-/* One line per cap, tab-separated; names never contain tabs or newlines (cgpath refuses
- * control characters), ids are sanitised here. */
-static void clean(char *s)
+static struct cap_budget *budget_find(const struct capset *s, dev_t dev, ino_t ino)
 {
-	for (; *s; s++)
-		if (*s == '\t' || *s == '\n')
-			*s = ' ';
+	for (int i = 0; i < s->n_budget; i++)
+		if (s->budget[i].dev == dev && s->budget[i].ino == ino)
+			return (struct cap_budget *)&s->budget[i];
+	return NULL;
+}
+
+int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t per_day_us)
+{
+	const struct cap_budget *b = budget_find(s, dev, ino);
+
+	if (!b || now_us - b->window_us >= CAPS_DAY_US || now_us < b->window_us)
+		return per_day_us;
+	return b->used_us >= per_day_us ? 0 : per_day_us - b->used_us;
+}
+
+void caps_budget_charge(struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t granted_us)
+{
+	struct cap_budget *b = budget_find(s, dev, ino);
+
+	if (!b) {
+		if (s->n_budget < CAPS_BUDGET_MAX) {
+			b = &s->budget[s->n_budget++];
+		} else {
+			/* full: the task whose day began first makes room */
+			b = &s->budget[0];
+			for (int i = 1; i < s->n_budget; i++)
+				if (s->budget[i].window_us < b->window_us)
+					b = &s->budget[i];
+		}
+		b->dev = dev;
+		b->ino = ino;
+		b->window_us = now_us;
+		b->used_us = 0;
+	}
+	if (now_us - b->window_us >= CAPS_DAY_US || now_us < b->window_us) {
+		b->window_us = now_us;
+		b->used_us = 0;
+	}
+	b->used_us += granted_us > 0 ? granted_us : 0;
+}
+
+/* Append printf output to a growing buffer. */
+static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(*buf + *len, *cap - *len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -EINVAL;
+		if ((size_t)n < *cap - *len) {
+			*len += (size_t)n;
+			return 0;
+		}
+		char *b = realloc(*buf, *cap * 2 + (size_t)n);
+
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+		*cap = *cap * 2 + (size_t)n;
+	}
 }
 
 int caps_save(const struct capset *s, char *err, size_t errsz)
 {
-	char tmp[PATH_MAX], dirbuf[PATH_MAX];
-	FILE *f;
-	int fd, rc = 0;
+	size_t len = 0, cap = 4096;
+	char *buf;
+	int rc;
 
 	if (!s->state_path)
 		return 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", s->state_path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errsz, "open %s: %s", tmp, strerror(errno));
-		return rc;
-	}
-	fprintf(f, "# cpi2-enforcer caps in force: task, dir, version, previous, cpu, period_us, expires_us, incident, victim\n");
-	for (int i = 0; i < s->n; i++) {
-		struct cap c = s->caps[i];
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	rc = append(&buf, &len, &cap,
+		    "# cpi2-enforcer caps in force: cap2, task, dir, dev, inode, version, previous, cpu, period_us, "
+		    "expires_us, incident, victim; budget, dev, inode, day start us, capped us\n");
+	for (int i = 0; rc == 0 && i < s->n; i++) {
+		const struct cap *c = &s->caps[i];
 
-		clean(c.incident_id);
-		clean(c.victim_task);
-		fprintf(f, "cap\t%s\t%s\t%d\t%s\t%.6f\t%ld\t%lld\t%s\t%s\n", c.task, c.dir, c.version,
-			c.previous, c.cpu, c.period_us, (long long)c.expires_us, c.incident_id,
-			c.victim_task);
+		rc = append(&buf, &len, &cap, "cap2\t%s\t%s\t%llu\t%llu\t%d\t%s\t%.6f\t%ld\t%lld\t%s\t%s\n", c->task,
+			    c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino, c->version, c->previous,
+			    c->cpu, c->period_us, (long long)c->expires_us, c->incident_id, c->victim_task);
 	}
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -errno;
-	if (fclose(f) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, s->state_path) != 0)
-		rc = -errno;
-	if (rc) {
+	for (int i = 0; rc == 0 && i < s->n_budget; i++)
+		rc = append(&buf, &len, &cap, "budget\t%llu\t%llu\t%lld\t%lld\n", (unsigned long long)s->budget[i].dev,
+			    (unsigned long long)s->budget[i].ino, (long long)s->budget[i].window_us,
+			    (long long)s->budget[i].used_us);
+	if (rc == 0)
+		rc = statefile_write(s->state_path, buf, len, err, errsz);
+	else
 		snprintf(err, errsz, "write %s: %s", s->state_path, strerror(-rc));
-		return rc;
+	free(buf);
+	return rc;
+}
+
+static int num_ll(const char *s, long long *v)
+{
+	char *end;
+
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	*v = strtoll(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+static int num_ull(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* Split line at tabs into at most max fields (empty ones kept). Returns the count. */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+	char *tok;
+
+	while (n < max && (tok = strsep(&line, "\t")) != NULL)
+		f[n++] = tok;
+	return line ? max + 1 : n; /* more fields than max: malformed */
+}
+
+/* A "cap2" line, or an older "cap" line (no identity: task, dir, version, previous, cpu,
+ * period, expires[, incident[, victim]]). */
+static int parse_cap(char **f, int n, struct cap *c)
+{
+	unsigned long long dev = 0, ino = 0;
+	long long version, period, expires;
+	int k = 3;
+	char *end;
+
+	memset(c, 0, sizeof(*c));
+	if (strcmp(f[0], "cap2") == 0) {
+		if (n != 12 || num_ull(f[3], &dev) || num_ull(f[4], &ino))
+			return -EINVAL;
+		k = 5;
+	} else if (strcmp(f[0], "cap") != 0 || n < 8 || n > 10) {
+		return -EINVAL;
 	}
-	snprintf(dirbuf, sizeof(dirbuf), "%s", s->state_path);
-	fd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
+	if (strlen(f[1]) > CGPATH_MAX_TASK || strlen(f[2]) >= sizeof(c->dir) || f[2][0] != '/' ||
+	    num_ll(f[k], &version) || (version != LIMITS_V1 && version != LIMITS_V2) ||
+	    strlen(f[k + 1]) >= sizeof(c->previous) || num_ll(f[k + 3], &period) || num_ll(f[k + 4], &expires))
+		return -EINVAL;
+	snprintf(c->task, sizeof(c->task), "%s", f[1]);
+	snprintf(c->dir, sizeof(c->dir), "%s", f[2]);
+	c->dev = (dev_t)dev;
+	c->ino = (ino_t)ino;
+	c->version = (int)version;
+	snprintf(c->previous, sizeof(c->previous), "%s", f[k + 1]);
+	c->cpu = strtod(f[k + 2], &end);
+	if (*end || !(c->cpu > 0) || c->cpu > 1024)
+		return -EINVAL;
+	c->period_us = (long)period;
+	c->expires_us = expires;
+	if (n > k + 5)
+		snprintf(c->incident_id, sizeof(c->incident_id), "%s", f[k + 5]);
+	if (n > k + 6)
+		snprintf(c->victim_task, sizeof(c->victim_task), "%s", f[k + 6]);
+	{
+		long q, p;
+
+		if (limits_parse(c->version, c->previous, &q, &p))
+			return -EINVAL;
 	}
 	return 0;
 }
 
-static int parse_line(char *line, struct cap *c)
+static int parse_budget(char **f, int n, struct cap_budget *b)
 {
-	char *f[10], *save = NULL, *tok, *end;
-	int n = 0;
+	unsigned long long dev, ino;
+	long long w, used;
 
-	for (tok = strtok_r(line, "\t", &save); tok && n < 10; tok = strtok_r(NULL, "\t", &save))
-		f[n++] = tok;
-	if (n < 8 || strcmp(f[0], "cap") != 0)
+	if (n != 5 || num_ull(f[1], &dev) || num_ull(f[2], &ino) || num_ll(f[3], &w) || num_ll(f[4], &used))
 		return -EINVAL;
-	memset(c, 0, sizeof(*c));
-	copy(c->task, sizeof(c->task), f[1]);
-	copy(c->dir, sizeof(c->dir), f[2]);
-	c->version = atoi(f[3]);
-	copy(c->previous, sizeof(c->previous), f[4]);
-	c->cpu = strtod(f[5], &end);
-	if (*end)
+	b->dev = (dev_t)dev;
+	b->ino = (ino_t)ino;
+	b->window_us = w;
+	b->used_us = used;
+	return 0;
+}
+
+static int load_line(char *line, void *arg)
+{
+	struct capset *s = arg;
+	char *f[13];
+	int n = split(line, f, 12);
+
+	if (n < 1 || n > 12)
 		return -EINVAL;
-	c->period_us = strtol(f[6], &end, 10);
-	if (*end)
+	if (strcmp(f[0], "budget") == 0) {
+		if (s->n_budget == CAPS_BUDGET_MAX || parse_budget(f, n, &s->budget[s->n_budget]))
+			return -EINVAL;
+		s->n_budget++;
+		return 0;
+	}
+	if (s->n == CAPS_MAX || parse_cap(f, n, &s->caps[s->n]) || caps_find(s, s->caps[s->n].dir) >= 0)
 		return -EINVAL;
-	c->expires_us = strtoll(f[7], &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (n > 8)
-		copy(c->incident_id, sizeof(c->incident_id), f[8]);
-	if (n > 9)
-		copy(c->victim_task, sizeof(c->victim_task), f[9]);
-	if (c->version != LIMITS_V1 && c->version != LIMITS_V2)
-		return -EINVAL;
+	s->n++;
 	return 0;
 }
 
 int caps_load(struct capset *s, char *err, size_t errsz)
 {
-	char line[PATH_MAX * 3];
-	FILE *f;
-	int lineno = 0;
-
 	s->n = 0;
+	s->n_budget = 0;
+	if (errsz)
+		err[0] = '\0';
 	if (!s->state_path)
 		return 0;
-	f = fopen(s->state_path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		line[strcspn(line, "\n")] = '\0';
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		if (s->n == CAPS_MAX || parse_line(line, &s->caps[s->n])) {
-			snprintf(err, errsz, "%s:%d: malformed cap line", s->state_path, lineno);
-			fclose(f);
-			return -EINVAL;
-		}
-		s->n++;
-	}
-	fclose(f);
-	return 0;
+	return statefile_each_line(s->state_path, PATH_MAX * 3, load_line, s, err, errsz);
 }

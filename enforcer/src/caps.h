@@ -1,32 +1,46 @@
-/* caps: the caps in force on this host, their previous limits and expiry, and the state file
- * that lets a restarted enforcer (after a crash or kill -9) restore or resume every one.
+/* caps: the caps in force on this host, their previous limits, identity and expiry, the time
+ * each task spent capped today, and the state file that lets a restarted enforcer (after a
+ * crash or kill -9) restore or resume every one.
  *
- * The state file is rewritten atomically (temp file, fsync, rename, fsync of the folder)
- * BEFORE a cap is written to a cgroup and after it is lifted, so at every instant the file
- * names every cap that may be in force, with the limit to restore. */
+ * The state file is rewritten atomically (statefile.c) BEFORE a cap is written to a cgroup and
+ * after it is lifted, so at every instant the file names every cap that may be in force, with
+ * the limit to restore and the identity (st_dev, inode) of the directory it was written to. */
 #ifndef CPI2_ENFORCER_CAPS_H
 #define CPI2_ENFORCER_CAPS_H
 
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cgpath.h"
 #include "limits.h"
 
 #define CAPS_MAX 256
 #define CAPS_ID_MAX 128
+#define CAPS_BUDGET_MAX 1024 /* tasks whose capped time today is remembered */
+#define CAPS_DAY_US (86400LL * 1000000)
 
 struct cap {
-	char task[CGPATH_MAX_TASK + 1];   /* as named in the message */
-	char dir[PATH_MAX];               /* resolved cgroup directory */
+	char task[CGPATH_MAX_TASK + 1];   /* as named in the message (printable) */
+	char dir[PATH_MAX];               /* canonical cgroup directory */
+	dev_t dev;                        /* its identity when capped (ino 0: unknown, older file) */
+	ino_t ino;
 	int version;                      /* LIMITS_V1 or LIMITS_V2 */
 	char previous[LIMIT_TEXT_MAX];    /* the limit to restore */
-	double cpu;                       /* cap, CPU-sec/sec */
+	double cpu;                       /* cap in force, CPU-sec/sec */
 	long period_us;
-	int64_t expires_us;               /* wall clock, microseconds since the epoch */
+	int64_t expires_us;               /* the enforcer's clock, microseconds since the epoch */
 	char incident_id[CAPS_ID_MAX];    /* or the operator command's id */
 	char victim_task[CGPATH_MAX_TASK + 1];
+};
+
+/* Time a task (a cgroup's identity) was granted caps in the day that began at window_us. */
+struct cap_budget {
+	dev_t dev;
+	ino_t ino;
+	int64_t window_us;
+	int64_t used_us;
 };
 
 struct capset {
@@ -35,25 +49,53 @@ struct capset {
 	int max_caps;        /* at most this many caps at once on this host */
 	bool dry_run;        /* decide and report, write nothing to cgroups */
 	const char *state_path;
+	const struct cgpath_policy *policy; /* to open a capped directory again (release) */
+	struct cap_budget budget[CAPS_BUDGET_MAX];
+	int n_budget;
 };
 
-enum caps_outcome { CAPS_APPLIED, CAPS_RENEWED, CAPS_DRY_RUN };
+/* What caps_apply asks for: a directory cgpath_open returned, and the cap. */
+struct cap_request {
+	const char *task;        /* as named in the message */
+	size_t task_len;
+	const struct cgpath_target *target;
+	int version;
+	double cpu;
+	long period_us;
+	int64_t expires_us;
+	const char *incident_id, *victim_task; /* NULL = none */
+};
 
-/* Apply (or renew: a cap on the same cgroup already in force gets the new expiry and cap, and
- * keeps the original previous limit) a cap on resolved cgroup dir. On success *outcome says
- * which, and *cap points to the entry. Returns 0, -EBUSY when max_caps are in force, or
- * -errno with a reason in err. */
-int caps_apply(struct capset *s, const char *task, const char *dir, int version, double cpu,
-	       long period_us, int64_t expires_us, const char *incident_id, const char *victim_task,
-	       enum caps_outcome *outcome, struct cap **cap, char *err, size_t errsz);
+enum caps_outcome {
+	CAPS_APPLIED,    /* a new cap, written */
+	CAPS_RENEWED,    /* the cap in force on the cgroup got the new expiry (and a lower cap) */
+	CAPS_DRY_RUN,    /* nothing written: dry run */
+	CAPS_AT_OR_BELOW /* nothing written: the limit in force is already at or below the cap */
+};
+
+/* Apply a cap (or renew the one in force on the same cgroup: new expiry, the lower of the two
+ * caps, the original previous limit kept). A cap only lowers: when the limit in force is at or
+ * below the request, nothing is written (CAPS_AT_OR_BELOW; a renewal keeps the lower cap in
+ * force). On success *outcome says which, and *cap points to the entry (the request's values
+ * for CAPS_AT_OR_BELOW and a dry run, not kept). Returns 0, -EBUSY when max_caps are in force,
+ * or -errno with a reason in err (a refused write leaves the cgroup's limit as it was). */
+int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome, struct cap **cap,
+	       char *err, size_t errsz);
 
 /* Index of the cap on dir, or -1. */
 int caps_find(const struct capset *s, const char *dir);
 
-/* Restore entry i's previous limit and forget it. The released entry is copied to *out
- * (may be NULL). Returns 0 or -errno with a reason (the entry is kept if the write failed
- * for any reason but the cgroup having gone away). */
+/* Restore entry i's previous limit and forget it. The released entry is copied to *out (may
+ * be NULL). Returns 0, with a note in err when nothing was written: the cgroup is gone, or was
+ * replaced by another directory under the same name (its limit is not ours to restore). Or
+ * -errno with a reason (the entry is kept). */
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz);
+
+/* After a restart: put entry i back in force where it is not (a crash may have come between
+ * the state file and the cgroup write), only lowering, and only on the directory capped.
+ * Returns 0; -ENOENT or -ESTALE when the cgroup is gone or was replaced (the entry is then
+ * forgotten, err says why); or -errno with a reason. */
+int caps_resume(struct capset *s, int i, char *err, size_t errsz);
 
 /* Index of a cap whose expiry is at or before now_us, or -1. */
 int caps_next_expired(const struct capset *s, int64_t now_us);
@@ -61,10 +103,18 @@ int caps_next_expired(const struct capset *s, int64_t now_us);
 /* Earliest expiry among the caps, or INT64_MAX. */
 int64_t caps_next_expiry(const struct capset *s);
 
+/* Capped time (us) left today for the cgroup (dev, ino), out of per_day_us. */
+int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t per_day_us);
+
+/* Count granted_us of capped time for (dev, ino) (saved with the next caps_save). */
+void caps_budget_charge(struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t granted_us);
+
 /* Write the state file atomically. Returns 0 or -errno. */
 int caps_save(const struct capset *s, char *err, size_t errsz);
 
-/* Read the state file (missing file = no caps). Returns 0, or -EINVAL naming the bad line. */
+/* Read the state file (missing file = no caps). A malformed line is skipped and named in err
+ * (the others are loaded: one bad line must not keep every other cap in force). Returns the
+ * number of lines skipped (0 when all were read), or -errno when the file cannot be read. */
 int caps_load(struct capset *s, char *err, size_t errsz);
 
 #endif

@@ -2,6 +2,7 @@
 #include "conf.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,29 @@ static const struct cpi2_config_key keys[] = {
 	{"control_topic", STR(control_topic), "cpi2.control", "topic of operator commands"},
 	{"actions_topic", STR(actions_topic), "cpi2.actions", "topic the decisions go to"},
 	{"poll_ms", NUM(CPI2_CFG_INT, poll_ms), "100", "longest wait for a message between expiry checks"},
-	{"stale_after_s", NUM(CPI2_CFG_INT, stale_after_s), "600", "refuse incidents older than this in Kafka"},
+	{"stale_after_s", NUM(CPI2_CFG_INT, stale_after_s), "600",
+	 "refuse messages that reached Kafka longer ago than this, and commands issued longer ago"},
+	{"max_detection_age_s", NUM(CPI2_CFG_INT, max_detection_age_s), "3600",
+	 "refuse incidents whose detected_at_us is older than this (the enforcer's clock)"},
+	{"clock_skew_s", NUM(CPI2_CFG_INT, clock_skew_s), "60",
+	 "a message's timestamps may be this far ahead of our clock; further is refused"},
+	{"min_cap_cpu", NUM(CPI2_CFG_DOUBLE, min_cap_cpu), "0.01",
+	 "the lowest cap (CPU-sec/sec): a request below it is raised to it (the paper's best-effort cap)"},
+	{"task_cgroup_depth", NUM(CPI2_CFG_INT, task_cgroup_depth), "0",
+	 "0: only leaf cgroups (no child cgroup) may be capped; N: only cgroups exactly N levels below the root"},
+	{"max_cap_s_per_task_day", NUM(CPI2_CFG_INT, max_cap_s_per_task_day), "1800",
+	 "capped time a task may be granted in a day, renewals included (0: no bound)"},
+	{"cap_rate_per_s", NUM(CPI2_CFG_DOUBLE, cap_rate_per_s), "1", "new caps a second on a host (token bucket)"},
+	{"cap_burst", NUM(CPI2_CFG_DOUBLE, cap_burst), "5", "new caps at once on a host"},
+	{"renew_rate_per_s", NUM(CPI2_CFG_DOUBLE, renew_rate_per_s), "2", "renewals of caps in force a second on a host"},
+	{"renew_burst", NUM(CPI2_CFG_DOUBLE, renew_burst), "10", "renewals at once on a host"},
+	{"max_message_bytes", NUM(CPI2_CFG_INT, max_message_bytes), "65536", "larger messages are refused before decoding"},
+	{"dead_letters_per_min", NUM(CPI2_CFG_INT, dead_letters_per_min), "10",
+	 "dead letters (and refusals of stale or replayed messages) a minute per kind of reason; the rest are counted"},
+	{"seen_ids_max", NUM(CPI2_CFG_INT, seen_ids_max), "8192",
+	 "incident and command ids remembered (state_dir/seen-ids) so a replay changes nothing"},
+	{"keep_capabilities", STR(keep_capabilities), "",
+	 "capabilities kept after start, e.g. dac_override for a cgroup tree owned by another user (default: none)"},
 	{"clock_file", STR(clock_file), "", "simulation: the clock is the number of microseconds in this file"},
 	{"log_level", STR(log_level), "info", "error, warn, info or debug"},
 	{NULL, 0, 0, 0, NULL, NULL}};
@@ -67,6 +90,32 @@ int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 	}
 	if (c->period_us < 1000 || c->period_us > 1000000) {
 		snprintf(err, errsz, "period_us must be between 1000 and 1000000");
+		return -EINVAL;
+	}
+	if (!(c->min_cap_cpu >= 0.001) || c->min_cap_cpu > 1024) {
+		snprintf(err, errsz, "min_cap_cpu must be between 0.001 (1 ms a second) and 1024");
+		return -EINVAL;
+	}
+	if (c->task_cgroup_depth < 0 || c->task_cgroup_depth > 64) {
+		snprintf(err, errsz, "task_cgroup_depth must be between 0 and 64");
+		return -EINVAL;
+	}
+	if (!(c->cap_rate_per_s > 0) || !(c->cap_burst >= 1) || !(c->renew_rate_per_s > 0) || !(c->renew_burst >= 1)) {
+		snprintf(err, errsz, "cap_rate_per_s and renew_rate_per_s must be above 0, cap_burst and renew_burst at least 1");
+		return -EINVAL;
+	}
+	if (c->max_message_bytes < 256 || c->max_message_bytes > 16 * 1024 * 1024) {
+		snprintf(err, errsz, "max_message_bytes must be between 256 and 16 MiB");
+		return -EINVAL;
+	}
+	if (c->stale_after_s < 1 || c->max_detection_age_s < 1 || c->clock_skew_s < 0 || c->max_cap_s_per_task_day < 0 ||
+	    c->dead_letters_per_min < 0 || c->seen_ids_max < 16 || c->seen_ids_max > 1000000) {
+		snprintf(err, errsz, "stale_after_s and max_detection_age_s must be at least 1, clock_skew_s, "
+				     "max_cap_s_per_task_day and dead_letters_per_min at least 0, seen_ids_max 16..1000000");
+		return -EINVAL;
+	}
+	if (!realpath(c->cgroup_root, c->root_real) && !c->sim_hosts_root[0]) {
+		snprintf(err, errsz, "cgroup_root %s: %s", c->cgroup_root, strerror(errno));
 		return -EINVAL;
 	}
 	level = cpi2_log_parse_level(c->log_level);
@@ -116,14 +165,18 @@ static char *own_cgroup(const char *root)
 
 void conf_policy(struct conf *c, struct cgpath_policy *p)
 {
-	char *save = NULL, *tok;
+	int n;
 
 	snprintf(c->protected_buf, sizeof(c->protected_buf), "%s", c->protected_slices);
-	cgpath_set_protected(p, c->protected_buf);
+	if (cgpath_set_protected(p, c->protected_buf))
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "protected_slices: only the first %d are used", CGPATH_MAX_PROTECTED);
 	snprintf(c->cgroups_buf, sizeof(c->cgroups_buf), "%s", c->protected_cgroups);
-	p->n_also = 0;
-	for (tok = strtok_r(c->cgroups_buf, ",", &save); tok && p->n_also < CGPATH_MAX_PROTECTED;
-	     tok = strtok_r(NULL, ",", &save))
-		p->also_protected[p->n_also++] = tok;
+	n = cgpath_split_list(c->cgroups_buf, p->also_protected, CGPATH_MAX_PROTECTED);
+	if (n < 0) {
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "protected_cgroups: only the first %d are used", CGPATH_MAX_PROTECTED);
+		n = CGPATH_MAX_PROTECTED;
+	}
+	p->n_also = n;
+	p->task_depth = (int)c->task_cgroup_depth;
 	p->own_cgroup = own_cgroup(p->root);
 }

@@ -2,8 +2,14 @@
 #include "decide.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "statefile.h"
+#include "text.h"
 
 const char *const action_kind_names[] = {"APPLIED", "RENEWED", "RELEASED", "REFUSED", "FAILED", "DRY_RUN"};
 const char *const action_cause_names[] = {"INCIDENT", "OPERATOR", "EXPIRY", "SHUTDOWN", "RECOVERY", "PROTECTION_OFF"};
@@ -13,13 +19,8 @@ static void begin(struct action *a, enum action_kind kind, enum action_cause cau
 	memset(a, 0, sizeof(*a));
 	a->kind = kind;
 	a->cause = cause;
-	if (task) {
-		if (len > CGPATH_MAX_TASK)
-			len = CGPATH_MAX_TASK;
-		/* Keep what can be shown of a hostile name: stop at a NUL, blank control chars. */
-		for (size_t i = 0; i < len && task[i]; i++)
-			a->task[i] = ((unsigned char)task[i] < 0x20) ? '?' : task[i];
-	}
+	/* Keep what can be shown of a hostile name: stop at a NUL, blank control chars. */
+	text_printable(a->task, sizeof(a->task), task, len);
 }
 
 static void from_cap(struct action *a, const struct cap *c)
@@ -31,15 +32,102 @@ static void from_cap(struct action *a, const struct cap *c)
 	snprintf(a->previous_limit, sizeof(a->previous_limit), "%s", c->previous);
 }
 
+/* Append to the action's reason ("; " between parts). */
+static void note(struct action *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct action *a, const char *fmt, ...)
+{
+	size_t l = strlen(a->reason);
+	va_list ap;
+
+	if (l && l + 2 < sizeof(a->reason)) {
+		memcpy(a->reason + l, "; ", 3);
+		l += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(a->reason + l, sizeof(a->reason) - l, fmt, ap);
+	va_end(ap);
+}
+
+void decide_bucket_init(struct bucket *b, double rate, double burst)
+{
+	b->rate = rate;
+	b->burst = burst < 1 ? 1 : burst;
+	b->tokens = b->burst;
+	b->last_us = 0;
+}
+
+/* Take a token (true) or refuse (false). A bucket with no rate is no limit. */
+static bool bucket_take(struct bucket *b, int64_t now_us)
+{
+	if (!(b->rate > 0))
+		return true;
+	if (b->last_us == 0 || now_us < b->last_us)
+		b->last_us = now_us;
+	b->tokens += (double)(now_us - b->last_us) * b->rate / 1e6;
+	if (b->tokens > b->burst)
+		b->tokens = b->burst;
+	b->last_us = now_us;
+	if (b->tokens < 1)
+		return false;
+	b->tokens -= 1;
+	return true;
+}
+
+static void bucket_refund(struct bucket *b)
+{
+	if (b->rate > 0 && b->tokens + 1 <= b->burst)
+		b->tokens += 1;
+}
+
+int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall_us, const char *own_name,
+		       int64_t own_us, int64_t own_now_us, char *reason, size_t reasonsz)
+{
+	int64_t skew_us = (int64_t)f->skew_s * 1000000;
+
+	if (kafka_ms <= 0) {
+		snprintf(reason, reasonsz, "stale check: the message has no Kafka timestamp");
+		return -ESTALE;
+	}
+	if (kafka_ms * 1000 > wall_us + skew_us) {
+		snprintf(reason, reasonsz, "stale check: Kafka timestamp %lld s in the future (clock_skew_s %ld)",
+			 (long long)((kafka_ms * 1000 - wall_us) / 1000000), f->skew_s);
+		return -ESTALE;
+	}
+	if (wall_us - kafka_ms * 1000 > (int64_t)f->stale_after_s * 1000000) {
+		snprintf(reason, reasonsz, "stale: it reached Kafka %lld s ago (stale_after_s %ld)",
+			 (long long)((wall_us - kafka_ms * 1000) / 1000000), f->stale_after_s);
+		return -ESTALE;
+	}
+	if (own_us <= 0) {
+		snprintf(reason, reasonsz, "stale check: the message has no %s", own_name);
+		return -ESTALE;
+	}
+	if (own_us > own_now_us + skew_us) {
+		snprintf(reason, reasonsz, "stale check: %s %lld s in the future (clock_skew_s %ld)", own_name,
+			 (long long)((own_us - own_now_us) / 1000000), f->skew_s);
+		return -ESTALE;
+	}
+	if (own_now_us - own_us > (int64_t)f->max_age_s * 1000000) {
+		snprintf(reason, reasonsz, "stale: %s is %lld s old (max %ld s)", own_name,
+			 (long long)((own_now_us - own_us) / 1000000), f->max_age_s);
+		return -ESTALE;
+	}
+	return 0;
+}
+
 /* Cap task (from a message) for duration_s: the common path of incidents and operator caps. */
 static void cap_task(struct host_enforcer *h, enum action_cause cause, const char *task, size_t len,
 		     double cpu, int duration_s, const char *id, const char *victim, int64_t now_us,
 		     struct action *out)
 {
-	char dir[PATH_MAX];
+	struct cgpath_target t;
 	enum caps_outcome outcome;
+	struct cap_request r;
+	struct bucket *bucket;
 	struct cap *c;
-	int version, rc;
+	int64_t dur_us, charge = 0, old_expiry = 0;
+	char floor_note[160] = "", budget_note[160] = "";
+	int version, rc, i;
 
 	begin(out, ACT_REFUSED, cause, task, len);
 	if (!task || len == 0) {
@@ -54,29 +142,100 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 		snprintf(out->reason, sizeof(out->reason), "cap duration of %d s is out of range (1..86400)", duration_s);
 		return;
 	}
-	rc = cgpath_resolve(&h->policy, task, len, dir, sizeof(dir), out->reason, sizeof(out->reason));
+	if (cpu < h->min_cap_cpu) {
+		snprintf(floor_note, sizeof(floor_note), "requested %g CPU is below min_cap_cpu: capped at the floor %g",
+			 cpu, h->min_cap_cpu);
+		cpu = h->min_cap_cpu;
+	}
+	rc = cgpath_open(&h->policy, task, len, &t, out->reason, sizeof(out->reason));
 	if (rc)
 		return;
-	version = h->version != LIMITS_AUTO ? h->version : limits_detect(dir);
+	version = h->version != LIMITS_AUTO ? h->version : limits_detect(t.fd);
 	if (version < 0) {
 		out->kind = ACT_FAILED;
-		snprintf(out->reason, sizeof(out->reason), "%s has neither cpu.max nor cpu.cfs_quota_us", dir);
-		return;
+		snprintf(out->reason, sizeof(out->reason), "%s has neither cpu.max nor cpu.cfs_quota_us", t.dir);
+		goto out;
 	}
-	rc = caps_apply(&h->caps, out->task, dir, version, cpu, h->period_us, now_us + (int64_t)duration_s * 1000000,
-			id, victim, &outcome, &c, out->reason, sizeof(out->reason));
+	/* Renewal or new cap: each has its rate limit. */
+	i = caps_find(&h->caps, t.dir);
+	if (i >= 0 && h->caps.caps[i].ino && h->caps.caps[i].ino != t.ino)
+		i = -1; /* replaced: caps_apply forgets the old entry */
+	if (i >= 0)
+		old_expiry = h->caps.caps[i].expires_us;
+	dur_us = (int64_t)duration_s * 1000000;
+	if (h->max_cap_us_per_day > 0) {
+		/* the capped time a task may be granted in a day: a renewal counts its extension */
+		int64_t left = caps_budget_left(&h->caps, t.dev, t.ino, now_us, h->max_cap_us_per_day);
+		int64_t want = i >= 0 ? now_us + dur_us - old_expiry : dur_us;
+
+		if (want > 0 && left < 1000000) {
+			snprintf(out->reason, sizeof(out->reason),
+				 "%s was granted %lld s of caps in the last day (max_cap_s_per_task_day %lld)", t.dir,
+				 (long long)((h->max_cap_us_per_day - left) / 1000000),
+				 (long long)(h->max_cap_us_per_day / 1000000));
+			goto out;
+		}
+		if (want > left) {
+			dur_us -= want - left;
+			want = left;
+			snprintf(budget_note, sizeof(budget_note),
+				 "duration shortened to %lld s by max_cap_s_per_task_day %lld", (long long)(dur_us / 1000000),
+				 (long long)(h->max_cap_us_per_day / 1000000));
+		}
+		charge = want > 0 ? want : 0;
+	}
+	bucket = i >= 0 ? &h->renewals : &h->new_caps;
+	if (!bucket_take(bucket, h->rate_clock_us ? *h->rate_clock_us : now_us)) {
+		snprintf(out->reason, sizeof(out->reason),
+			 "rate limit: at most %g %s a second on this host (%s), %g at once", bucket->rate,
+			 i >= 0 ? "renewals" : "new caps", i >= 0 ? "renew_rate_per_s" : "cap_rate_per_s", bucket->burst);
+		goto out;
+	}
+	if (charge && !h->caps.dry_run)
+		caps_budget_charge(&h->caps, t.dev, t.ino, now_us, charge); /* saved with the cap */
+	r = (struct cap_request){.task = task, .task_len = len, .target = &t, .version = version, .cpu = cpu,
+				 .period_us = h->period_us, .expires_us = now_us + dur_us, .incident_id = id,
+				 .victim_task = victim};
+	out->reason[0] = '\0';
+	rc = caps_apply(&h->caps, &r, &outcome, &c, out->reason, sizeof(out->reason));
+	if (rc || outcome == CAPS_AT_OR_BELOW || outcome == CAPS_DRY_RUN) {
+		bucket_refund(bucket);
+		if (charge && !h->caps.dry_run)
+			caps_budget_charge(&h->caps, t.dev, t.ino, now_us, -charge);
+	}
 	if (rc == -EBUSY)
-		return; /* REFUSED: too many caps, reason set */
+		goto out; /* REFUSED: too many caps, reason set */
 	if (rc) {
 		out->kind = ACT_FAILED;
-		return;
+		goto out;
 	}
-	out->kind = outcome == CAPS_APPLIED ? ACT_APPLIED : outcome == CAPS_RENEWED ? ACT_RENEWED : ACT_DRY_RUN;
 	from_cap(out, c);
-	if (outcome == CAPS_DRY_RUN) {
+	switch (outcome) {
+	case CAPS_APPLIED:
+		out->kind = ACT_APPLIED;
+		break;
+	case CAPS_RENEWED:
+		out->kind = ACT_RENEWED;
+		break;
+	case CAPS_DRY_RUN:
+		out->kind = ACT_DRY_RUN;
 		out->previous_limit[0] = '\0';
-		snprintf(out->reason, sizeof(out->reason), "dry run: would cap %s", dir);
+		snprintf(out->reason, sizeof(out->reason), "dry run: would cap %s", t.dir);
+		break;
+	case CAPS_AT_OR_BELOW:
+		out->kind = ACT_REFUSED;
+		out->expires_at_us = 0;
+		snprintf(out->reason, sizeof(out->reason),
+			 "the limit in force on %s (%s) is already at or below the cap of %g CPU: nothing written", t.dir,
+			 c->previous, cpu);
+		break;
 	}
+	if (floor_note[0])
+		note(out, "%s", floor_note);
+	if (budget_note[0] && out->kind != ACT_REFUSED)
+		note(out, "%s", budget_note);
+out:
+	close(t.fd);
 }
 
 int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64_t now_us, struct action *out)
@@ -154,17 +313,17 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 		n = 1;
 		break;
 	case CMD_UNCAP: {
-		char dir[PATH_MAX];
+		struct cgpath_target t;
 
 		begin(out, ACT_REFUSED, CAUSE_OPERATOR, in->task, in->task_len);
-		if (!in->task || cgpath_resolve(&h->policy, in->task, in->task_len, dir, sizeof(dir), out->reason,
-						sizeof(out->reason)) != 0) {
-			if (!in->task)
-				snprintf(out->reason, sizeof(out->reason), "uncap names no task");
-		} else if ((i = caps_find(&h->caps, dir)) < 0) {
-			snprintf(out->reason, sizeof(out->reason), "no cap in force on %s", dir);
-		} else {
-			release(h, i, CAUSE_OPERATOR, out);
+		if (!in->task) {
+			snprintf(out->reason, sizeof(out->reason), "uncap names no task");
+		} else if (cgpath_open(&h->policy, in->task, in->task_len, &t, out->reason, sizeof(out->reason)) == 0) {
+			close(t.fd);
+			if ((i = caps_find(&h->caps, t.dir)) < 0)
+				snprintf(out->reason, sizeof(out->reason), "no cap in force on %s", t.dir);
+			else
+				release(h, i, CAUSE_OPERATOR, out);
 		}
 		n = 1;
 		break;
@@ -190,8 +349,9 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 {
 	int rc, n = 0;
 
+	h->caps.policy = &h->policy;
 	rc = caps_load(&h->caps, err, errsz);
-	if (rc)
+	if (rc < 0)
 		return rc;
 	/* Expired while we were down: restore the previous limits now. */
 	while (n < max && decide_expiry(h, now_us, &out[n]) == 1) {
@@ -200,46 +360,39 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 	}
 	/* Still due: make sure the cap is in force (the crash may have come between the state
 	 * file and the cgroup write), and report it resumed. */
-	for (int i = 0; i < h->caps.n && n < max; i++) {
-		struct cap *c = &h->caps.caps[i];
+	for (int i = 0; i < h->caps.n && n < max;) {
+		struct cap c = h->caps.caps[i];
 
-		begin(&out[n], ACT_RENEWED, CAUSE_RECOVERY, c->task, strlen(c->task));
-		from_cap(&out[n], c);
-		out[n].incident_id = c->incident_id[0] ? c->incident_id : NULL;
-		if (!h->caps.dry_run && limits_cap(c->version, c->dir, c->cpu, c->period_us, out[n].reason,
-						  sizeof(out[n].reason)) != 0)
+		begin(&out[n], ACT_RENEWED, CAUSE_RECOVERY, c.task, strlen(c.task));
+		from_cap(&out[n], &c);
+		rc = caps_resume(&h->caps, i, out[n].reason, sizeof(out[n].reason));
+		if (rc == -ENOENT || rc == -ESTALE) {
+			out[n++].kind = ACT_RELEASED; /* forgotten: entry i is another cap now */
+			continue;
+		}
+		if (rc)
 			out[n].kind = ACT_FAILED;
 		else
 			snprintf(out[n].reason, sizeof(out[n].reason), "cap resumed after restart");
+		/* valid until the capset changes: the caller publishes the actions first */
+		out[n].incident_id = h->caps.caps[i].incident_id[0] ? h->caps.caps[i].incident_id : NULL;
 		n++;
+		i++;
 	}
 	return n;
 }
 
 int decide_save_protection(const struct host_enforcer *h)
 {
-	FILE *f;
+	char err[256];
 
 	if (!h->protection_path[0])
 		return 0;
-	f = fopen(h->protection_path, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "%d\n", h->protection_off ? 1 : 0);
-	return fclose(f) == 0 ? 0 : -errno;
+	return statefile_save_switch(h->protection_path, h->protection_off, err, sizeof(err));
 }
 
 void decide_load_protection(struct host_enforcer *h)
 {
-	FILE *f;
-	int v = 0;
-
-	if (!h->protection_path[0])
-		return;
-	f = fopen(h->protection_path, "re");
-	if (!f)
-		return;
-	if (fscanf(f, "%d", &v) == 1)
-		h->protection_off = v == 1;
-	fclose(f);
+	if (h->protection_path[0])
+		h->protection_off = statefile_load_switch(h->protection_path);
 }

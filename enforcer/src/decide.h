@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "caps.h"
+#include "cgpath.h"
 
 /* Mirrors the ActionKind and ActionCause enums of schemas/avro/EnforcementAction.avsc. */
 enum action_kind { ACT_APPLIED, ACT_RENEWED, ACT_RELEASED, ACT_REFUSED, ACT_FAILED, ACT_DRY_RUN };
@@ -32,6 +33,7 @@ struct incident_in {
 	double cap_cpu;
 	bool has_duration;
 	int cap_duration_s;
+	int64_t detected_at_us;      /* 0 if absent */
 };
 
 struct command_in {
@@ -44,6 +46,7 @@ struct command_in {
 	double cap_cpu;
 	bool has_duration;
 	int duration_s;
+	int64_t issued_at_us;        /* 0 if absent */
 };
 
 /* One EnforcementAction to publish. Strings point into the host's own buffers. */
@@ -60,6 +63,12 @@ struct action {
 	char reason[512];
 };
 
+/* A token bucket: rate tokens a second, at most burst saved up. */
+struct bucket {
+	double rate, burst, tokens;
+	int64_t last_us; /* 0: full */
+};
+
 /* The enforcer of one host. */
 struct host_enforcer {
 	char host[256];
@@ -69,30 +78,54 @@ struct host_enforcer {
 	long period_us;             /* cap period, e.g. 250000 (paper: 25 ms in 250 ms) */
 	int default_duration_s;     /* when a message names none */
 	double default_cap_cpu;     /* operator cap without a value */
+	double min_cap_cpu;         /* the floor: a lower request is raised to it */
+	int64_t max_cap_us_per_day; /* capped time a task may be granted in a day (0: no bound) */
+	struct bucket new_caps, renewals; /* per-host rate limits */
+	const int64_t *rate_clock_us; /* monotonic clock of the buckets (NULL: the now_us given) */
 	bool protection_off;        /* kill switch for this host */
 	bool *cluster_protection_off; /* shared kill switch of the cluster */
 	char protection_path[PATH_MAX]; /* where the host's kill switch is remembered, or "" */
 };
+
+/* How old and how far ahead a message's timestamps may be. */
+struct freshness {
+	long stale_after_s; /* Kafka timestamp: at most this old */
+	long max_age_s;     /* the message's own time (detected_at_us, issued_at_us): at most this old */
+	long skew_s;        /* either may be this far ahead of our clock */
+};
+
+/* Set a bucket's rate and burst, full. */
+void decide_bucket_init(struct bucket *b, double rate, double burst);
+
+/* Is a message fresh: its Kafka timestamp (ms, <= 0 = missing) against the wall clock, its own
+ * time own_us (<= 0 = missing) against own_now_us (the clock the sender used)? Returns 0, or
+ * -ESTALE with the reason (missing, in the future, too old). */
+int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall_us, const char *own_name,
+		       int64_t own_us, int64_t own_now_us, char *reason, size_t reasonsz);
 
 /* Act on an incident for this host (the caller checked the host). Returns 1 if *out is an
  * action to publish, 0 if there is nothing to do (not a THROTTLE decision). */
 int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64_t now_us, struct action *out);
 
 /* Act on an operator command addressed to this host or the cluster. Appends up to max
- * actions to out (PROTECTION_OFF releases every cap). Returns the number of actions. */
+ * actions to out (PROTECTION_OFF releases every cap: max >= CAPS_MAX releases them all).
+ * Returns the number of actions. */
 int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t now_us, struct action *out, int max);
 
 /* Release the next cap whose expiry has passed. Returns 1 with *out, or 0 if none is due. */
 int decide_expiry(struct host_enforcer *h, int64_t now_us, struct action *out);
 
-/* Release every cap (shutdown or protection off). Returns the number of actions written. */
+/* Release every cap (shutdown or protection off), at most max of them (CAPS_MAX: all). Returns
+ * the number of actions written. */
 int decide_release_all(struct host_enforcer *h, enum action_cause cause, struct action *out, int max);
 
 /* After a restart: read the state file, release the caps that expired while we were down
- * and put the others back in force. Returns the number of actions, or -errno (err says why). */
+ * and put the others back in force (only lowering, and only on the very directory capped).
+ * Malformed lines of the state file are skipped and named in err (which is "" otherwise).
+ * Returns the number of actions (max >= CAPS_MAX: every cap), or -errno (err says why). */
 int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, int max, char *err, size_t errsz);
 
-/* Remember / read the host's kill switch next to its state file. */
+/* Remember (atomically) / read the host's kill switch next to its state file. */
 int decide_save_protection(const struct host_enforcer *h);
 void decide_load_protection(struct host_enforcer *h);
 

@@ -10,14 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static int read_small(const char *dir, const char *file, char *buf, size_t bufsz)
+static int read_small(int dirfd, const char *file, char *buf, size_t bufsz)
 {
-	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, bufsz - 1);
@@ -30,19 +28,17 @@ static int read_small(const char *dir, const char *file, char *buf, size_t bufsz
 	return 0;
 }
 
-static int write_small(const char *dir, const char *file, const char *text, char *err, size_t errsz)
+/* One write of text to file (a regular file in fake trees, so truncated as a shell redirect
+ * would). Returns 0 or -errno; the kernel applies a cgroup file's write whole or not at all. */
+static int write_small(int dirfd, const char *file, const char *text)
 {
-	char path[PATH_MAX];
 	size_t len = strlen(text);
 	ssize_t n;
 	int fd, rc = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC); /* as a shell redirect does; fake trees are plain files */
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
+	fd = openat(dirfd, file, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
 	n = write(fd, text, len);
 	if (n < 0)
 		rc = -errno;
@@ -50,9 +46,6 @@ static int write_small(const char *dir, const char *file, const char *text, char
 		rc = -EIO;
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
-out:
-	if (rc)
-		snprintf(err, errsz, "write %s: %s", path, strerror(-rc));
 	return rc;
 }
 
@@ -82,40 +75,45 @@ int limits_parse(int version, const char *text, long *quota, long *period)
 		*quota = -1;
 	else if (parse_long(a, quota) || (*quota < 1 && !(version == LIMITS_V1 && *quota == -1)))
 		return -EINVAL;
-	if (parse_long(b, period) || *period < 1000 || *period > 1000000)
+	if (parse_long(b, period) || *period < LIMITS_MIN_QUOTA_US || *period > LIMITS_MAX_PERIOD_US)
 		return -EINVAL;
 	return 0;
 }
 
-int limits_detect(const char *dir)
+double limits_cpu(int version, const char *text)
 {
-	char path[PATH_MAX];
+	long q, p;
 
-	snprintf(path, sizeof(path), "%s/cpu.max", dir);
-	if (access(path, F_OK) == 0)
+	if (limits_parse(version, text, &q, &p) || q < 0)
+		return -1;
+	return (double)q / (double)p;
+}
+
+int limits_detect(int dirfd)
+{
+	if (faccessat(dirfd, "cpu.max", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return LIMITS_V2;
-	snprintf(path, sizeof(path), "%s/cpu.cfs_quota_us", dir);
-	if (access(path, F_OK) == 0)
+	if (faccessat(dirfd, "cpu.cfs_quota_us", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return LIMITS_V1;
 	return -ENOENT;
 }
 
-int limits_read(int version, const char *dir, char *text, size_t textsz)
+int limits_read(int dirfd, int version, char *text, size_t textsz)
 {
 	char q[32], p[32];
 	long quota, period;
 	int rc;
 
 	if (version == LIMITS_V2) {
-		rc = read_small(dir, "cpu.max", text, textsz);
+		rc = read_small(dirfd, "cpu.max", text, textsz);
 		if (rc)
 			return rc;
 		return limits_parse(version, text, &quota, &period);
 	}
-	rc = read_small(dir, "cpu.cfs_quota_us", q, sizeof(q));
+	rc = read_small(dirfd, "cpu.cfs_quota_us", q, sizeof(q));
 	if (rc)
 		return rc;
-	rc = read_small(dir, "cpu.cfs_period_us", p, sizeof(p));
+	rc = read_small(dirfd, "cpu.cfs_period_us", p, sizeof(p));
 	if (rc)
 		return rc;
 	if ((size_t)snprintf(text, textsz, "%s %s", q, p) >= textsz)
@@ -123,52 +121,133 @@ int limits_read(int version, const char *dir, char *text, size_t textsz)
 	return limits_parse(version, text, &quota, &period);
 }
 
-static int write_v1(const char *dir, long quota, long period, char *err, size_t errsz)
+int limits_plan_cap(int version, const char *current, double cpu, long period_us, long *quota, long *period)
 {
-	char buf[32];
-	int rc;
+	long cq, cp, q, p = period_us;
 
-	/* Lift the quota first so that the new period is always accepted, then set both. */
-	rc = write_small(dir, "cpu.cfs_quota_us", "-1", err, errsz);
-	if (rc)
-		return rc;
-	snprintf(buf, sizeof(buf), "%ld", period);
-	rc = write_small(dir, "cpu.cfs_period_us", buf, err, errsz);
-	if (rc)
-		return rc;
-	if (quota == -1)
-		return 0;
-	snprintf(buf, sizeof(buf), "%ld", quota);
-	return write_small(dir, "cpu.cfs_quota_us", buf, err, errsz);
+	if (!(cpu > 0) || cpu > 1024 || period_us < LIMITS_MIN_QUOTA_US || period_us > LIMITS_MAX_PERIOD_US ||
+	    limits_parse(version, current, &cq, &cp))
+		return -EINVAL;
+	q = (long)floor(cpu * (double)p + 1e-9);
+	if (q < LIMITS_MIN_QUOTA_US) {
+		/* a longer period keeps the ratio where the quota would fall under 1 ms */
+		p = (long)ceil((double)LIMITS_MIN_QUOTA_US / cpu);
+		if (p > LIMITS_MAX_PERIOD_US)
+			p = LIMITS_MAX_PERIOD_US;
+		q = (long)floor(cpu * (double)p + 1e-9);
+		if (q < LIMITS_MIN_QUOTA_US)
+			q = LIMITS_MIN_QUOTA_US;
+	}
+	/* q/p >= cq/cp: the limit in force is already at or below the cap (exact, in integers) */
+	if (cq >= 0 && (long long)q * cp >= (long long)cq * p)
+		return 1;
+	*quota = q;
+	*period = p;
+	return 0;
 }
 
-int limits_cap(int version, const char *dir, double cpu, long period_us, char *err, size_t errsz)
+static int write_v2(int dirfd, long quota, long period, char *err, size_t errsz)
 {
 	char buf[64];
-	long quota;
+	int rc;
 
-	if (!(cpu > 0) || cpu > 1024 || period_us < 1000 || period_us > 1000000) {
-		snprintf(err, errsz, "cap %.4f CPU over %ld us is out of range", cpu, period_us);
-		return -EINVAL;
-	}
-	quota = lround(cpu * (double)period_us);
-	if (quota < 1000)
-		quota = 1000; /* the kernel's minimum quota is 1 ms */
-	if (version == LIMITS_V1)
-		return write_v1(dir, quota, period_us, err, errsz);
-	snprintf(buf, sizeof(buf), "%ld %ld", quota, period_us);
-	return write_small(dir, "cpu.max", buf, err, errsz);
+	if (quota < 0)
+		snprintf(buf, sizeof(buf), "max %ld", period);
+	else
+		snprintf(buf, sizeof(buf), "%ld %ld", quota, period);
+	rc = write_small(dirfd, "cpu.max", buf);
+	if (rc)
+		snprintf(err, errsz, "write cpu.max '%s': %s (the limit in force is unchanged)", buf, strerror(-rc));
+	return rc;
 }
 
-int limits_restore(int version, const char *dir, const char *text, char *err, size_t errsz)
+/* From (qa, pa) to (qb, pb), both valid for the kernel, through a valid intermediate state:
+ * lifting the quota first when the new one is unlimited; the period first when the old quota is
+ * unlimited or the new quota is larger (then the intermediate qa/pb is at most the larger of the
+ * two ratios); the quota first when it shrinks (qb/pa is at most qa/pa). */
+static int write_v1(int dirfd, long qa, long pa, long qb, long pb, char *err, size_t errsz)
 {
-	long quota, period;
+	struct step {
+		const char *file;
+		long from, to;
+	} quota = {"cpu.cfs_quota_us", qa, qb}, per = {"cpu.cfs_period_us", pa, pb}, order[2];
+	char buf[32];
+	int rc, rrc;
 
-	if (limits_parse(version, text, &quota, &period)) {
-		snprintf(err, errsz, "malformed saved limit '%s'", text);
+	if (qb == -1 || (qa != -1 && qb <= qa)) {
+		order[0] = quota;
+		order[1] = per;
+	} else {
+		order[0] = per;
+		order[1] = quota;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (order[i].from == order[i].to)
+			continue;
+		snprintf(buf, sizeof(buf), "%ld", order[i].to);
+		rc = write_small(dirfd, order[i].file, buf);
+		if (rc == 0)
+			continue;
+		if (i == 0 || order[0].from == order[0].to) {
+			snprintf(err, errsz, "write %s %s: %s (the limit in force is unchanged)", order[i].file, buf,
+				 strerror(-rc));
+			return rc;
+		}
+		/* put back the first file: the cgroup keeps exactly the limit it had */
+		snprintf(buf, sizeof(buf), "%ld", order[0].from);
+		rrc = write_small(dirfd, order[0].file, buf);
+		if (rrc)
+			snprintf(err, errsz, "write %s %ld: %s; putting back %s %s failed too: %s", order[1].file,
+				 order[1].to, strerror(-rc), order[0].file, buf, strerror(-rrc));
+		else
+			snprintf(err, errsz, "write %s %ld: %s (%s put back to %s: the limit in force is unchanged)",
+				 order[1].file, order[1].to, strerror(-rc), order[0].file, buf);
+		return rc;
+	}
+	return 0;
+}
+
+int limits_write(int dirfd, int version, const char *current, long quota, long period, char *err, size_t errsz)
+{
+	long cq, cp;
+
+	if (period < LIMITS_MIN_QUOTA_US || period > LIMITS_MAX_PERIOD_US ||
+	    (quota != -1 && quota < LIMITS_MIN_QUOTA_US)) {
+		snprintf(err, errsz, "limit %ld/%ld us is out of range", quota, period);
 		return -EINVAL;
 	}
-	if (version == LIMITS_V1)
-		return write_v1(dir, quota, period, err, errsz);
-	return write_small(dir, "cpu.max", text, err, errsz);
+	if (version == LIMITS_V2)
+		return write_v2(dirfd, quota, period, err, errsz);
+	if (limits_parse(version, current, &cq, &cp)) {
+		snprintf(err, errsz, "malformed limit in force '%s'", current);
+		return -EINVAL;
+	}
+	return write_v1(dirfd, cq, cp, quota, period, err, errsz);
+}
+
+int limits_restore(int dirfd, int version, const char *saved, char *err, size_t errsz)
+{
+	char current[LIMIT_TEXT_MAX];
+	long quota, period;
+	int rc;
+
+	if (limits_parse(version, saved, &quota, &period)) {
+		snprintf(err, errsz, "malformed saved limit '%s'", saved);
+		return -EINVAL;
+	}
+	rc = limits_read(dirfd, version, current, sizeof(current));
+	if (rc == -EINVAL && version == LIMITS_V1) {
+		/* the files hold something unreadable: lift the quota (always accepted), then both */
+		rc = write_small(dirfd, "cpu.cfs_quota_us", "-1");
+		if (rc) {
+			snprintf(err, errsz, "write cpu.cfs_quota_us -1: %s", strerror(-rc));
+			return rc;
+		}
+		return write_v1(dirfd, -1, 0, quota, period, err, errsz);
+	}
+	if (rc) {
+		snprintf(err, errsz, "read the limit in force: %s", strerror(-rc));
+		return rc;
+	}
+	return limits_write(dirfd, version, current, quota, period, err, errsz);
 }

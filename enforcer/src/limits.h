@@ -1,30 +1,52 @@
 /* limits: read, write and restore a cgroup's CPU bandwidth limit, on cgroup v2 (cpu.max) or
- * v1 (cpu.cfs_quota_us + cpu.cfs_period_us). A limit is kept as text exactly as it must be
- * written back: v2 "max 100000" or "25000 250000"; v1 "<quota> <period>" e.g. "-1 100000". */
+ * v1 (cpu.cfs_quota_us + cpu.cfs_period_us), through a directory descriptor that cgpath opened
+ * (the files are opened with O_NOFOLLOW relative to it: never through a symlink). A limit is
+ * kept as text exactly as it must be written back: v2 "max 100000" or "25000 250000"; v1
+ * "<quota> <period>" e.g. "-1 100000".
+ *
+ * Caps only lower: limits_plan_cap says whether a cap is below the limit in force at all.
+ * On v1 the two files are written in an order the kernel accepts at every step (quota >= 1 ms,
+ * a child's quota/period not above its limited parent's), and a refused write puts back what
+ * the first one changed, so a refused cap leaves the task's own limit exactly as it was. */
 #ifndef CPI2_ENFORCER_LIMITS_H
 #define CPI2_ENFORCER_LIMITS_H
 
 #include <stddef.h>
 
 #define LIMIT_TEXT_MAX 64
+#define LIMITS_MIN_QUOTA_US 1000    /* the kernel's smallest quota and period */
+#define LIMITS_MAX_PERIOD_US 1000000 /* the kernel's largest period */
 
 enum limits_version { LIMITS_AUTO = 0, LIMITS_V1 = 1, LIMITS_V2 = 2 };
 
-/* Which interface the cgroup dir has: LIMITS_V2 if it has cpu.max, LIMITS_V1 if it has
- * cpu.cfs_quota_us, or -ENOENT. */
-int limits_detect(const char *dir);
+/* Which interface the cgroup directory dirfd has: LIMITS_V2 if it has cpu.max, LIMITS_V1 if it
+ * has cpu.cfs_quota_us, or -ENOENT. */
+int limits_detect(int dirfd);
 
 /* Read the limit in force into text (LIMIT_TEXT_MAX). Returns 0 or -errno (-EINVAL when the
  * files' content is malformed). */
-int limits_read(int version, const char *dir, char *text, size_t textsz);
-
-/* Write a hard cap of cpu CPU-sec/sec over period_us. Returns 0 or -errno. */
-int limits_cap(int version, const char *dir, double cpu, long period_us, char *err, size_t errsz);
-
-/* Write a limit previously read with limits_read back. Returns 0 or -errno. */
-int limits_restore(int version, const char *dir, const char *text, char *err, size_t errsz);
+int limits_read(int dirfd, int version, char *text, size_t textsz);
 
 /* Parse limit text into quota (-1 = unlimited) and period. Returns 0 or -EINVAL. */
 int limits_parse(int version, const char *text, long *quota_us, long *period_us);
+
+/* CPU-sec/sec of a limit text (quota/period), or a negative value for no limit. */
+double limits_cpu(int version, const char *text);
+
+/* Plan a cap of cpu CPU-sec/sec over period_us on a cgroup whose limit in force is current:
+ * the quota and period to write (quota never above cpu * period; the period is lengthened when
+ * cpu * period_us is under the kernel's 1 ms minimum quota). Returns 0 (write *quota, *period),
+ * 1 when the limit in force is already at or below that cap (nothing to write: a cap never
+ * raises a limit), or -EINVAL for a malformed current limit or a cap out of range. */
+int limits_plan_cap(int version, const char *current, double cpu, long period_us, long *quota, long *period);
+
+/* Write quota/period (quota -1 = no limit) over the limit current read from the same cgroup.
+ * v1: in the order the kernel accepts; when the second file is refused the first is put back.
+ * Returns 0 or -errno with a reason (saying whether the old limit is intact) in err. */
+int limits_write(int dirfd, int version, const char *current, long quota, long period, char *err, size_t errsz);
+
+/* Write back a limit previously read with limits_read (the one in force is read first, for the
+ * order of the v1 writes). Returns 0 or -errno with a reason. */
+int limits_restore(int dirfd, int version, const char *saved, char *err, size_t errsz);
 
 #endif

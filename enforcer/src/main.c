@@ -21,16 +21,31 @@
 #include "decide.h"
 #include "latency.h"
 #include "messages.h"
+#include "privs.h"
+#include "sampler.h"
+#include "seen.h"
+#include "statefile.h"
+#include "text.h"
 
 #define MAX_HOSTS 4096
-#define MAX_ACTIONS 64
+#define MAX_ACTIONS (CAPS_MAX + 1) /* a release of every cap fits */
 
-static volatile sig_atomic_t stopping;
+static volatile sig_atomic_t stopping, hangups;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stopping = 1;
+	if (sig == SIGHUP)
+		hangups++;
+	else
+		stopping = 1;
+}
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 static int64_t wall_us(void)
@@ -46,6 +61,12 @@ struct enforcer {
 	struct host_enforcer *hosts;
 	int n_hosts;
 	bool cluster_protection_off;
+	char cluster_switch_path[PATH_MAX];
+	struct seen seen;           /* ids acted on, against replays */
+	struct sampler sampler;     /* bound on dead letters and repeated refusals */
+	struct freshness incident_fresh, command_fresh;
+	int64_t rate_clock_us;      /* monotonic: the hosts' rate limits */
+	int lock_fd;
 	struct cpi2_producer *producer;
 	struct cpi2_consumer *consumer;
 	struct cpi2_codec *incident_codec, *command_codec, *action_codec;
@@ -88,8 +109,10 @@ static void publish(struct enforcer *e, struct host_enforcer *h, const struct ac
 
 	snprintf(id, sizeof(id), "%s-%lld-%ld", h->host, (long long)e->started_us, ++e->seq);
 	cpi2_log(a->kind == ACT_FAILED ? CPI2_LOG_ERR : a->kind == ACT_REFUSED ? CPI2_LOG_WARN : CPI2_LOG_INFO,
-		 "enforcer", "%s: %s %s (%s)%s%s", h->host, action_kind_names[a->kind], a->task,
-		 action_cause_names[a->cause], a->reason[0] ? ": " : "", a->reason);
+		 "enforcer", "%s: %s %s (%s%s%s)%s%s", text_log(0, h->host), action_kind_names[a->kind], a->task,
+		 action_cause_names[a->cause], a->incident_id || a->command_id ? " " : "",
+		 text_log(1, a->incident_id ? a->incident_id : a->command_id), a->reason[0] ? ": " : "",
+		 text_log(2, a->reason));
 	if (messages_action(v, a, h->host, id, now_us(e)) != 0 ||
 	    (rc = cpi2_codec_encode(e->action_codec, v, e->buf, sizeof(e->buf), &len)) != 0) {
 		cpi2_log(CPI2_LOG_ERR, "enforcer", "cannot encode the action %s", id);
@@ -113,12 +136,101 @@ static struct host_enforcer *find_host(struct enforcer *e, const char *host)
 	return NULL;
 }
 
+/* May a report with this reason go out (at most dead_letters_per_min a minute per kind)? */
+static bool sample(struct enforcer *e, const char *reason)
+{
+	char key[SAMPLER_KEY];
+
+	sampler_class(reason, key);
+	return sampler_allow(&e->sampler, key, wall_us());
+}
+
+/* Log how many reports the sampler left out, once their minute is over. */
+static void report_suppressed(struct enforcer *e)
+{
+	char key[SAMPLER_KEY];
+	long n;
+
+	while (sampler_due(&e->sampler, wall_us(), &key[0], &n))
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "%ld more reports like '%s...' left out in the last minute "
+			 "(dead_letters_per_min %ld)", n, text_log(0, key), (long)e->conf->dead_letters_per_min);
+}
+
 static void dead_letter(struct enforcer *e, const struct cpi2_message *m, const char *reason)
 {
+	if (!sample(e, reason))
+		return;
 	cpi2_log(CPI2_LOG_WARN, "enforcer", "refused message %s[%d]@%lld: %s", m->topic, m->partition,
-		 (long long)m->offset, reason);
+		 (long long)m->offset, text_log(0, reason));
 	if (e->producer)
 		cpi2_dead_letter(e->producer, "cpi2-enforcer", m, reason);
+}
+
+/* A refusal that is an action of host h (stale or replayed messages), sampled. */
+static void refuse(struct enforcer *e, struct host_enforcer *h, enum action_cause cause, const char *task,
+		   size_t len, const char *incident_id, const char *command_id, const char *reason)
+{
+	struct action a;
+
+	if (!sample(e, reason))
+		return;
+	memset(&a, 0, sizeof(a));
+	a.kind = ACT_REFUSED;
+	a.cause = cause;
+	text_printable(a.task, sizeof(a.task), task, len);
+	a.incident_id = incident_id;
+	a.command_id = command_id;
+	snprintf(a.reason, sizeof(a.reason), "%s", reason);
+	publish(e, h, &a);
+}
+
+/* Cheap checks before decoding: a message whose Kafka key names another host is skipped (every
+ * enforcer of the fleet reads every message: another host's costs a key comparison); one over
+ * max_message_bytes is refused. Returns 1 to go on, 0 to skip, or -1 after a dead letter. */
+static int precheck(struct enforcer *e, const struct cpi2_message *m, bool command)
+{
+	char key[MESSAGES_HOST_MAX + 1], reason[128];
+
+	if (m->key && m->keylen > 0) {
+		if (m->keylen > MESSAGES_HOST_MAX || memchr(m->key, '\0', m->keylen))
+			return 0; /* no host of ours has such a name */
+		memcpy(key, m->key, m->keylen);
+		key[m->keylen] = '\0';
+		if (!(command && strcmp(key, "*") == 0) && !find_host(e, key))
+			return 0;
+	}
+	if (m->len > (size_t)e->conf->max_message_bytes) {
+		snprintf(reason, sizeof(reason), "message of %zu bytes is over max_message_bytes %ld (not decoded)", m->len,
+			 (long)e->conf->max_message_bytes);
+		dead_letter(e, m, reason);
+		return -1;
+	}
+	return 1; /* no key: the host in the message decides */
+}
+
+/* The message's Kafka key, when it has one, must name the host its payload names ("*" for a
+ * cluster command). Returns 0 or -EINVAL with a reason. */
+static int key_matches(const struct cpi2_message *m, const char *host, char *reason, size_t reasonsz)
+{
+	const char *want = host ? host : "*";
+
+	if (!m->key || m->keylen == 0)
+		return 0;
+	if (m->keylen == strlen(want) && memcmp(m->key, want, m->keylen) == 0)
+		return 0;
+	snprintf(reason, reasonsz, "the Kafka key and the message name different hosts (message: %s)", text_log(0, want));
+	return -EINVAL;
+}
+
+/* Remember an id acted on (written to state_dir/seen-ids, so a restart remembers it too). It is
+ * written after the action, off the incident-to-cap path: a crash in between lets a replay renew
+ * the cap the state file resumed, never bring back one that was lifted. */
+static void remember(struct enforcer *e, char kind, const char *id)
+{
+	char err[512];
+
+	if (seen_add(&e->seen, kind, id, wall_us(), err, sizeof(err)) != 0)
+		cpi2_log(CPI2_LOG_ERR, "enforcer", "ids seen: %s (a replay after a restart may act again)", err);
 }
 
 static void on_incident(struct enforcer *e, const struct cpi2_message *m)
@@ -128,65 +240,101 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 	struct action a;
 	avro_value_t *rec;
 	char err[512];
-	int64_t age_ms;
 
+	if (precheck(e, m, false) <= 0)
+		return;
 	if (cpi2_codec_decode(e->incident_codec, m->payload, m->len, &rec, err, sizeof(err)) != 0 ||
 	    messages_incident(rec, &in, err, sizeof(err)) != 0) {
 		dead_letter(e, m, err);
 		return;
 	}
 	h = find_host(e, in.host);
-	if (!h || !in.throttle)
-		return; /* another host's incident, or one that asks for no cap */
-	age_ms = wall_us() / 1000 - m->timestamp_ms;
-	if (m->timestamp_ms > 0 && age_ms > (int64_t)e->conf->stale_after_s * 1000) {
-		/* A replay of an old incident (e.g. after a long outage): its cap would be late. */
-		memset(&a, 0, sizeof(a));
-		a.kind = ACT_REFUSED;
-		a.cause = CAUSE_INCIDENT;
-		snprintf(a.task, sizeof(a.task), "%.*s", (int)in.antagonist_len, in.antagonist_task ? in.antagonist_task : "");
-		a.incident_id = in.incident_id;
-		snprintf(a.reason, sizeof(a.reason), "stale incident: it reached Kafka %lld s ago", (long long)(age_ms / 1000));
-		publish(e, h, &a);
+	if (!h)
+		return; /* another host's incident */
+	if (key_matches(m, in.host, err, sizeof(err)) != 0) {
+		dead_letter(e, m, err);
+		return;
+	}
+	if (!in.throttle)
+		return; /* an incident that asks for no cap */
+	if (decide_check_fresh(&e->incident_fresh, m->timestamp_ms, wall_us(), "detected_at_us", in.detected_at_us,
+			       now_us(e), err, sizeof(err)) != 0) {
+		/* e.g. a replay of old incidents after a long outage: their caps would be late */
+		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id, NULL, err);
+		return;
+	}
+	if (seen_has(&e->seen, 'i', in.incident_id)) {
+		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id, NULL,
+		       "replayed incident: this incident_id was acted on already");
 		return;
 	}
 	if (decide_incident(h, &in, now_us(e), &a) == 1) {
 		if ((a.kind == ACT_APPLIED || a.kind == ACT_RENEWED) && m->timestamp_ms > 0)
 			latency_add(&e->latency, (double)(wall_us() - m->timestamp_ms * 1000) / 1000.0);
-		publish(e, h, &a);
+		remember(e, 'i', in.incident_id);
+		if (a.kind != ACT_REFUSED || sample(e, a.reason))
+			publish(e, h, &a);
 	}
+}
+
+static void set_cluster_switch(struct enforcer *e, bool off)
+{
+	char err[512];
+
+	e->cluster_protection_off = off;
+	/* remembered before any cap is lifted: a crash right after still knows the switch */
+	if (statefile_save_switch(e->cluster_switch_path, off, err, sizeof(err)) != 0)
+		cpi2_log(CPI2_LOG_ERR, "enforcer", "cluster kill switch: %s (it is %s in memory, but a restart will "
+			 "not remember it)", err, off ? "OFF" : "ON");
 }
 
 static void on_command(struct enforcer *e, const struct cpi2_message *m)
 {
-	struct action a[MAX_ACTIONS];
+	static struct action a[MAX_ACTIONS];
+	struct host_enforcer *h = NULL;
 	struct command_in in;
 	avro_value_t *rec;
 	char err[512];
 	int n;
 
+	if (precheck(e, m, true) <= 0)
+		return;
 	if (cpi2_codec_decode(e->command_codec, m->payload, m->len, &rec, err, sizeof(err)) != 0 ||
 	    messages_command(rec, &in, err, sizeof(err)) != 0) {
 		dead_letter(e, m, err);
 		return;
 	}
-	if (!in.host) {
+	if (in.host && !(h = find_host(e, in.host)))
+		return; /* another host's command */
+	if (key_matches(m, in.host, err, sizeof(err)) != 0 ||
+	    decide_check_fresh(&e->command_fresh, m->timestamp_ms, wall_us(), "issued_at_us", in.issued_at_us,
+			       wall_us(), err, sizeof(err)) != 0) {
+		if (h)
+			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id, err);
+		else
+			dead_letter(e, m, err);
+		return;
+	}
+	if (seen_has(&e->seen, 'c', in.command_id)) {
+		snprintf(err, sizeof(err), "replayed command: this command_id was acted on already");
+		if (h)
+			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id, err);
+		else
+			dead_letter(e, m, err);
+		return;
+	}
+	remember(e, 'c', in.command_id);
+	if (!h) {
 		/* The whole cluster: the shared kill switch, or a cap/uncap on every host we serve. */
-		if (in.command == CMD_PROTECTION_OFF)
-			e->cluster_protection_off = true;
-		else if (in.command == CMD_PROTECTION_ON)
-			e->cluster_protection_off = false;
-		cpi2_log(CPI2_LOG_INFO, "enforcer", "cluster command %s", in.command_id);
+		if (in.command == CMD_PROTECTION_OFF || in.command == CMD_PROTECTION_ON)
+			set_cluster_switch(e, in.command == CMD_PROTECTION_OFF);
+		cpi2_log(CPI2_LOG_INFO, "enforcer", "cluster command %s", text_log(0, in.command_id));
 		for (int i = 0; i < e->n_hosts; i++) {
 			n = decide_command(&e->hosts[i], &in, now_us(e), a, MAX_ACTIONS);
 			publish_all(e, &e->hosts[i], a, n);
 		}
 		return;
 	}
-	struct host_enforcer *h = find_host(e, in.host);
-
-	if (!h)
-		return;
 	n = decide_command(h, &in, now_us(e), a, MAX_ACTIONS);
 	publish_all(e, h, a, n);
 }
@@ -241,6 +389,12 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		conf_policy(c, &h->policy);
 		h->caps.max_caps = c->max_caps;
 		h->caps.dry_run = c->dry_run;
+		h->caps.policy = &h->policy;
+		h->min_cap_cpu = c->min_cap_cpu;
+		h->max_cap_us_per_day = (int64_t)c->max_cap_s_per_task_day * 1000000;
+		decide_bucket_init(&h->new_caps, c->cap_rate_per_s, c->cap_burst);
+		decide_bucket_init(&h->renewals, c->renew_rate_per_s, c->renew_burst);
+		h->rate_clock_us = &e->rate_clock_us;
 		if (asprintf((char **)&h->caps.state_path, "%s/%s.caps", c->state_dir, h->host) < 0)
 			return -ENOMEM;
 		snprintf(h->protection_path, sizeof(h->protection_path), "%s/%s.protection", c->state_dir, h->host);
@@ -263,12 +417,17 @@ int main(int argc, char **argv)
 {
 	static struct enforcer e;
 	static struct conf conf;
-	struct action a[MAX_ACTIONS];
+	static struct action a[MAX_ACTIONS];
+	const char *consumer_props[CPI2_CONFIG_MAX_PROPS + 2];
+	struct sigaction sa = {.sa_handler = on_signal};
 	struct cpi2_message m;
-	char err[1024];
+	char err[1024], path[PATH_MAX + 32], kept[512];
+	uint64_t keep;
 	int rc, n;
 
 	rc = conf_parse(&conf, argc, argv, err, sizeof(err));
+	if (rc == 0 && privs_parse(conf.keep_capabilities, &keep, err, sizeof(err)) != 0)
+		rc = -EINVAL;
 	if (rc == 1)
 		return 0; /* --help */
 	if (rc) {
@@ -277,45 +436,94 @@ int main(int argc, char **argv)
 	}
 	e.conf = &conf;
 	e.started_us = wall_us();
+	e.rate_clock_us = mono_us();
 	if (mkdir(conf.state_dir, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "cpi2-enforcer: create state_dir %s: %s\n", conf.state_dir, strerror(errno));
 		return 1;
 	}
+	/* One enforcer per state folder: two would restore each other's caps wrongly. */
+	if (statefile_lock(conf.state_dir, &e.lock_fd, err, sizeof(err)) != 0) {
+		fprintf(stderr, "cpi2-enforcer: %s\n", err);
+		return 1;
+	}
+	err[0] = '\0';
 	if (load_hosts(&e, err, sizeof(err)) != 0 || e.n_hosts == 0) {
 		fprintf(stderr, "cpi2-enforcer: %s\n", e.n_hosts == 0 && !err[0] ? "no host to serve" : err);
 		return 1;
 	}
+	snprintf(e.cluster_switch_path, sizeof(e.cluster_switch_path), "%s/cluster.protection", conf.state_dir);
+	e.cluster_protection_off = statefile_load_switch(e.cluster_switch_path);
+	e.incident_fresh = (struct freshness){conf.stale_after_s, conf.max_detection_age_s, conf.clock_skew_s};
+	e.command_fresh = (struct freshness){conf.stale_after_s, conf.stale_after_s, conf.clock_skew_s};
+	e.sampler.per_min = (int)conf.dead_letters_per_min;
+	snprintf(path, sizeof(path), "%s/seen-ids", conf.state_dir);
+	rc = seen_open(&e.seen, path, (int)conf.seen_ids_max,
+		       (int64_t)((conf.stale_after_s > conf.max_detection_age_s ? conf.stale_after_s : conf.max_detection_age_s) +
+				 conf.clock_skew_s) * 1000000,
+		       wall_us(), err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "cpi2-enforcer: %s\n", err);
+		return 1;
+	}
+	if (rc > 0)
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "ids seen: %s", err);
+
+	/* Nothing below needs a capability: drop them before any thread (librdkafka's) starts, so
+	 * every thread has the reduced sets. */
+	rc = privs_drop(keep, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "cpi2-enforcer: dropping capabilities: %s\n", err);
+		return 1;
+	}
+	privs_names(keep, kept, sizeof(kept));
+	cpi2_log(CPI2_LOG_INFO, "enforcer", "capabilities kept: %s; no_new_privs set%s%s", kept, err[0] ? "; " : "", err);
+
 	if (cpi2_codec_open(&e.incident_codec, "Incident", err, sizeof(err)) ||
 	    cpi2_codec_open(&e.command_codec, "ControlCommand", err, sizeof(err)) ||
 	    cpi2_codec_open(&e.action_codec, "EnforcementAction", err, sizeof(err))) {
 		fprintf(stderr, "cpi2-enforcer: %s\n", err);
 		return 1;
 	}
+	/* A new consumer group starts at the latest offset, not at 30 days of old commands (which
+	 * the stale check would refuse anyway); -X auto.offset.reset=... overrides. */
+	consumer_props[0] = "auto.offset.reset=latest";
+	for (n = 0; conf.kafka_props[n] && n < CPI2_CONFIG_MAX_PROPS; n++)
+		consumer_props[n + 1] = conf.kafka_props[n];
+	consumer_props[n + 1] = NULL;
 	const char *const topics[] = {conf.incidents_topic, conf.control_topic, NULL};
 	if (cpi2_producer_new(&e.producer, conf.brokers, (const char *const *)conf.kafka_props, err, sizeof(err)) ||
-	    cpi2_consumer_new(&e.consumer, conf.brokers, conf.group_id, topics, (const char *const *)conf.kafka_props,
-			      err, sizeof(err))) {
+	    cpi2_consumer_new(&e.consumer, conf.brokers, conf.group_id, topics, consumer_props, err, sizeof(err))) {
 		fprintf(stderr, "cpi2-enforcer: kafka: %s\n", err);
 		return 1;
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	cpi2_log(CPI2_LOG_INFO, "enforcer", "serving %d host%s (first %s, cgroup root %s)%s, brokers %s", e.n_hosts,
-		 e.n_hosts == 1 ? "" : "s", e.hosts[0].host, e.hosts[0].policy.root, conf.dry_run ? ", DRY RUN" : "",
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	cpi2_log(CPI2_LOG_INFO, "enforcer", "serving %d host%s (first %s, cgroup root %s)%s%s, brokers %s", e.n_hosts,
+		 e.n_hosts == 1 ? "" : "s", text_log(0, e.hosts[0].host), e.hosts[0].policy.root,
+		 conf.dry_run ? ", DRY RUN" : "", e.cluster_protection_off ? ", cluster protection OFF" : "",
 		 conf.brokers);
 
 	/* Caps left by a previous run (crash, kill -9): release or resume every one. */
 	for (int i = 0; i < e.n_hosts; i++) {
 		n = decide_recover(&e.hosts[i], now_us(&e), a, MAX_ACTIONS, err, sizeof(err));
 		if (n < 0) {
-			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s", e.hosts[i].host, err);
+			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s", text_log(0, e.hosts[i].host), err);
 			return 1;
 		}
+		if (err[0]) /* malformed lines, skipped: every other cap is still restored */
+			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s", text_log(0, e.hosts[i].host), err);
 		publish_all(&e, &e.hosts[i], a, n);
 	}
 
 	while (!stopping) {
+		if (hangups) {
+			hangups = 0;
+			cpi2_log(CPI2_LOG_WARN, "enforcer", "SIGHUP ignored: the configuration is read at start only "
+				 "(restart to change it); caps in force are kept");
+		}
 		rc = cpi2_consumer_poll(e.consumer, conf.poll_ms, &m);
+		e.rate_clock_us = mono_us();
 		if (rc == 1) {
 			if (strcmp(m.topic, conf.incidents_topic) == 0)
 				on_incident(&e, &m);
@@ -326,6 +534,7 @@ int main(int argc, char **argv)
 			cpi2_log(CPI2_LOG_WARN, "enforcer", "kafka consumer: %s", strerror(-rc));
 		}
 		expire(&e);
+		report_suppressed(&e);
 		cpi2_producer_poll(e.producer);
 	}
 
@@ -333,6 +542,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < e.n_hosts; i++) {
 		n = decide_release_all(&e.hosts[i], CAUSE_SHUTDOWN, a, MAX_ACTIONS);
 		publish_all(&e, &e.hosts[i], a, n);
+		if (e.hosts[i].caps.n)
+			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: %d caps could not be lifted; the next start retries them",
+				 text_log(0, e.hosts[i].host), e.hosts[i].caps.n);
 	}
 	latency_report(&e.latency, "incident-to-cap latency (Kafka arrival to cgroup write)");
 	cpi2_consumer_close(e.consumer);
@@ -340,5 +552,6 @@ int main(int argc, char **argv)
 	cpi2_codec_close(e.incident_codec);
 	cpi2_codec_close(e.command_codec);
 	cpi2_codec_close(e.action_codec);
+	seen_close(&e.seen);
 	return 0;
 }

@@ -30,16 +30,49 @@ static int get_string_len(avro_value_t *rec, const char *field, const char **s, 
 	return 0;
 }
 
+/* A string from the message that the enforcer matches or keeps (host, ids): no NUL inside
+ * (a C string would end there: "host-1\0x" must not match "host-1"), no control character,
+ * at most max bytes. Returns 0, or -EINVAL with a reason. */
+static int check_text(const char *field, const char *s, size_t len, size_t max, bool required, char *err,
+		      size_t errsz)
+{
+	if (!s) {
+		if (!required)
+			return 0;
+		snprintf(err, errsz, "%s is missing", field);
+		return -EINVAL;
+	}
+	if (required && len == 0) {
+		snprintf(err, errsz, "%s is empty", field);
+		return -EINVAL;
+	}
+	if (len > max) {
+		snprintf(err, errsz, "%s is longer than %zu bytes", field, max);
+		return -EINVAL;
+	}
+	if (memchr(s, '\0', len)) {
+		snprintf(err, errsz, "%s contains a NUL byte", field);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
+			snprintf(err, errsz, "%s contains a control character", field);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size_t errsz)
 {
 	const char *decision = NULL;
+	size_t idlen, hostlen;
 	bool is_null;
 	int32_t dur;
-	size_t len;
+	int64_t detected;
 
 	memset(in, 0, sizeof(*in));
-	if (cpi2_value_get_string(rec, "incident_id", &in->incident_id, &is_null) ||
-	    cpi2_value_get_string(rec, "host", &in->host, &is_null) ||
+	if (get_string_len(rec, "incident_id", &in->incident_id, &idlen) ||
+	    get_string_len(rec, "host", &in->host, &hostlen) ||
 	    cpi2_value_get_enum(rec, "decision", &decision) ||
 	    get_string_len(rec, "antagonist_task", &in->antagonist_task, &in->antagonist_len) ||
 	    cpi2_value_get_string(rec, "victim_task", &in->victim_task, &is_null) ||
@@ -47,7 +80,9 @@ int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size
 		snprintf(err, errsz, "Incident lacks a field the enforcer needs");
 		return -EINVAL;
 	}
-	(void)len;
+	if (check_text("incident_id", in->incident_id, idlen, MESSAGES_ID_MAX, true, err, errsz) ||
+	    check_text("host", in->host, hostlen, MESSAGES_HOST_MAX, true, err, errsz))
+		return -EINVAL;
 	in->throttle = decision && strcmp(decision, "THROTTLE") == 0;
 	if (cpi2_value_get_double(rec, "cap_cpu", &in->cap_cpu, &is_null) == 0)
 		in->has_cap = !is_null;
@@ -55,6 +90,8 @@ int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size
 		in->has_duration = true;
 		in->cap_duration_s = dur;
 	}
+	if (cpi2_value_get_long(rec, "detected_at_us", &detected, &is_null) == 0 && !is_null)
+		in->detected_at_us = detected;
 	return 0;
 }
 
@@ -62,18 +99,22 @@ int messages_command(avro_value_t *rec, struct command_in *in, char *err, size_t
 {
 	static const char *const kinds[] = {"CAP", "UNCAP", "PROTECTION_OFF", "PROTECTION_ON"};
 	const char *kind = NULL;
+	size_t idlen, hostlen;
 	bool is_null;
 	int32_t dur;
-	size_t hostlen;
+	int64_t issued;
 
 	memset(in, 0, sizeof(*in));
-	if (cpi2_value_get_string(rec, "command_id", &in->command_id, &is_null) ||
+	if (get_string_len(rec, "command_id", &in->command_id, &idlen) ||
 	    cpi2_value_get_enum(rec, "command", &kind) ||
 	    get_string_len(rec, "host", &in->host, &hostlen) ||
 	    get_string_len(rec, "task", &in->task, &in->task_len)) {
 		snprintf(err, errsz, "ControlCommand lacks a field the enforcer needs");
 		return -EINVAL;
 	}
+	if (check_text("command_id", in->command_id, idlen, MESSAGES_ID_MAX, true, err, errsz) ||
+	    check_text("host", in->host, hostlen, MESSAGES_HOST_MAX, false, err, errsz))
+		return -EINVAL;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (kind && strcmp(kind, kinds[i]) == 0) {
 			in->command = (enum command_kind)i;
@@ -88,6 +129,8 @@ known:
 		in->has_duration = true;
 		in->duration_s = dur;
 	}
+	if (cpi2_value_get_long(rec, "issued_at_us", &issued, &is_null) == 0 && !is_null)
+		in->issued_at_us = issued;
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #ifndef CPI2_ENFORCER_FAKETREE_H
 #define CPI2_ENFORCER_FAKETREE_H
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,22 @@ static inline void fake_root(char *out, size_t outsz)
 	snprintf(out, outsz, "/tmp/cpi2-enforcer-test-XXXXXX");
 	if (!mkdtemp(out))
 		exit(1);
+}
+
+/* Run a shell command built with printf arguments; exit(1) if it fails. */
+static inline void fake_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void fake_sh(const char *fmt, ...)
+{
+	char cmd[PATH_MAX * 4];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "failed: %s\n", cmd);
+		exit(1);
+	}
 }
 
 static inline void fake_rm(const char *root)

@@ -1,73 +1,126 @@
 /* caps and limits against fake v1 and v2 trees: apply, renew, expire, restore, uncap, the
- * per-host limit, dry-run, and the state file that survives a crash. */
+ * per-host limit, dry-run, the state file that survives a crash; and the hostile cases: a cap
+ * that would raise a limit, a malformed state-file line, a cgroup replaced under its name, a
+ * capped directory or limit file swapped for a symlink to a file outside the root. */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../src/caps.h"
 #include "../../libcpi2/tests/check.h"
 #include "faketree.h"
 
+static struct cgpath_policy pol;
+
+static int apply(struct capset *s, const char *task, double cpu, long period, int64_t expires, const char *id,
+		 enum caps_outcome *out, struct cap **cap, char *err, size_t errsz)
+{
+	struct cgpath_target t;
+	struct cap_request r;
+	int rc = cgpath_open(&pol, task, strlen(task), &t, err, errsz);
+
+	if (rc)
+		return rc;
+	r = (struct cap_request){.task = task, .task_len = strlen(task), .target = &t, .version = limits_detect(t.fd),
+				 .cpu = cpu, .period_us = period, .expires_us = expires, .incident_id = id,
+				 .victim_task = "ls/v"};
+	rc = caps_apply(s, &r, out, cap, err, errsz);
+	close(t.fd);
+	return rc;
+}
+
+static void set_limit(const char *dir, int version, long quota, long period)
+{
+	char q[32], p[64];
+
+	if (version == 2) {
+		snprintf(p, sizeof(p), quota < 0 ? "max %ld\n" : "%ld %ld\n", quota < 0 ? period : quota, period);
+		fake_write(dir, "cpu.max", p);
+	} else {
+		snprintf(q, sizeof(q), "%ld\n", quota);
+		snprintf(p, sizeof(p), "%ld\n", period);
+		fake_write(dir, "cpu.cfs_quota_us", q);
+		fake_write(dir, "cpu.cfs_period_us", p);
+	}
+}
+
 static void run(int version)
 {
-	char root[PATH_MAX], a[PATH_MAX], b[PATH_MAX], c3[PATH_MAX], state[PATH_MAX + 16], err[512];
+	char root[PATH_MAX], a[PATH_MAX], b[PATH_MAX], c3[PATH_MAX], d[PATH_MAX], state[PATH_MAX + 16], err[512];
+	char outside[PATH_MAX + 16];
 	static struct capset s, again;
 	enum caps_outcome out;
 	struct cap *cap, released;
 	const char *limit_file = version == 2 ? "cpu.max" : "cpu.cfs_quota_us";
+	int i;
 
 	fake_root(root, sizeof(root));
+	memset(&pol, 0, sizeof(pol));
+	pol.root = root;
 	fake_cgroup(root, "batch/a", version, a, sizeof(a));
 	fake_cgroup(root, "batch/b", version, b, sizeof(b));
 	fake_cgroup(root, "batch/c", version, c3, sizeof(c3));
+	fake_cgroup(root, "batch/d", version, d, sizeof(d));
 	/* b has a limit of its own before we cap it: it must come back exactly. */
-	if (version == 2) {
-		fake_write(b, "cpu.max", "50000 100000\n");
-	} else {
-		fake_write(b, "cpu.cfs_quota_us", "50000\n");
-		fake_write(b, "cpu.cfs_period_us", "100000\n");
-	}
+	set_limit(b, version, 50000, 100000);
 	snprintf(state, sizeof(state), "%s/state", root);
 	memset(&s, 0, sizeof(s));
 	s.max_caps = 2;
 	s.state_path = state;
-	CHECK(limits_detect(a) == version);
+	s.policy = &pol;
 
 	/* apply */
-	CHECK(caps_apply(&s, "batch/a", a, version, 0.1, 250000, 1000, "inc-1", "ls/v", &out, &cap, err, sizeof(err)) == 0);
+	CHECK(apply(&s, "batch/a", 0.1, 250000, 1000, "inc-1", &out, &cap, err, sizeof(err)) == 0);
 	CHECK(out == CAPS_APPLIED && s.n == 1);
 	CHECK(strcmp(fake_read(a, limit_file), version == 2 ? "25000 250000" : "25000") == 0);
 	if (version == 1)
 		CHECK(strcmp(fake_read(a, "cpu.cfs_period_us"), "250000") == 0);
 
-	/* renew: no stacking, new expiry, original previous limit kept */
-	CHECK(caps_apply(&s, "batch/a", a, version, 0.01, 250000, 2000, "inc-2", "ls/v", &out, &cap, err, sizeof(err)) == 0);
+	/* renew: no stacking, new expiry, original previous limit kept, the lower cap wins */
+	CHECK(apply(&s, "batch/a", 0.01, 250000, 2000, "inc-2", &out, &cap, err, sizeof(err)) == 0);
 	CHECK(out == CAPS_RENEWED && s.n == 1 && cap->expires_us == 2000);
 	CHECK(strcmp(cap->previous, version == 2 ? "max 100000" : "-1 100000") == 0);
 	CHECK(strcmp(fake_read(a, limit_file), version == 2 ? "2500 250000" : "2500") == 0);
+	CHECK(apply(&s, "batch/a", 0.5, 250000, 2500, "inc-2b", &out, &cap, err, sizeof(err)) == 0);
+	CHECK(out == CAPS_RENEWED && cap->expires_us == 2500 && cap->cpu < 0.011);
+	CHECK(strcmp(fake_read(a, limit_file), version == 2 ? "2500 250000" : "2500") == 0);
+
+	/* A cap never raises: b is held at 0.5 CPU; caps of 1024, 0.6 and 0.5 write nothing. */
+	CHECK(apply(&s, "batch/b", 1024, 100000, 1500, "raise", &out, &cap, err, sizeof(err)) == 0);
+	CHECK(out == CAPS_AT_OR_BELOW && s.n == 1);
+	CHECK(apply(&s, "batch/b", 0.6, 250000, 1500, "raise", &out, &cap, err, sizeof(err)) == 0 && out == CAPS_AT_OR_BELOW);
+	CHECK(apply(&s, "batch/b", 0.5, 100000, 1500, "same", &out, &cap, err, sizeof(err)) == 0 && out == CAPS_AT_OR_BELOW);
+	CHECK(strcmp(fake_read(b, limit_file), version == 2 ? "50000 100000" : "50000") == 0);
+	if (version == 1)
+		CHECK(strcmp(fake_read(b, "cpu.cfs_period_us"), "100000") == 0);
 
 	/* second cap, then the per-host limit */
-	CHECK(caps_apply(&s, "batch/b", b, version, 0.1, 100000, 1500, "inc-3", "ls/v", &out, &cap, err, sizeof(err)) == 0);
-	CHECK(s.n == 2);
-	CHECK(caps_apply(&s, "batch/c", c3, version, 0.1, 100000, 1500, "inc-4", "ls/v", &out, &cap, err, sizeof(err)) == -EBUSY);
+	CHECK(apply(&s, "batch/b", 0.1, 100000, 1500, "inc-3", &out, &cap, err, sizeof(err)) == 0);
+	CHECK(out == CAPS_APPLIED && s.n == 2);
+	CHECK(apply(&s, "batch/c", 0.1, 100000, 1500, "inc-4", &out, &cap, err, sizeof(err)) == -EBUSY);
 	CHECK(strstr(err, "max_caps") != NULL);
 	CHECK(strcmp(fake_read(c3, limit_file), version == 2 ? "max 100000" : "-1") == 0);
 
-	/* the state file names both caps: a restarted enforcer sees them (crash recovery) */
+	/* the state file names both caps, with their identity: a restarted enforcer sees them */
 	memset(&again, 0, sizeof(again));
 	again.state_path = state;
 	again.max_caps = 2;
+	again.policy = &pol;
 	CHECK(caps_load(&again, err, sizeof(err)) == 0);
 	CHECK(again.n == 2 && caps_find(&again, a) >= 0 && caps_find(&again, b) >= 0);
-	CHECK(strcmp(again.caps[caps_find(&again, b)].previous, version == 2 ? "50000 100000" : "50000 100000") == 0);
+	CHECK(strcmp(again.caps[caps_find(&again, b)].previous, "50000 100000") == 0);
+	CHECK(again.caps[caps_find(&again, b)].ino == s.caps[caps_find(&s, b)].ino && again.caps[0].ino != 0);
 	CHECK(caps_next_expiry(&again) == 1500);
 
 	/* expire: only b is due at 1500; restore its exact previous limit */
 	CHECK(caps_next_expired(&again, 1499) == -1);
-	int i = caps_next_expired(&again, 1500);
+	i = caps_next_expired(&again, 1500);
 	CHECK(i >= 0 && strcmp(again.caps[i].dir, b) == 0);
 	CHECK(caps_release(&again, i, &released, err, sizeof(err)) == 0);
 	CHECK(strcmp(released.task, "batch/b") == 0);
 	CHECK(strcmp(fake_read(b, limit_file), version == 2 ? "50000 100000" : "50000") == 0);
+	if (version == 1)
+		CHECK(strcmp(fake_read(b, "cpu.cfs_period_us"), "100000") == 0);
 
 	/* uncap a: back to no limit; state file empty */
 	CHECK(caps_release(&again, caps_find(&again, a), NULL, err, sizeof(err)) == 0);
@@ -75,25 +128,66 @@ static void run(int version)
 	CHECK(caps_load(&s, err, sizeof(err)) == 0 && s.n == 0);
 
 	/* a cgroup that vanished while capped is forgotten without error */
-	CHECK(caps_apply(&s, "batch/c", c3, version, 0.1, 100000, 1500, "inc-5", "", &out, &cap, err, sizeof(err)) == 0);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", c3);
-	CHECK(system(cmd) == 0);
-	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0);
+	CHECK(apply(&s, "batch/c", 0.1, 100000, 1500, "inc-5", &out, &cap, err, sizeof(err)) == 0);
+	fake_sh("rm -rf '%s'", c3);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0 && strstr(err, "gone"));
+
+	/* Replaced: removed and made again under the same name (another inode) with a limit of
+	 * its own. The old limit is not restored onto it: released as replaced. */
+	CHECK(apply(&s, "batch/d", 0.1, 100000, 1500, "inc-r", &out, &cap, err, sizeof(err)) == 0 && s.n == 1);
+	fake_sh("mkdir '%s.new' && rm -rf '%s' && mv '%s.new' '%s'", d, d, d, d);
+	set_limit(d, version, 70000, 100000);
+	memset(&again, 0, sizeof(again));
+	again.state_path = state;
+	again.max_caps = 2;
+	again.policy = &pol;
+	CHECK(caps_load(&again, err, sizeof(err)) == 0 && again.n == 1); /* as after a restart */
+	CHECK(caps_release(&again, 0, NULL, err, sizeof(err)) == 0 && again.n == 0 && strstr(err, "replaced"));
+	CHECK(strcmp(fake_read(d, limit_file), version == 2 ? "70000 100000" : "70000") == 0);
+	CHECK(caps_load(&s, err, sizeof(err)) == 0 && s.n == 0);
+
+	/* Symlinks put where the cap was: the release never writes through them (it once
+	 * truncated a file outside the root). First the limit file, then the whole directory. */
+	snprintf(outside, sizeof(outside), "%s-outside", root);
+	fake_sh("mkdir -p '%s' && printf 'precious\\n' > '%s/%s'", outside, outside, limit_file);
+	CHECK(apply(&s, "batch/a", 0.1, 100000, 1500, "inc-s", &out, &cap, err, sizeof(err)) == 0 && s.n == 1);
+	fake_sh("rm '%s/%s' && ln -s '%s/%s' '%s/%s'", a, limit_file, outside, limit_file, a, limit_file);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) != 0 && s.n == 1); /* kept, to retry */
+	CHECK(strcmp(fake_read(outside, limit_file), "precious") == 0);
+	fake_sh("rm -rf '%s' && ln -s '%s' '%s'", a, outside, a);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0 && strstr(err, "symlink"));
+	CHECK(strcmp(fake_read(outside, limit_file), "precious") == 0);
+	fake_sh("rm -f '%s' && rm -rf '%s'", a, outside);
+	fake_cgroup(root, "batch/a", version, a, sizeof(a));
 
 	/* dry-run decides and writes nothing, remembers nothing */
 	s.dry_run = true;
-	CHECK(caps_apply(&s, "batch/a", a, version, 0.1, 100000, 1500, "inc-6", "", &out, &cap, err, sizeof(err)) == 0);
+	CHECK(apply(&s, "batch/a", 0.1, 100000, 1500, "inc-6", &out, &cap, err, sizeof(err)) == 0);
 	CHECK(out == CAPS_DRY_RUN && s.n == 0);
 	CHECK(strcmp(fake_read(a, limit_file), version == 2 ? "max 100000" : "-1") == 0);
-
-	/* malformed limit files and state files are errors, not crashes */
-	fake_write(a, version == 2 ? "cpu.max" : "cpu.cfs_quota_us", "garbage\n");
 	s.dry_run = false;
-	CHECK(caps_apply(&s, "batch/a", a, version, 0.1, 100000, 1500, "inc-7", "", &out, &cap, err, sizeof(err)) == -EINVAL);
+
+	/* malformed limit files are errors, not crashes */
+	fake_write(a, version == 2 ? "cpu.max" : "cpu.cfs_quota_us", "garbage\n");
+	CHECK(apply(&s, "batch/a", 0.1, 100000, 1500, "inc-7", &out, &cap, err, sizeof(err)) == -EINVAL);
 	CHECK(s.n == 0);
-	fake_write(root, "state", "cap\tonly\tthree\n");
-	CHECK(caps_load(&s, err, sizeof(err)) == -EINVAL && strstr(err, ":1:") != NULL);
+
+	/* One malformed state-file line is skipped and named; the caps around it still load (an
+	 * older "cap" line without identity too), so none is left in force. */
+	char text[PATH_MAX * 3];
+	snprintf(text, sizeof(text),
+		 "cap2\tbatch/b\t%s\t1\t2\t%d\t50000 100000\t0.100000\t100000\t1500\tinc\tv\n"
+		 "cap\tonly\tthree\n"
+		 "cap\tbatch/c\t%s\t%d\t%s\t0.1\t100000\t1500\n"
+		 "cap2\tbatch/x\t%s/x\t1\t2\t%d\tgarbage\t0.1\t100000\t1500\t\t\n",
+		 b, version, c3, version, version == 2 ? "max 100000" : "-1 100000", root, version);
+	fake_write(root, "state", text);
+	i = caps_load(&s, err, sizeof(err));
+	if (i != 2 || s.n != 2)
+		fprintf(stderr, "load: %d, n %d: %s\n", i, s.n, err);
+	CHECK(i == 2 && s.n == 2);
+	CHECK(strstr(err, ":2: malformed") != NULL && strstr(err, ":4: malformed") != NULL);
+	CHECK(caps_find(&s, b) >= 0 && caps_find(&s, c3) >= 0 && s.caps[caps_find(&s, c3)].ino == 0);
 
 	fake_rm(root);
 }
@@ -109,6 +203,18 @@ int main(void)
 	CHECK(limits_parse(LIMITS_V2, "12x 100000", &q, &p) == -EINVAL);
 	CHECK(limits_parse(LIMITS_V2, "", &q, &p) == -EINVAL);
 	CHECK(limits_parse(LIMITS_V1, "1000 99999999", &q, &p) == -EINVAL);
+
+	/* Planning a cap: it only lowers (exactly, in integers), never under the 1 ms quota. */
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.1, 250000, &q, &p) == 0 && q == 25000 && p == 250000);
+	CHECK(limits_plan_cap(LIMITS_V2, "50000 100000", 1024, 250000, &q, &p) == 1);
+	CHECK(limits_plan_cap(LIMITS_V2, "50000 100000", 0.5, 250000, &q, &p) == 1);
+	CHECK(limits_plan_cap(LIMITS_V2, "50000 100000", 0.4999, 250000, &q, &p) == 0 && q * 100000 < 50000 * p);
+	CHECK(limits_plan_cap(LIMITS_V1, "1000 1000", 0.5, 1000, &q, &p) == 0 && q >= 1000 && q * 1000 <= 1000 * p / 2);
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.01, 1000, &q, &p) == 0 && q == 1000 && p == 100000);
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.0001, 100000, &q, &p) == 0 && q == 1000 && p == 1000000);
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.29, 100000, &q, &p) == 0 && q == 29000);
+	CHECK(limits_plan_cap(LIMITS_V2, "garbage", 0.1, 100000, &q, &p) == -EINVAL);
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0, 100000, &q, &p) == -EINVAL);
 	run(2);
 	run(1);
 	printf("test-caps: ok (v1 and v2)\n");

@@ -1,28 +1,22 @@
 /* decide: incidents, operator commands, expiry, the kill switch and recovery after a crash,
- * against a fake cgroup v2 tree. */
+ * against a fake cgroup v2 tree; and the rules against hostile requests: the floor, caps that
+ * would raise a limit, parents, the rate limits, the daily bound per task, the stale check,
+ * releasing every one of 200 caps, a cgroup replaced while the enforcer was down. */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../src/decide.h"
 #include "../../libcpi2/tests/check.h"
 #include "faketree.h"
+#include "testhost.h"
 
 static char root[PATH_MAX], state[PATH_MAX + 16], prot[PATH_MAX + 16];
 static bool cluster_off;
 
 static void init(struct host_enforcer *h)
 {
-	memset(h, 0, sizeof(*h));
-	snprintf(h->host, sizeof(h->host), "host-1");
-	h->policy.root = root;
-	h->policy.protected_names[0] = "system.slice";
-	h->policy.n_protected = 1;
-	h->caps.max_caps = 3;
-	h->caps.state_path = state;
-	h->period_us = 250000;
-	h->default_duration_s = 300;
-	h->default_cap_cpu = 0.1;
-	h->cluster_protection_off = &cluster_off;
-	snprintf(h->protection_path, sizeof(h->protection_path), "%s", prot);
+	test_host_init(h, "host-1", root, state, prot, &cluster_off);
 }
 
 static struct incident_in incident(const char *task, double cap, int dur)
@@ -33,19 +27,90 @@ static struct incident_in incident(const char *task, double cap, int dur)
 	return in;
 }
 
+static void freshness(void)
+{
+	const struct freshness f = {.stale_after_s = 600, .max_age_s = 3600, .skew_s = 60};
+	const int64_t now = 1700000000LL * 1000000, own_now = now + 5000000; /* own clock may differ */
+	struct {
+		const char *name;
+		int64_t kafka_ms, own_us;
+		const char *why; /* NULL: fresh */
+	} rows[] = {
+		{"fresh", now / 1000 - 2000, own_now - 30000000, NULL},
+		{"no Kafka timestamp", -1, own_now, "no Kafka timestamp"},
+		{"zero Kafka timestamp", 0, own_now, "no Kafka timestamp"},
+		{"Kafka timestamp in the future", now / 1000 + 3600000, own_now, "future"},
+		{"Kafka timestamp within the skew", now / 1000 + 30000, own_now, NULL},
+		{"stale in Kafka", now / 1000 - 601000, own_now, "reached Kafka"},
+		{"no own timestamp", now / 1000, 0, "no detected_at_us"},
+		{"own timestamp in the future", now / 1000, own_now + 3600000000LL, "future"},
+		{"own timestamp too old (a re-sent old incident)", now / 1000, own_now - 3601000000LL, "old"},
+	};
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int rc = decide_check_fresh(&f, rows[i].kafka_ms, now, "detected_at_us", rows[i].own_us, own_now, why,
+					    sizeof(why));
+
+		if ((rc == 0) != (rows[i].why == NULL) || (rows[i].why && !strstr(why, rows[i].why)))
+			fprintf(stderr, "freshness %s: rc %d (%s)\n", rows[i].name, rc, rc ? why : "");
+		CHECK((rc == 0) == (rows[i].why == NULL));
+		CHECK(!rows[i].why || (rc == -ESTALE && strstr(why, rows[i].why)));
+	}
+}
+
+/* 200 caps in force on cgroups with varied limits: every one is released and restored. */
+static void release_all_200(void)
+{
+	static struct host_enforcer h;
+	static struct action a[CAPS_MAX + 1];
+	char dir[PATH_MAX], name[64], want[64];
+	int n;
+
+	init(&h);
+	h.caps.max_caps = 256;
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "many/t%d", i);
+		fake_cgroup(root, name, 2, dir, sizeof(dir));
+		if (i % 3) {
+			snprintf(want, sizeof(want), "%d %d\n", 20000 + 1000 * i, 100000 + 1000 * (i % 50));
+			fake_write(dir, "cpu.max", want);
+		}
+		struct incident_in in = incident(name, 0.01, 300);
+		CHECK(decide_incident(&h, &in, 1000000000, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	}
+	CHECK(h.caps.n == 200);
+	n = decide_release_all(&h, CAUSE_SHUTDOWN, a, CAPS_MAX + 1);
+	CHECK(n == 200 && h.caps.n == 0);
+	for (int i = 0; i < 200; i++) {
+		CHECK(a[i].kind == ACT_RELEASED);
+		snprintf(name, sizeof(name), "many/t%d", i);
+		snprintf(dir, sizeof(dir), "%s/%s", root, name);
+		if (i % 3)
+			snprintf(want, sizeof(want), "%d %d", 20000 + 1000 * i, 100000 + 1000 * (i % 50));
+		else
+			snprintf(want, sizeof(want), "max 100000");
+		CHECK(strcmp(fake_read(dir, "cpu.max"), want) == 0);
+	}
+}
+
 int main(void)
 {
 	static struct host_enforcer h, h2;
 	struct action a[8];
-	char dir[PATH_MAX], dir2[PATH_MAX], sys[PATH_MAX];
+	char dir[PATH_MAX], dir2[PATH_MAX], sys[PATH_MAX], held[PATH_MAX], rep[PATH_MAX], err[256];
 	int64_t t = 1000000000;
+	int n;
 
+	freshness();
 	fake_root(root, sizeof(root));
 	snprintf(state, sizeof(state), "%s/state", root);
 	snprintf(prot, sizeof(prot), "%s/protection", root);
 	fake_cgroup(root, "batch/video-3", 2, dir, sizeof(dir));
 	fake_cgroup(root, "be/crawler-1", 2, dir2, sizeof(dir2));
 	fake_cgroup(root, "system.slice/sshd", 2, sys, sizeof(sys));
+	fake_cgroup(root, "held/task", 2, held, sizeof(held));
+	fake_write(held, "cpu.max", "50000 100000\n"); /* held at 0.5 CPU by its orchestrator */
 	init(&h);
 
 	/* THROTTLE → APPLIED at the incident's cap; repeat → RENEWED, not stacked */
@@ -67,6 +132,16 @@ int main(void)
 	CHECK(decide_incident(&h, &bad, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "protected"));
 	CHECK(strcmp(fake_read(sys, "cpu.max"), "max 100000") == 0);
 
+	/* a parent (every task under it) is refused */
+	struct incident_in parent = incident("batch", 0.1, 300);
+	CHECK(decide_incident(&h, &parent, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "leaf"));
+
+	/* a cap of 1024 CPUs on a task held at 0.5: nothing written, reported */
+	struct incident_in raise = incident("held/task", 1024, 300);
+	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(strstr(a[0].reason, "already at or below") && strcmp(fake_read(held, "cpu.max"), "50000 100000") == 0);
+	CHECK(h.caps.n == 1);
+
 	/* operator cap with defaults, then uncap */
 	struct command_in cap = {.command_id = "c1", .command = CMD_CAP, .host = "host-1", .task = "be/crawler-1",
 				 .task_len = 12};
@@ -77,6 +152,14 @@ int main(void)
 	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_RELEASED);
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0 && h.caps.n == 1);
 	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "no cap"));
+
+	/* a request under the floor is capped at the floor, and says so */
+	struct command_in tiny = cap;
+	tiny.has_cap = true;
+	tiny.cap_cpu = 0.0001;
+	CHECK(decide_command(&h, &tiny, t, a, 8) == 1 && a[0].kind == ACT_APPLIED && strstr(a[0].reason, "min_cap_cpu"));
+	CHECK(strcmp(fake_read(dir2, "cpu.max"), "2500 250000") == 0);
+	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_RELEASED);
 
 	/* expiry releases exactly when due */
 	CHECK(decide_expiry(&h, t + 300999999, &a[0]) == 0);
@@ -105,25 +188,77 @@ int main(void)
 	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
 	fake_write(dir, "cpu.max", "max 100000\n"); /* as if the crash came before the cgroup write */
 	init(&h2);
-	char err[256];
-	int n = decide_recover(&h2, t + 20000000, a, 8, err, sizeof(err));
-	CHECK(n == 2);
+	n = decide_recover(&h2, t + 20000000, a, 8, err, sizeof(err));
+	CHECK(n == 2 && err[0] == '\0');
 	CHECK(a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_RECOVERY && strcmp(a[0].task, "be/crawler-1") == 0);
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0);
 	CHECK(a[1].kind == ACT_RENEWED && a[1].cause == CAUSE_RECOVERY && strcmp(fake_read(dir, "cpu.max"), "25000 250000") == 0);
 	CHECK(decide_release_all(&h2, CAUSE_SHUTDOWN, a, 8) == 1 && a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_SHUTDOWN);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
 
-	/* the per-host limit (h2 is the enforcer now; h crashed) */
-	h2.caps.max_caps = 1;
-	CHECK(decide_incident(&h2, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	CHECK(decide_incident(&h2, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "max_caps"));
+	/* crash, then the capped cgroup is removed and made again under its name: the new one is
+	 * not touched at recovery (released: replaced) */
+	fake_cgroup(root, "be/replaced", 2, rep, sizeof(rep));
+	struct incident_in in3 = incident("be/replaced", 0.1, 300);
+	CHECK(decide_incident(&h2, &in3, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	fake_sh("mkdir '%s.new' && rm -rf '%s' && mv '%s.new' '%s'", rep, rep, rep, rep);
+	fake_write(rep, "cpu.max", "max 100000\n");
+	init(&h);
+	n = decide_recover(&h, t + 1000000, a, 8, err, sizeof(err));
+	CHECK(n == 1 && a[0].kind == ACT_RELEASED && strstr(a[0].reason, "replaced") && h.caps.n == 0);
+	CHECK(strcmp(fake_read(rep, "cpu.max"), "max 100000") == 0);
+
+	/* the per-host limit */
+	h.caps.max_caps = 1;
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "max_caps"));
+	CHECK(decide_release_all(&h, CAUSE_SHUTDOWN, a, 8) == 1);
+	h.caps.max_caps = 3;
+
+	/* rate limits: one new cap a second (burst 1), renewals on their own bucket */
+	int64_t clock = 5000000;
+	h.rate_clock_us = &clock;
+	decide_bucket_init(&h.new_caps, 1, 1);
+	decide_bucket_init(&h.renewals, 1, 1);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "rate limit"));
+	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_RENEWED);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "renewals"));
+	clock += 1000000;
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	/* a refusal that writes nothing costs no token */
+	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	clock += 1000000;
+	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && strstr(a[0].reason, "already at or below"));
+	CHECK(decide_release_all(&h, CAUSE_SHUTDOWN, a, 8) == 2);
+	h.rate_clock_us = NULL;
+	decide_bucket_init(&h.new_caps, 0, 1);
+	decide_bucket_init(&h.renewals, 0, 1);
+
+	/* a day's bound on capped time (600 s): renewals count their extension; across a restart */
+	h.max_cap_us_per_day = 600000000;
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);                 /* 300 */
+	CHECK(decide_incident(&h, &in, t + 100000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);     /* 400 */
+	CHECK(decide_incident(&h, &in, t + 250000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);     /* 550 */
+	CHECK(decide_incident(&h, &in, t + 320000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);     /* 600 */
+	CHECK(strstr(a[0].reason, "shortened") && a[0].expires_at_us == t + 600000000);
+	CHECK(decide_incident(&h, &in, t + 350000000, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(strstr(a[0].reason, "max_cap_s_per_task_day"));
+	init(&h2);
+	h2.max_cap_us_per_day = 600000000;
+	CHECK(decide_recover(&h2, t + 360000000, a, 8, err, sizeof(err)) == 1);
+	CHECK(decide_expiry(&h2, t + 600000000, &a[0]) == 1 && a[0].kind == ACT_RELEASED);
+	CHECK(decide_incident(&h2, &in, t + 700000000, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(decide_incident(&h2, &in, t + 86400000000LL + 1, &a[0]) == 1 && a[0].kind == ACT_APPLIED); /* next day */
 	CHECK(decide_release_all(&h2, CAUSE_SHUTDOWN, a, 8) == 1);
 
 	/* dry run: decides and reports, writes nothing */
 	h2.caps.dry_run = true;
 	CHECK(decide_incident(&h2, &in, t, &a[0]) == 1 && a[0].kind == ACT_DRY_RUN && strstr(a[0].reason, "dry run"));
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h2.caps.n == 0);
+
+	release_all_200();
 	fake_rm(root);
 	printf("test-decide: ok\n");
 	return 0;

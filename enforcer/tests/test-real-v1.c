@@ -1,6 +1,10 @@
 /* On this machine's real cgroup v1 cpu controller: a busy process in a fresh cgroup is capped
  * to 0.1 CPU by the cap engine, its CPU usage measured by cpuacct drops to about 0.1, and it
- * returns to about 1 CPU once the cap expires and the previous limit is restored.
+ * returns to about 1 CPU once the cap expires and the previous limit is restored. Then, under a
+ * test parent limited to 0.5 CPU, the kernel's rules for the two files: a cap above the child's
+ * own limit writes nothing; a cap the kernel refuses (over the parent's, or under the child's
+ * burst) leaves the child's own limit exactly as it was and no cap remembered; a cap that needs
+ * the period written first, and its restore, go through.
  * Exit 77 (ctest: skipped) with the reason where this cannot run. */
 #include <errno.h>
 #include <signal.h>
@@ -49,6 +53,110 @@ static int skip(const char *why)
 	return 77;
 }
 
+static int apply(struct capset *s, struct cgpath_policy *p, const char *task, double cpu, long period,
+		 enum caps_outcome *out, char *err, size_t errsz)
+{
+	struct cgpath_target t;
+	struct cap_request r;
+	struct cap *cap;
+	int rc = cgpath_open(p, task, strlen(task), &t, err, errsz);
+
+	CHECK(rc == 0);
+	r = (struct cap_request){.task = task, .task_len = strlen(task), .target = &t, .version = LIMITS_V1,
+				 .cpu = cpu, .period_us = period, .expires_us = INT64_MAX / 2, .incident_id = "real"};
+	rc = caps_apply(s, &r, out, &cap, err, errsz);
+	close(t.fd);
+	return rc;
+}
+
+static void limit(const char *dir, const char *quota, const char *period, const char *burst)
+{
+	char q[32], p[32];
+
+	fake_write(dir, "cpu.cfs_quota_us", "-1\n");
+	fake_write(dir, "cpu.cfs_period_us", period);
+	snprintf(q, sizeof(q), "%s\n", quota);
+	fake_write(dir, "cpu.cfs_quota_us", q);
+	if (burst) {
+		snprintf(p, sizeof(p), "%s\n", burst);
+		fake_write(dir, "cpu.cfs_burst_us", p);
+	}
+}
+
+static bool is(const char *dir, const char *quota, const char *period)
+{
+	char q[32];
+	bool ok;
+
+	snprintf(q, sizeof(q), "%s", fake_read(dir, "cpu.cfs_quota_us"));
+	ok = strcmp(q, quota) == 0 && strcmp(fake_read(dir, "cpu.cfs_period_us"), period) == 0;
+	if (!ok)
+		fprintf(stderr, "%s: quota %s period %s, want %s %s\n", dir, q, fake_read(dir, "cpu.cfs_period_us"), quota,
+			period);
+	return ok;
+}
+
+/* Children of a parent limited to 0.5 CPU (50 ms in 100 ms). */
+static void hierarchy(void)
+{
+	char parent[PATH_MAX], c[4][PATH_MAX + 8], name[4][64], state[PATH_MAX], err[512];
+	static struct capset s;
+	struct cgpath_policy p = {0};
+	enum caps_outcome out;
+	bool has_burst;
+
+	snprintf(parent, sizeof(parent), CPU_ROOT "/cpi2-enforcer-test-%d-parent", getpid());
+	CHECK(mkdir(parent, 0755) == 0);
+	limit(parent, "50000", "100000\n", NULL);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name[i], sizeof(name[i]), "c%d", i);
+		snprintf(c[i], sizeof(c[i]), "%s/c%d", parent, i);
+		CHECK(mkdir(c[i], 0755) == 0);
+	}
+	has_burst = access(CPU_ROOT "/cpu.cfs_burst_us", F_OK) == 0;
+	p.root = parent;
+	snprintf(state, sizeof(state), "/tmp/cpi2-enforcer-real-v1-%d.state", getpid());
+	memset(&s, 0, sizeof(s));
+	s.max_caps = 8;
+	s.state_path = state;
+	s.policy = &p;
+
+	/* c0 holds its own 0.3 CPU: a cap of 0.8 would raise it (and the kernel would refuse it
+	 * over the parent's 0.5): nothing is written */
+	limit(c[0], "30000", "100000\n", NULL);
+	CHECK(apply(&s, &p, name[0], 0.8, 250000, &out, err, sizeof(err)) == 0 && out == CAPS_AT_OR_BELOW);
+	CHECK(is(c[0], "30000", "100000") && s.n == 0);
+
+	/* c1 has no limit of its own (the parent's applies): 0.8 is refused by the kernel after
+	 * the period was written; the period is put back, exactly, and no cap is remembered */
+	CHECK(apply(&s, &p, name[1], 0.8, 250000, &out, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "unchanged") != NULL);
+	CHECK(is(c[1], "-1", "100000") && s.n == 0);
+
+	/* c2: 0.4 CPU with a burst of 30 ms; a cap of 0.1 over 250 ms (quota 25 ms, under the
+	 * burst) is refused by the kernel: the old limit stays */
+	if (has_burst) {
+		limit(c[2], "40000", "100000\n", "30000");
+		CHECK(apply(&s, &p, name[2], 0.1, 250000, &out, err, sizeof(err)) == -EINVAL);
+		CHECK(is(c[2], "40000", "100000") && s.n == 0);
+	}
+
+	/* c3: 0.4 CPU; a cap of 0.2 over 250 ms has a larger quota (50 ms): period first, then
+	 * quota; the restore goes the other way; both accepted, exact */
+	limit(c[3], "40000", "100000\n", NULL);
+	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 && out == CAPS_APPLIED);
+	CHECK(is(c[3], "50000", "250000") && s.n == 1);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0);
+	CHECK(is(c[3], "40000", "100000"));
+
+	for (int i = 3; i >= 0; i--)
+		rmdir(c[i]);
+	rmdir(parent);
+	unlink(state);
+	printf("test-real-v1: under a parent at 0.5 CPU: no raise, refused caps leave the limit exact%s, "
+	       "period-first cap and its restore\n", has_burst ? " (over the parent, under the burst)" : "");
+}
+
 int main(void)
 {
 	char cpu[PATH_MAX], acct[PATH_MAX], pidbuf[32], err[512];
@@ -79,12 +187,20 @@ int main(void)
 	before = usage(acct, 1.0);
 	memset(&s, 0, sizeof(s));
 	s.max_caps = 4;
-	CHECK(limits_detect(cpu) == LIMITS_V1);
+	struct cgpath_policy pol = {.root = CPU_ROOT};
+	struct cgpath_target t;
+	char task[64];
+	snprintf(task, sizeof(task), "cpi2-enforcer-test-%d", getpid());
+	s.policy = &pol;
+	CHECK(cgpath_open(&pol, task, strlen(task), &t, err, sizeof(err)) == 0);
+	CHECK(limits_detect(t.fd) == LIMITS_V1);
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	int64_t t0 = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000;
-	CHECK(caps_apply(&s, "cpi2-enforcer-test", cpu, LIMITS_V1, 0.1, 100000, t0 + 3000000, "real-test", "",
-			 &out, &cap, err, sizeof(err)) == 0);
+	struct cap_request r = {.task = task, .task_len = strlen(task), .target = &t, .version = LIMITS_V1, .cpu = 0.1,
+				.period_us = 100000, .expires_us = t0 + 3000000, .incident_id = "real-test"};
+	CHECK(caps_apply(&s, &r, &out, &cap, err, sizeof(err)) == 0);
+	close(t.fd);
 	usleep(200000); /* within a period or two the cap bites */
 	capped = usage(acct, 2.0);
 	/* wait for the expiry, then release as the enforcer's loop does */
@@ -106,5 +222,6 @@ int main(void)
 	CHECK(before > 0.5);
 	CHECK(capped > 0.05 && capped < 0.15);
 	CHECK(after > 0.5);
+	hierarchy();
 	return 0;
 }
