@@ -24,9 +24,18 @@ static int64_t now_us(clockid_t clock)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+static void once_set_free(struct once_set *set);
+
 bool once_set_add(struct once_set *set, const char *s)
 {
 	size_t lo = 0, hi = set->n;
+
+	if (set->n >= ONCE_SET_MAX) {
+		cpi2_log(CPI2_LOG_INFO, "collector", "%zu reports remembered (the most kept): forgetting them, so cgroups "
+			 "still unmapped are reported once more", set->n);
+		once_set_free(set);
+		hi = 0;
+	}
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

@@ -32,7 +32,10 @@ struct window_stats {
 	size_t discovered, ignored, unmapped, parents, counted, deferred, failed, vanished, samples;
 };
 
-/* a set of strings (unmapped cgroups and other things reported once) */
+/* a set of strings (unmapped cgroups and other things reported once), bounded: cgroups come
+ * and go, so once it holds ONCE_SET_MAX it is emptied and starts again (a cgroup still there
+ * is then reported once more) */
+#define ONCE_SET_MAX 4096
 struct once_set {
 	char **v;
 	size_t n, cap;
@@ -75,7 +78,8 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 /* Close the window's descriptors without emitting anything (shutdown in the middle). */
 void collector_window_abort(struct collector *c);
 
-/* True the first time s is seen (then remembered). */
+/* True the first time s is seen (then remembered; when ONCE_SET_MAX are held, the set is
+ * emptied first). */
 bool once_set_add(struct once_set *set, const char *s);
 
 /* Free everything. */

@@ -15,12 +15,16 @@
 #include <sys/resource.h>
 #include <time.h>
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, hangups;
 
+/* SIGTERM and SIGINT stop after the window; SIGHUP is ignored with a log line (the
+ * configuration is read at start only), rather than killing the collector mid-window. */
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGHUP)
+		hangups++;
+	else
+		stop = 1;
 }
 
 /* where samples go and what happened to them */
@@ -87,6 +91,11 @@ static bool wait_until(int64_t deadline_us, struct output *o)
 
 		if (stop)
 			return false;
+		if (hangups) {
+			hangups = 0;
+			cpi2_log(CPI2_LOG_WARN, "collector", "SIGHUP ignored: the configuration is read at start only "
+				 "(restart to change it)");
+		}
 		if (left <= 0)
 			return true;
 		if (o->producer) {
@@ -231,6 +240,7 @@ int main(int argc, char **argv)
 		 conf.once ? "--once: JSON to stdout" : conf.to_stdout ? "JSON to stdout" : conf.dry_run ? "--dry-run: nothing published" : conf.topic);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	out.host = c.host;
 	if (!conf.once && !conf.dry_run && !conf.to_stdout && open_producer(&conf, props, &out)) {
 		collector_free(&c);

@@ -54,12 +54,16 @@ struct conf {
 	double flush_s;    /* at the end, wait this long at most for Kafka to take the rest */
 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, hangups;
 
+/* SIGINT and SIGTERM stop the run (the producer is flushed); SIGHUP, which would end a long
+ * run without its flush, is ignored with a log line. */
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGHUP)
+		hangups++;
+	else
+		stop = 1;
 }
 
 static void usage(FILE *f)
@@ -398,6 +402,7 @@ int main(int argc, char **argv)
 		capwatch__write_clock(cw, fleet__now_us(f));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 	format_time(c.start_us, when, sizeof(when));
 	fs_log_info("scenario %s (seed %" PRIu64 "): %d hosts, %d tasks, %d events; start %s, "
 		    "warmup %.0f s at %s, then %.0f s at %s; output %s%s%s%s; truth %s; "
@@ -430,6 +435,10 @@ int main(int argc, char **argv)
 			pace(out, phase_wall + (double)(now_us - phase_sim) / 1e6 / speed);
 		if (stop)
 			break;
+		if (hangups) {
+			hangups = 0;
+			fs_log_warn("SIGHUP ignored (SIGINT or SIGTERM stop the run)");
+		}
 		if (cw) {
 			capwatch__poll(cw, on_cap, f);
 			write_clock(c.cgroup_root, now_us);
