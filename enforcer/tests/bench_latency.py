@@ -1,6 +1,7 @@
 """Benchmark: incident-to-cap latency, from the incident's arrival in Kafka (its timestamp) to
 the cgroup write, as cpi2-enforcer measures it, over the real local Kafka and a fake cgroup v2
-tree. Target: p99 under 50 ms. Prints the figures and the conditions."""
+tree. Target: p99 under 50 ms. Prints the figures and the conditions. The renewals' rate limit is
+raised for the bench (incidents 20 ms apart on 4 tasks: nearly all are renewals)."""
 
 import os
 import re
@@ -31,6 +32,7 @@ def main():
     log = open(os.path.join(tmp, "enforcer.log"), "w+")
     proc = subprocess.Popen([BIN, "--host", host, "--cgroup-root", root, "--state-dir", os.path.join(tmp, "state"),
                              "--brokers", stack.KAFKA, "--group-id", "cpi2-enforcer-bench-" + host, "--poll-ms", "100",
+                             "--renew-rate-per-s", "1000", "--renew-burst", "1000",
                              "-X", "auto.offset.reset=latest", "-X", "fetch.wait.max.ms=5"]
                             + stack.agent_kafka_args("enforcer"),
                             stdout=log, stderr=subprocess.STDOUT)
