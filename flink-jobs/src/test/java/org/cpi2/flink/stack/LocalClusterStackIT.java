@@ -23,7 +23,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.cpi2.flink.Fixtures;
-import org.cpi2.flink.io.KafkaIo;
+import org.cpi2.flink.kafka.KafkaIo;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.TaskClass;

@@ -1,0 +1,195 @@
+package org.cpi2.flink.kafka;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.function.SerializableFunction;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Cpi2Sinks;
+import org.cpi2.flink.Cpi2Sources;
+import org.cpi2.flink.functions.SpecBuilderFunction;
+import org.cpi2.flink.records.RawRecord;
+import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.DeadLetter;
+import org.cpi2.schema.Incident;
+
+/**
+ * The job's Kafka topics (DESIGN.md). On a fresh start, samples and actions are read from where
+ * {@code kafka.start} says (by default the committed offsets of the job's consumer group, or the
+ * earliest the first time); after a restore, from the checkpointed offsets. The spec seed source reads the
+ * compacted cpi2.specs from the beginning. Sinks are at-least-once: consumers deduplicate by the
+ * records' ids (incident_id, action_id) and the compacted spec topic keeps the latest per key.
+ * Every client signs in as the principal of {@code kafka.client-file}, if one is given.
+ */
+public final class KafkaIo {
+  public static final String SAMPLES = "cpi2.samples";
+  public static final String SPECS = "cpi2.specs";
+  public static final String INCIDENTS = "cpi2.incidents";
+  public static final String ACTIONS = "cpi2.actions";
+  public static final String OUTCOMES = "cpi2.outcomes";
+  public static final String DEAD_LETTER = "cpi2.dead-letter";
+
+  private KafkaIo() {}
+
+  /**
+   * The Java Kafka client properties of a librdkafka client file (see {@code kafka.client-file}):
+   * security.protocol; SASL (PLAIN or SCRAM-SHA-256/512) with a JAAS line whose password is
+   * {@code ${file:PATH:sasl.password}}, resolved by Kafka's FileConfigProvider when each client
+   * starts, so the password is in no job graph, argument or log; the CA (ssl.ca.location) as a PEM
+   * trust store. Empty path: no properties (PLAINTEXT).
+   */
+  public static Properties clientProperties(String path) {
+    Properties out = new Properties();
+    if (path.isEmpty()) {
+      return out;
+    }
+    Properties f = new Properties();
+    try (Reader r = Files.newBufferedReader(Path.of(path))) {
+      f.load(r);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(Cpi2Options.KAFKA_CLIENT_FILE + " " + path + ": " + e, e);
+    }
+    String protocol = f.getProperty("security.protocol", "PLAINTEXT").toUpperCase();
+    out.put("security.protocol", protocol);
+    if (protocol.startsWith("SASL_")) {
+      String mechanism = f.getProperty("sasl.mechanisms", f.getProperty("sasl.mechanism", "")).toUpperCase();
+      String module;
+      if (mechanism.equals("PLAIN")) {
+        module = "org.apache.kafka.common.security.plain.PlainLoginModule";
+      } else if (mechanism.startsWith("SCRAM-")) {
+        module = "org.apache.kafka.common.security.scram.ScramLoginModule";
+      } else {
+        throw new IllegalArgumentException(path + ": sasl.mechanisms must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got '" + mechanism + "'");
+      }
+      String user = f.getProperty("sasl.username", "");
+      if (user.isEmpty() || user.contains("\"") || !f.containsKey("sasl.password")) {
+        throw new IllegalArgumentException(path + ": needs sasl.username (no quotes) and sasl.password");
+      }
+      out.put("sasl.mechanism", mechanism);
+      out.put("config.providers", "file");
+      out.put("config.providers.file.class", "org.apache.kafka.common.config.provider.FileConfigProvider");
+      out.put("sasl.jaas.config",
+          module + " required username=\"" + user + "\" password=\"${file:" + path + ":sasl.password}\";");
+    }
+    String ca = f.getProperty("ssl.ca.location", "");
+    if (protocol.endsWith("SSL") && !ca.isEmpty()) {
+      out.put("ssl.truststore.type", "PEM");
+      out.put("ssl.truststore.location", ca);
+    }
+    return out;
+  }
+
+  private static Properties copy(Properties p) {
+    Properties out = new Properties();
+    out.putAll(p);
+    return out;
+  }
+
+  public static Cpi2Sources sources(Cpi2Options o) {
+    String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
+    String group = o.get(Cpi2Options.KAFKA_GROUP);
+    Properties client = clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE));
+    OffsetsInitializer start = startingOffsets(o.get(Cpi2Options.KAFKA_START));
+    return new Cpi2Sources() {
+      @Override
+      public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+        return from(env, bootstrap, client, group, SAMPLES, start, watermarks);
+      }
+
+      @Override
+      public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
+        return from(env, bootstrap, client, group, ACTIONS, start, WatermarkStrategy.noWatermarks());
+      }
+
+      @Override
+      public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
+        return from(env, bootstrap, client, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest(), WatermarkStrategy.noWatermarks());
+      }
+    };
+  }
+
+  /** The {@code kafka.start} option: committed-or-earliest, earliest, latest, timestamp-ms:MS. */
+  static OffsetsInitializer startingOffsets(String spec) {
+    if (spec.equals("committed-or-earliest")) {
+      return OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+    }
+    if (spec.equals("earliest")) {
+      return OffsetsInitializer.earliest();
+    }
+    if (spec.equals("latest")) {
+      return OffsetsInitializer.latest();
+    }
+    if (spec.startsWith("timestamp-ms:")) {
+      return OffsetsInitializer.timestamp(Long.parseLong(spec.substring("timestamp-ms:".length())));
+    }
+    throw new IllegalArgumentException(
+        Cpi2Options.KAFKA_START + ": expected committed-or-earliest, earliest, latest or timestamp-ms:MS, got " + spec);
+  }
+
+  private static DataStream<RawRecord> from(
+      StreamExecutionEnvironment env, String bootstrap, Properties client, String group, String topic,
+      OffsetsInitializer start, WatermarkStrategy<RawRecord> watermarks) {
+    KafkaSource<RawRecord> source =
+        KafkaSource.<RawRecord>builder()
+            .setBootstrapServers(bootstrap)
+            .setProperties(client)
+            .setGroupId(group)
+            .setTopics(topic)
+            .setStartingOffsets(start)
+            .setDeserializer(new RawRecordDeserializer())
+            .setProperty("partition.discovery.interval.ms", "60000")
+            .build();
+    return env.fromSource(source, watermarks, "Kafka " + topic).uid("kafka-source-" + topic);
+  }
+
+  public static Cpi2Sinks sinks(Cpi2Options o) {
+    String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
+    Properties client = clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE));
+    return new Cpi2Sinks() {
+      @Override
+      public void specs(DataStream<CpiSpec> s) {
+        to(s, bootstrap, client, CpiSpec.class, SPECS, x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
+      }
+
+      @Override
+      public void incidents(DataStream<Incident> s) {
+        to(s, bootstrap, client, Incident.class, INCIDENTS, Incident::getHost);
+      }
+
+      @Override
+      public void outcomes(DataStream<CapOutcome> s) {
+        to(s, bootstrap, client, CapOutcome.class, OUTCOMES, CapOutcome::getHost);
+      }
+
+      @Override
+      public void deadLetters(DataStream<DeadLetter> s) {
+        to(s, bootstrap, client, DeadLetter.class, DEAD_LETTER, DeadLetter::getSourceTopic);
+      }
+    };
+  }
+
+  private static <T extends SpecificRecord> void to(
+      DataStream<T> stream, String bootstrap, Properties client, Class<T> type, String topic,
+      SerializableFunction<T, String> key) {
+    KafkaSink<T> sink =
+        KafkaSink.<T>builder()
+            .setKafkaProducerConfig(copy(client)) // first: it replaces the producer's properties
+            .setBootstrapServers(bootstrap)
+            .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
+            .setRecordSerializer(new WireSerializer<>(type, topic, key))
+            .build();
+    stream.sinkTo(sink).uid("kafka-sink-" + topic).name("Kafka " + topic);
+  }
+}
