@@ -11,7 +11,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
-COPY schemas/tools schemas/tools
+COPY python/cpi2 python/cpi2
 COPY schemas/versions schemas/versions
 COPY libcpi2 libcpi2
 COPY collectors collectors

@@ -4,4 +4,4 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 "$ROOT/stack/up.sh"
-exec "$ROOT/.venv/bin/python" "$ROOT/it/e2e/demo.py" "$@"
+exec "$ROOT/.venv/bin/python" -m cpi2.e2e.demo "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make setup: install everything the project needs, idempotently. Each step is skipped when
 # its result is already there, so a second run takes a few seconds.
-#   apt packages -> Python virtualenv (.venv) -> server jars (.stack/lib) -> Telegraf (.stack/bin)
+#   apt packages -> Python virtualenv (.venv) and the cpi2 package -> server jars (.stack/lib) -> Telegraf (.stack/bin)
 . "$(dirname "$0")/lib.sh"
 
 APT_PACKAGES="build-essential cmake pkg-config libavro-dev librdkafka-dev libjansson-dev clickhouse-server
@@ -41,6 +41,15 @@ step_venv() {
   echo "$sha" > "$stamp"
 }
 
+# The project's own package (pyproject.toml, python/cpi2), editable: an edit needs no reinstall.
+# With --no-build-isolation pip builds it with .venv's setuptools, no download.
+step_package() {
+  "$ROOT/.venv/bin/python" -c 'import sys, cpi2.repo; sys.exit(str(cpi2.repo.ROOT) != sys.argv[1])' "$ROOT" 2>/dev/null \
+    && [ -x "$ROOT/.venv/bin/cpi2ctl" ] && return 0
+  say "installing the project's Python package (python/cpi2) into .venv, editable"
+  "$ROOT/.venv/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation -e "$ROOT"
+}
+
 step_jars() {
   local sha; sha="$(sha256sum "$STACK_SRC/jars/pom.xml" | cut -d' ' -f1)"
   for server in kafka flink; do
@@ -70,6 +79,7 @@ step_telegraf() {
 mkdir -p "$STACK_DIR" "$LIB_DIR" "$BIN_DIR"
 step_apt
 step_venv
+step_package
 step_jars
 step_telegraf
 say "setup done"

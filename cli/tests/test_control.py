@@ -10,23 +10,24 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from cpi2ctl import control, stacktest
+from cpi2.cli import control
+from cpi2.testing import fixtures
 
 # Commands to the throw-away topic go as admin: principal operator may write cpi2.control only.
-ADMIN = ("--kafka-client-file", stacktest.kafka_client_file("admin"))
+ADMIN = ("--kafka-client-file", fixtures.kafka_client_file("admin"))
 
 
 @pytest.fixture(scope="module")
 def topic(kafka):
     name = f"cpi2ctl-test-{os.getpid()}-{time.time_ns()}"
-    admin = AdminClient(stacktest.kafka_conf(kafka))
+    admin = AdminClient(fixtures.kafka_conf(kafka))
     admin.create_topics([NewTopic(name, num_partitions=2, replication_factor=1)])[name].result(30)
     yield name
     admin.delete_topics([name])[name].result(30)
 
 
 def _read_back(bootstrap, partition, offset, topic=control.TOPIC):
-    c = Consumer(stacktest.kafka_conf(bootstrap, **{"group.id": f"cpi2ctl-test-{time.time_ns()}",
+    c = Consumer(fixtures.kafka_conf(bootstrap, **{"group.id": f"cpi2ctl-test-{time.time_ns()}",
                                                     "enable.auto.commit": False}))
     try:
         c.assign([TopicPartition(topic, partition, offset)])
@@ -133,8 +134,9 @@ def test_client_file_others_may_read_is_refused(cli, kafka, tmp_path):
 
 
 def test_default_client_file_is_the_stacks_operator():
-    from cpi2ctl import main, repo
-    path = stacktest.kafka_client_file("operator")
+    from cpi2 import repo
+    from cpi2.cli import main
+    path = fixtures.kafka_client_file("operator")
     if os.environ.get("CPI2_KAFKA_CLIENT_FILE") is None:
         assert main.parser().parse_args(["protection", "on", "--cluster"]).kafka_client_file == path
     if path:

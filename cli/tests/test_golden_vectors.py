@@ -1,5 +1,5 @@
 """The Python leg of the C/Java/Python golden-vector agreement, through the CLI's codec
-(cpi2ctl.control.encode/decode, which the control commands use): every vector of
+(cpi2.cli.control.encode/decode, which the control commands use): every vector of
 schemas/golden/vectors.json encodes to exactly its hex and decodes back to its value."""
 import io
 import json
@@ -7,10 +7,9 @@ import json
 import fastavro
 import pytest
 
-from cpi2ctl import control, repo
-
-import avroschemas  # noqa: E402  (schemas/tools, importable through repo)
-import wire  # noqa: E402
+from cpi2 import repo
+from cpi2.cli import control
+from cpi2.schemas import avroschemas, wire
 
 VECTORS = json.loads((repo.ROOT / "schemas" / "golden" / "vectors.json").read_text())["vectors"]
 

@@ -3,7 +3,7 @@ shaded, over the fixture dataset on the real local ClickHouse."""
 import json
 import struct
 
-from cpi2ctl import incident
+from cpi2.cli import incident
 
 
 def _png_size(path):

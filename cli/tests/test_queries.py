@@ -3,9 +3,8 @@ import json
 
 import pytest
 
-from cpi2ctl import repo
-
-import forensics  # noqa: E402
+from cpi2 import repo
+from cpi2.clickhouse import forensics
 
 WINDOW = ["--from", "2100-01-01T00:00:00Z", "--to", "2100-01-01T00:20:00Z"]
 
@@ -67,14 +66,14 @@ def test_bad_time_range(cli, db):
 
 
 def test_unreachable_clickhouse_is_named(cli):
-    from cpi2ctl import main
+    from cpi2.cli import main
 
     code = main.main(["--clickhouse", "http://127.0.0.1:1", "query", "fp-rates-by-threshold"])
     assert code == 1
 
 
 def test_unreachable_clickhouse_message(capsys):
-    from cpi2ctl import main
+    from cpi2.cli import main
 
     assert main.main(["--clickhouse", "http://127.0.0.1:1", "query", "fp-rates-by-threshold"]) == 1
     assert "ClickHouse unreachable at http://127.0.0.1:1" in capsys.readouterr().err

@@ -1,7 +1,7 @@
 """Command-line times and windows."""
 import pytest
 
-from cpi2ctl import timerange
+from cpi2.cli import timerange
 
 NOW = 1_800_000_000_000_000
 

@@ -5,7 +5,7 @@ import time
 
 from conftest import server
 
-import schema
+from cpi2.clickhouse import schema
 
 BROKERS = f"{os.environ.get('STACK_HOST', '127.0.0.1')}:{os.environ.get('KAFKA_PORT', '9092')}"
 # ClickHouse reads as principal clickhouse (the <kafka> section of the stack's config.xml), whose

@@ -5,7 +5,7 @@ import json
 import pytest
 from conftest import CH_DIR
 
-import forensics
+from cpi2.clickhouse import forensics
 
 PARAMS = json.loads((CH_DIR / "tests" / "queries_params.json").read_text())
 
@@ -76,12 +76,12 @@ def test_cli_prints_rows_and_refuses_bad_parameters(loaded):
     import subprocess
     import sys
 
-    import chclient
+    from cpi2.clickhouse import chclient
 
     ch, db = loaded
     if not isinstance(ch, chclient.HttpClickHouse):
         pytest.skip("the CLI runs in another process; this chdb session's directory belongs to the test process")
-    cli = [sys.executable, str(CH_DIR / "forensics.py"), "--url", ch.url, "--database", db]
+    cli = [sys.executable, "-m", "cpi2.clickhouse.forensics", "--url", ch.url, "--database", db]
     p = PARAMS["top_antagonists"]
     ok = subprocess.run(cli + ["top_antagonists", "job=websearch", f"from_us={p['from_us']}", f"to_us={p['to_us']}", "--json"],
                         capture_output=True, text=True, timeout=60)
@@ -90,6 +90,6 @@ def test_cli_prints_rows_and_refuses_bad_parameters(loaded):
     assert first["antagonist_task"] == "mapreduce/3" and first["suspected"] == 2
     bad = subprocess.run(cli + ["top_antagonists", "job=websearch", "from_us=soon", "to_us=1"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "from_us: expected an integer" in bad.stderr
-    down = subprocess.run([sys.executable, str(CH_DIR / "forensics.py"), "--url", "http://127.0.0.1:1", "victim_incidents",
+    down = subprocess.run([sys.executable, "-m", "cpi2.clickhouse.forensics", "--url", "http://127.0.0.1:1", "victim_incidents",
                            "victim_task=x", "from_us=0", "to_us=1"], capture_output=True, text=True, timeout=60)
     assert down.returncode == 1 and "unreachable" in down.stderr

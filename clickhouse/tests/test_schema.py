@@ -3,7 +3,7 @@ server lacks are left out, and retention drops old partitions where TTL does not
 import pytest
 from conftest import load_fixtures, sink_rows
 
-import schema
+from cpi2.clickhouse import schema
 
 
 def columns(ch, db, table):

@@ -39,12 +39,11 @@ if ! (exec 3<>"/dev/tcp/${BROKERS%:*}/${BROKERS##*:}") 2>/dev/null; then
 fi
 PY=$ROOT/.venv/bin/python
 topic_admin() { # create|delete TOPIC
-	"$PY" - "$1" "$2" "$BROKERS" "$CLIENT" "$ROOT" <<'PYEOF'
+	"$PY" - "$1" "$2" "$BROKERS" "$CLIENT" <<'PYEOF'
 import sys
-op, topic, brokers, client, root = sys.argv[1:6]
-sys.path.insert(0, root + "/cli")
+op, topic, brokers, client = sys.argv[1:5]
 from confluent_kafka.admin import AdminClient, NewTopic
-from cpi2ctl.repo import read_client_file
+from cpi2.repo import read_client_file
 a = AdminClient(dict(read_client_file(client) if client else {}, **{"bootstrap.servers": brokers}))
 f = a.create_topics([NewTopic(topic, num_partitions=8, replication_factor=1)]) if op == "create" else a.delete_topics([topic])
 f[topic].result(30)

@@ -9,6 +9,8 @@ import subprocess
 import pytest
 import yaml
 
+from cpi2 import repo
+
 DOCKER = pathlib.Path(__file__).resolve().parents[1]
 ROOT = DOCKER.parent
 COMPOSE = ROOT / "docker-compose.yml"
@@ -16,12 +18,8 @@ CHECKER = ROOT / "build" / "compose-check"
 
 
 def stack_env():
-    out = {}
-    for line in (ROOT / "stack" / "stack.env").read_text().splitlines():
-        if "=" in line and not line.startswith("#"):
-            k, v = line.split("=", 1)
-            out[k.strip()] = v.strip()
-    return out
+    """The committed stack/stack.env (what docker-compose.yml must agree with), whatever STACK_ENV says."""
+    return repo.read_env(repo.DEFAULT_STACK_ENV, missing_ok=False)
 
 
 def compose_check(path, env=(), project_dir=None):

@@ -123,7 +123,9 @@ def test_grafana_gets_its_provisioning(project):
 
 def test_one_shot_commands_point_at_real_files(project):
     s = project["services"]
-    assert s["clickhouse-schema"]["command"][1] == "/opt/cpi2/clickhouse/apply.py" and (ROOT / "clickhouse" / "apply.py").is_file()
+    schema_job = s["clickhouse-schema"]
+    assert schema_job["command"][1:3] == ["-m", "cpi2.clickhouse.apply"] and (ROOT / "python" / "cpi2" / "clickhouse" / "apply.py").is_file()
+    assert schema_job["working_dir"] == "/opt/cpi2/python"
     jar = s["flink-submit"]["environment"]["CPI2_JOB_JAR"]
     assert pathlib.Path(jar).name in (DOCKER / "build-flink-job.sh").read_text()
     assert re.search(r"<artifactId>cpi2-flink-jobs</artifactId>", (ROOT / "flink-jobs" / "pom.xml").read_text())
@@ -133,10 +135,10 @@ def test_one_shot_commands_point_at_real_files(project):
 
 
 def test_schema_service_needs_only_the_standard_library(project):
-    """clickhouse-schema runs apply.py in a bare python image: no site-packages (-S) here either."""
+    """clickhouse-schema runs cpi2.clickhouse.apply in a bare python image: no site-packages (-S) here either."""
     cmd = project["services"]["clickhouse-schema"]["command"]
-    r = subprocess.run([sys.executable, "-S", "-s", "-E", str(ROOT / "clickhouse" / "apply.py"), "--help"],
-                       capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-S", "-s", "-E", "-m", "cpi2.clickhouse.apply", "--help"],
+                       capture_output=True, text=True, cwd=ROOT / "python")
     assert r.returncode == 0, r.stderr
     assert all(opt in r.stdout for opt in cmd if opt.startswith("--"))
 

@@ -7,16 +7,13 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
 
 from confluent_kafka import Producer
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from test_enforcer_kafka import BIN, cgroup, incident, stack, wire  # noqa: E402
+from test_enforcer_kafka import BIN, cgroup, incident, stack, wire  # this script's folder is on the path
 
 N = int(os.environ.get("BENCH_INCIDENTS", "500"))
 

@@ -5,11 +5,10 @@ Run again after a schema change: python enforcer/tests/fuzz_seeds.py"""
 
 import os
 import struct
-import sys
+
+from cpi2.schemas import wire
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "schemas", "tools"))
-import wire  # noqa: E402
 
 HOST = "fuzz-host"
 T = 1700000000 * 10**6

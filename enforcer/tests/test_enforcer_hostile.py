@@ -21,7 +21,7 @@ COLLECTOR = os.environ.get("COLLECTOR_BIN",
                            os.path.join(ROOT, "build", "c", "collectors", "collector", "cpi2-collector"))
 FLEETSIM = os.environ.get("FLEETSIM_BIN", os.path.join(ROOT, "build", "c", "collectors", "fleetsim", "cpi2-fleetsim"))
 
-# Kafka clients through it/tests/stack.py's helpers where the stack has them (authenticated
+# Kafka clients through cpi2.testing.stack's helpers where the stack has them (authenticated
 # Kafka), plain bootstrap.servers otherwise.
 kafka_conf = getattr(stack, "kafka_conf", lambda p="admin", **extra: dict({"bootstrap.servers": stack.KAFKA}, **extra))
 agent_kafka_args = getattr(stack, "agent_kafka_args", lambda p: [])

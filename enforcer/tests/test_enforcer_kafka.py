@@ -10,18 +10,16 @@ import random
 import re
 import signal
 import subprocess
-import sys
 import time
 import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "schemas", "tools"))
-sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
-import stack  # noqa: E402
-import wire  # noqa: E402
+from cpi2.schemas import wire
+from cpi2.testing import stack
+
+ROOT = stack.ROOT
 
 BIN = os.environ.get("ENFORCER_BIN", os.path.join(ROOT, "build", "c", "enforcer", "cpi2-enforcer"))
 

@@ -11,8 +11,8 @@ import yaml
 
 from conftest import GRAFANA
 
-import generate  # noqa: E402
-from dashboards import DATASOURCE  # noqa: E402
+from cpi2.grafana import generate
+from cpi2.grafana.dashboards import DATASOURCE
 
 SCHEMA = json.loads((GRAFANA / "schema" / "dashboard.schema.json").read_text())
 FILES = sorted((GRAFANA / "dashboards").glob("*.json"))
@@ -20,7 +20,7 @@ DASHBOARDS = {p.name: json.loads(p.read_text()) for p in FILES}
 
 
 def test_json_is_what_the_generator_writes():
-    r = subprocess.run([sys.executable, str(GRAFANA / "generate.py"), "--check"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "cpi2.grafana.generate", "--check"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert {f"{d.uid}.json" for d in generate.DASHBOARDS} == set(DASHBOARDS)
 

@@ -1,7 +1,7 @@
 """The test expander does what the plugin's macros.go and Grafana's variable formats do."""
 import pytest
 
-from grafana_sql import ExpandError, expand, expand_macros, replace_variables
+from cpi2.grafana.grafana_sql import ExpandError, expand, expand_macros, replace_variables
 
 F, T = 4102444800, 4102446000  # 2100-01-01T00:00Z .. 00:20Z
 

@@ -6,14 +6,13 @@ import re
 
 import pytest
 
-from conftest import stacktest
+from cpi2.clickhouse import forensics
+from cpi2.grafana import generate
+from cpi2.grafana.grafana_sql import expand
+from cpi2.testing import fixtures
 
-import forensics  # noqa: E402  (clickhouse/, on the path through cpi2ctl.repo)
-import generate  # noqa: E402
-from grafana_sql import expand  # noqa: E402
-
-FROM_S = stacktest.FIXTURE_FROM_US // 1_000_000
-TO_S = stacktest.FIXTURE_TO_US // 1_000_000
+FROM_S = fixtures.FIXTURE_FROM_US // 1_000_000
+TO_S = fixtures.FIXTURE_TO_US // 1_000_000
 TARGETS = [(d, p, i, t) for d in generate.DASHBOARDS for p in d.panels for i, t in enumerate(p.targets)]
 VARIABLES = [(d, v) for d in generate.DASHBOARDS for v in d.variables if v.kind == "query"]
 

@@ -1,12 +1,6 @@
-import os
-import sys
+import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "schemas", "tools"))
-
-import pytest  # noqa: E402
-
-import stack  # noqa: E402
+from cpi2.testing import stack
 
 
 @pytest.fixture(scope="module")

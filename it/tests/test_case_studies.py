@@ -10,15 +10,11 @@ outcomes of the pipeline are only required to exist, since the victim a cap is j
 whichever hurt tenant its incident named. On failure the message names the work dir.
 """
 
-import os
 import statistics
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-import pipeline  # noqa: E402
-import stack  # noqa: E402
+from cpi2.e2e import pipeline
 
 LATENCY_SENSITIVE = "LATENCY_SENSITIVE"
 

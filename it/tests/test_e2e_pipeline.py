@@ -10,13 +10,11 @@ outcomes → ClickHouse.
 """
 
 import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-import pipeline  # noqa: E402
-import stack  # noqa: E402
+from cpi2.e2e import pipeline
+from cpi2.testing import stack
 
 
 pytestmark = pytest.mark.usefixtures("stack_up")

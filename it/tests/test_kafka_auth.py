@@ -12,8 +12,8 @@ import uuid
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 
-import stack
-import wire
+from cpi2.schemas import wire
+from cpi2.testing import stack
 
 pytestmark = pytest.mark.usefixtures("stack_up")
 

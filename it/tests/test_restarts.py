@@ -9,15 +9,13 @@ some years ahead, so that the rows of this run are the only ones in their time r
 
 import os
 import random
-import sys
 import time
 
 import pytest
 import requests
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-import pipeline  # noqa: E402
-import stack  # noqa: E402
+from cpi2.e2e import pipeline
+from cpi2.testing import stack
 
 
 pytestmark = pytest.mark.usefixtures("stack_up")

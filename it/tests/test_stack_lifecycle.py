@@ -4,7 +4,7 @@ down stops exactly the stack's processes. Runs last in it/ (it stops and restart
 import os
 import subprocess
 
-import stack
+from cpi2.testing import stack
 
 UP = os.path.join(stack.ROOT, "stack", "up.sh")
 

@@ -15,8 +15,8 @@ import requests
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-import stack
-import wire
+from cpi2.schemas import wire
+from cpi2.testing import stack
 
 
 pytestmark = pytest.mark.usefixtures("stack_up")

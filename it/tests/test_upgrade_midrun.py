@@ -4,14 +4,11 @@ publishing. Detection must go on without relearning the specs (no SPEC_NOT_USABL
 resume), every incident must be published once (no duplicate on cpi2.incidents), and ClickHouse
 must hold each incident once, in the raw table, not only after FINAL's deduplication."""
 
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "e2e"))
-import pipeline  # noqa: E402
-import stack  # noqa: E402
+from cpi2.e2e import pipeline
+from cpi2.testing import stack
 
 
 pytestmark = pytest.mark.usefixtures("stack_up")

@@ -1,32 +1,41 @@
-"""Where the project's shared Python code lives, made importable: the forensics queries
-(clickhouse/forensics.py, chclient.py, schema.py) and the wire format (schemas/tools/wire.py).
-The CLI runs those modules; it never copies their SQL or their encoding."""
+"""Where the repository and the local stack are, and the readers of their files: stack.env (the
+stack's ports, the one reader of it in Python) and Kafka client files. Standard library only."""
+
 import os
 import pathlib
-import sys
 
-ROOT = pathlib.Path(os.environ.get("CPI2_ROOT", pathlib.Path(__file__).resolve().parents[2]))
+ROOT = pathlib.Path(os.environ.get("CPI2_ROOT") or pathlib.Path(__file__).resolve().parents[2])
 CLICKHOUSE_DIR = ROOT / "clickhouse"
-SCHEMA_TOOLS_DIR = ROOT / "schemas" / "tools"
+SCHEMAS_DIR = ROOT / "schemas"
 # The stack's ports: stack/stack.env, or the file STACK_ENV names (as for every make target).
-STACK_ENV = pathlib.Path(os.environ.get("STACK_ENV") or ROOT / "stack" / "stack.env")
+DEFAULT_STACK_ENV = ROOT / "stack" / "stack.env"
+STACK_ENV = pathlib.Path(os.environ.get("STACK_ENV") or DEFAULT_STACK_ENV)
 STACK_DIR = pathlib.Path(os.environ.get("STACK_DIR") or ROOT / ".stack")
 
-for _d in (CLICKHOUSE_DIR, SCHEMA_TOOLS_DIR):
-    if str(_d) not in sys.path:
-        sys.path.insert(0, str(_d))
+
+def read_env(path=None, missing_ok=True):
+    """The KEY=value lines of a stack.env file (default: $STACK_ENV, else stack/stack.env) as a
+    dict; '#' comments and blank lines skipped, keys and values stripped. {} when the file is
+    absent and missing_ok, else OSError."""
+    path = pathlib.Path(path or STACK_ENV)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if missing_ok:
+            return {}
+        raise
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
 
 
 def stack_env():
-    """KEY=value lines of stack/stack.env (ports of the local stack), {} when absent."""
-    out = {}
-    if STACK_ENV.is_file():
-        for line in STACK_ENV.read_text().splitlines():
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                out[k.strip()] = v.strip()
-    return out
+    """The local stack's stack.env ($STACK_ENV or stack/stack.env), {} when absent."""
+    return read_env()
 
 
 def default_clickhouse_url():

@@ -1,18 +1,16 @@
-"""The Python leg of the golden vectors: schemagen's fingerprints and tools/wire.py's encoding
+"""The Python leg of the golden vectors: schemagen's fingerprints and cpi2.schemas.wire's encoding
 agree byte for byte with the vectors that Java and C check too."""
 
 import io
 import json
 import os
 import random
-import sys
 
 import fastavro
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import avroschemas as A  # noqa: E402
-import wire  # noqa: E402
+from cpi2.schemas import avroschemas as A
+from cpi2.schemas import wire
 
 with open(os.path.join(os.path.dirname(__file__), "..", "golden", "vectors.json"), encoding="utf-8") as f:
     VECTORS = json.load(f)["vectors"]

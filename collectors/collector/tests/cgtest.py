@@ -4,7 +4,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 UNIFIED = "/sys/fs/cgroup/unified"
 SKIP = 77

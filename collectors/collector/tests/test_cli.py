@@ -15,8 +15,7 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cgtest  # noqa: E402
+import cgtest  # this script's folder is on the path
 
 BIN = None
 

@@ -1,60 +1,31 @@
 #!/usr/bin/env python3
 """cpi2-collector against the real local Kafka: two windows over a fresh cgroup tree (a busy
 task and an idle one, counted with task-clock) are published to a temporary topic, keyed by
-host, and decode with the project's wire codec (schemas/tools/wire.py) as CpiSample with the
+host, and decode with the project's wire codec (cpi2.schemas.wire) as CpiSample with the
 collector's fields: SOFTWARE source, no CPI, the busy task's CPU usage. Every sample the log
 says was sent is delivered. Starts the stack (make up) if Kafka does not answer.
 
 Usage: test_kafka.py PATH/TO/cpi2-collector
 """
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "schemas", "tools"))
-sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
+import cgtest  # this script's folder is on the path
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
-import cgtest  # noqa: E402
-import stack  # noqa: E402  (the stack's Kafka principals)
-import wire  # noqa: E402
-from confluent_kafka import Consumer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-
-def stack_env():
-    out = {}
-    with open(os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))) as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                out[k] = v
-    return out
-
-
-def answers(host, port):
-    try:
-        with socket.create_connection((host, int(port)), timeout=2):
-            return True
-    except OSError:
-        return False
+from cpi2.schemas import wire
+from cpi2.testing import fixtures, stack  # the stack's address and Kafka principals
 
 
 def main():
     binary = sys.argv[1]
     cgtest.skip_unless_real_cgroups()
-    env = stack_env()
-    brokers = "%s:%s" % (env["STACK_HOST"], env["KAFKA_PORT"])
-    if not answers(env["STACK_HOST"], env["KAFKA_PORT"]):
-        print("Kafka at %s does not answer: make up" % brokers, file=sys.stderr)
-        subprocess.run(["make", "-C", ROOT, "up"], check=True)
+    brokers = fixtures.kafka(stack.KAFKA)  # make up when Kafka does not answer
     # As admin: the test's own topic is no principal's but admin's (collector writes cpi2.samples).
     admin = AdminClient(stack.kafka_conf("admin", **{"bootstrap.servers": brokers}))
     topic = "collector-test-%s" % uuid.uuid4().hex[:8]

@@ -1,57 +1,27 @@
 #!/usr/bin/env python3
 """cpi2-fleetsim against the real local Kafka: what it publishes decodes with the project's wire
-codec (schemas/tools/wire.py) as CpiSample, keyed by host, SIMULATED, and carries exactly the
+codec (cpi2.schemas.wire) as CpiSample, keyed by host, SIMULATED, and carries exactly the
 samples the same seed prints with --stdout. Uses a temporary topic (deleted afterwards) so the
 pipeline's cpi2.samples is not polluted. Starts the stack (make up) if Kafka does not answer.
 
 Usage: test_kafka_roundtrip.py PATH/TO/cpi2-fleetsim
 """
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
 import uuid
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "schemas", "tools"))
-sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
+from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
 
-import stack  # noqa: E402  (the stack's Kafka principals)
-import wire  # noqa: E402
-from confluent_kafka import Consumer, TopicPartition  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-
-def stack_env():
-    out = {}
-    with open(os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))) as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                out[k] = v
-    return out
-
-
-def answers(host, port):
-    try:
-        with socket.create_connection((host, int(port)), timeout=2):
-            return True
-    except OSError:
-        return False
+from cpi2.schemas import wire
+from cpi2.testing import fixtures, stack  # the stack's address and Kafka principals
 
 
 def main():
     binary = sys.argv[1]
-    env = stack_env()
-    host, port = env["STACK_HOST"], env["KAFKA_PORT"]
-    brokers = "%s:%s" % (host, port)
-    if not answers(host, port):
-        print("Kafka at %s does not answer: make up" % brokers, file=sys.stderr)
-        subprocess.run(["make", "-C", ROOT, "up"], check=True)
+    brokers = fixtures.kafka(stack.KAFKA)  # make up when Kafka does not answer
     # As admin: the test's own topic is no principal's but admin's (collector writes cpi2.samples).
     admin = AdminClient(stack.kafka_conf("admin", **{"bootstrap.servers": brokers}))
     topic = "fleetsim-test-%s" % uuid.uuid4().hex[:8]

@@ -1,3 +1,3 @@
-from .main import entry
+from cpi2.cli.main import entry
 
 entry()

@@ -4,12 +4,10 @@ local Kafka (acks=all) as an operator sees it (one producer per command, like on
 import os
 import platform
 import statistics
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from cpi2ctl import control, stacktest  # noqa: E402
+from cpi2.cli import control
+from cpi2.testing import fixtures
 
 
 def main():
@@ -21,7 +19,7 @@ def main():
         control.encode(rec)
     dt = time.perf_counter() - t0
     print(f"encode ControlCommand ({len(control.encode(rec))} bytes): {n / dt:,.0f} records/s over {n} records")
-    kafka = stacktest.kafka()
+    kafka = fixtures.kafka()
     lat = []
     for i in range(20):
         r = control.command("PROTECTION_ON", host=f"cpi2ctl-bench-{i}", operator="bench", reason="bench")

@@ -1,5 +1,5 @@
 """Operator commands to the enforcers (paper section 5): ControlCommand records on cpi2.control,
-in the project's wire format (schemas/tools/wire.py: C3 01, CRC-64-AVRO fingerprint, payload).
+in the project's wire format (cpi2.schemas.wire: C3 01, CRC-64-AVRO fingerprint, payload).
 Key: the target host, or '*' for the whole cluster (what the enforcers filter on)."""
 import getpass
 import json
@@ -7,9 +7,10 @@ import math
 import re
 import uuid
 
-from . import repo, timerange  # noqa: F401  (repo makes wire importable)
+from cpi2 import repo
+from cpi2.cli import timerange
+from cpi2.schemas import wire
 
-import wire  # noqa: E402  (schemas/tools/wire.py)
 
 TOPIC = "cpi2.control"
 CLUSTER_KEY = "*"

@@ -4,10 +4,9 @@ from the forensics query victim_vs_antagonist; only the incident itself is looke
 import datetime as dt
 import re
 
-from . import output, repo, timerange  # noqa: F401
+from cpi2.cli import output, timerange
+from cpi2.clickhouse import chclient, forensics
 
-import chclient  # noqa: E402
-import forensics  # noqa: E402
 
 # One incident by id, with its rank-1 suspect for incidents that capped nobody.
 _LOOKUP = """

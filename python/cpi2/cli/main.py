@@ -11,10 +11,10 @@ import argparse
 import os
 import sys
 
-from . import control, incident, queries, repo, timerange
+from cpi2 import repo
+from cpi2.cli import control, incident, queries, timerange
+from cpi2.clickhouse import chclient, forensics
 
-import chclient  # noqa: E402
-import forensics  # noqa: E402
 
 
 def parser():

@@ -1,7 +1,7 @@
 """Query results on the terminal: an aligned table (times as ISO 8601) or JSON."""
 import json
 
-from . import timerange
+from cpi2.cli import timerange
 
 
 def table(cols, rows, raw_times=False):

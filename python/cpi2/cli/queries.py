@@ -2,9 +2,9 @@
 options generated from the query's own '-- param' declarations (forensics.params)."""
 import re
 
-from . import output, repo, timerange
+from cpi2.cli import output, timerange
+from cpi2.clickhouse import forensics
 
-import forensics  # noqa: E402  (clickhouse/forensics.py, importable through repo)
 
 TIME_PARAMS = {"from_us": ("--from", "-24h"), "to_us": ("--to", "now")}
 

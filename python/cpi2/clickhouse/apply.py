@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Applies the CPI2 ClickHouse schema (clickhouse/migrations) to a server; re-running is a no-op.
+Run as python -m cpi2.clickhouse.apply (standard library only).
 
   apply.py [--url http://127.0.0.1:8123] [--database cpi2]
   apply.py --kafka-brokers 127.0.0.1:9092   also feed host_metrics from Telegraf's topic
@@ -8,8 +9,8 @@
 import argparse
 import sys
 
-import schema
-from chclient import ClickHouseError, connect
+from cpi2.clickhouse import schema
+from cpi2.clickhouse.chclient import ClickHouseError, connect
 
 
 def main(argv=None):

@@ -9,9 +9,8 @@ import platform
 import sys
 import time
 
-import forensics
-import schema
-from chclient import ClickHouseError, connect
+from cpi2.clickhouse import forensics, schema
+from cpi2.clickhouse.chclient import ClickHouseError, connect
 
 HOSTS, JOBS, TASKS, DAYS = 1000, 50, 20000, 2
 TARGET_S = 1.0

@@ -6,7 +6,7 @@ them as {NAME:TYPE} placeholders. They are substituted here, client-side, as val
 literals, so that the same text runs on ClickHouse 18.16 (which has no query parameters) and on
 current versions. Library use (the operator CLI):
 
-    import forensics
+    from cpi2.clickhouse import forensics
     forensics.names()                                   # every query
     forensics.params("top_antagonists")                 # [Param(name, type, default, doc)]
     cols, rows = forensics.run("top_antagonists", {"job": "websearch", "from_us": 0, "to_us": 2**62})
@@ -15,14 +15,14 @@ import argparse
 import json
 import math
 import os
-import pathlib
 import re
 import sys
 from dataclasses import dataclass
 
-from chclient import ClickHouseError, connect
+from cpi2 import repo
+from cpi2.clickhouse.chclient import ClickHouseError, connect
 
-QUERIES = pathlib.Path(__file__).resolve().parent / "queries"
+QUERIES = repo.CLICKHOUSE_DIR / "queries"
 _PARAM_DECL = re.compile(r"^-- param (\w+) (\w+)(?: = ('(?:[^'\\]|\\.)*'|[-\w.]+))?: (.*)$", re.M)
 _PLACEHOLDER = re.compile(r"\{(\w+):(\w+)\}")
 _INT_RANGES = {"Int32": (-(2**31), 2**31 - 1), "Int64": (-(2**63), 2**63 - 1), "UInt32": (0, 2**32 - 1), "UInt64": (0, 2**64 - 1)}

@@ -10,12 +10,12 @@ Markers (one schema source for ClickHouse 18.16 and current versions):
 Support is probed by creating a throw-away table in the target database, not guessed from the
 version string."""
 import hashlib
-import pathlib
 import re
 
-from chclient import ClickHouseError
+from cpi2 import repo
+from cpi2.clickhouse.chclient import ClickHouseError
 
-MIGRATIONS = pathlib.Path(__file__).resolve().parent / "migrations"
+MIGRATIONS = repo.CLICKHOUSE_DIR / "migrations"
 _MARKER = re.compile(r"\{\{(LC|CODEC|TTL)\((.*?)\)\}\}")
 _TTL_DAYS = re.compile(r"\{\{TTL\(\w+\(?\w*\)? \+ INTERVAL (\d+) DAY\)\}\}")
 _NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
@@ -120,7 +120,7 @@ def apply(ch, db="cpi2", log=print):
     return [v for v, _, _ in todo]
 
 
-KAFKA_SQL = pathlib.Path(__file__).resolve().parent / "kafka" / "host_metrics_kafka.sql"
+KAFKA_SQL = repo.CLICKHOUSE_DIR / "kafka" / "host_metrics_kafka.sql"
 _KAFKA_VALUE = re.compile(r"^[A-Za-z0-9_.:,\-]+$")
 
 

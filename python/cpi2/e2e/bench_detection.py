@@ -10,14 +10,10 @@ detection latency (onset to cap) <= 185 simulated s, no cap on a latency-sensiti
       detection latency a real deployment sees)
 """
 
-import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import pipeline  # noqa: E402
-import quality  # noqa: E402
+from cpi2.e2e import pipeline, quality
 
 DEFAULT = ["case1:240:1h", "case2:240:1h", "case3:240:1h", "case4:240:1h", "fleet300:120:4h", "case2:1:8m"]
 

@@ -49,16 +49,13 @@ import re
 import resource
 import shlex
 import subprocess
-import sys
 import time
 
 import requests
 from confluent_kafka import Consumer, TopicPartition
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import pipeline  # noqa: E402
-from pipeline import stack  # noqa: E402
+from cpi2.e2e import pipeline
+from cpi2.e2e.pipeline import stack
 
 SCENARIO = os.environ.get("BENCH_SCENARIO", "bench100k")
 DURATION = os.environ.get("BENCH_DURATION", "40m")

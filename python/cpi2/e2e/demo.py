@@ -5,18 +5,14 @@ summary at the end. The stack stays up afterwards for exploration (make down sto
 """
 
 import argparse
-import collections
 import os
 import statistics
 import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import pipeline  # noqa: E402
-import quality  # noqa: E402
-from pipeline import ROOT, stack  # noqa: E402
+from cpi2.e2e import pipeline, quality
+from cpi2.e2e.pipeline import ROOT, stack
 
 
 def summary(run):
@@ -45,8 +41,7 @@ def summary(run):
               % (q["latency_median"], q["latency_max"], len(q["latencies"]), quality.LATENCY_TARGET_S))
     if q["ls_caps"]:
         print("WARNING: %d caps on latency-sensitive tasks" % q["ls_caps"])
-    forensics = os.path.join(ROOT, "clickhouse", "forensics.py")
-    if os.path.exists(forensics) and throttles:
+    if throttles:
         worst = max(throttles, key=lambda i: i["victim_cpi"] / max(i["spec_mean"], 1e-9))
         print("\nmost severe incident: %s on %s, victim %s (CPI %.2f vs spec %.2f), antagonist %s"
               % (worst["incident_id"], worst["host"], worst["victim_task"], worst["victim_cpi"], worst["spec_mean"],
@@ -65,7 +60,7 @@ def summary(run):
                                          "from_us=%d" % t0, "to_us=%d" % t1])]
         for name, params in queries:
             print("\n-- forensics query %s %s --" % (name, " ".join(params)))
-            subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), forensics, "--url", stack.CLICKHOUSE,
+            subprocess.run([sys.executable, "-m", "cpi2.clickhouse.forensics", "--url", stack.CLICKHOUSE,
                             name] + params, check=False)
         png = os.path.join(run.dir, "most-severe-incident.png")
         r = subprocess.run([os.path.join(ROOT, "cli", "bin", "cpi2ctl"), "incident", "show", worst["incident_id"], "-o", png],

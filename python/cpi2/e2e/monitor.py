@@ -3,15 +3,12 @@ decision, caps applied/lifted/in force, outcomes by verdict, dead letters. Used 
 progress line and by the end-to-end tests (which assert on what it saw)."""
 
 import collections
-import os
-import sys
 import time
 import uuid
 
 from confluent_kafka import Consumer
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "schemas", "tools"))
-import wire  # noqa: E402
+from cpi2.schemas import wire
 
 TOPICS = {
     "cpi2.incidents": "Incident",

@@ -16,11 +16,10 @@ import uuid
 
 import requests
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "it", "tests"))
-import stack  # noqa: E402
-from monitor import Monitor  # noqa: E402
+from cpi2.e2e.monitor import Monitor
+from cpi2.testing import stack
+
+ROOT = stack.ROOT
 
 FLEETSIM = os.path.join(ROOT, "build", "c", "collectors", "fleetsim", "cpi2-fleetsim")
 ENFORCER = os.path.join(ROOT, "build", "c", "enforcer", "cpi2-enforcer")
@@ -35,7 +34,7 @@ def log(msg):
 def apply_clickhouse_schema(database="cpi2"):
     """The schema into database; the cpi2 database also gets Telegraf's Kafka feed."""
     feed = ["--kafka-brokers", stack.KAFKA] if database == "cpi2" else []
-    r = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "clickhouse", "apply.py"),
+    r = subprocess.run([sys.executable, "-m", "cpi2.clickhouse.apply",
                         "--url", stack.CLICKHOUSE, "--database", database] + feed, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         raise RuntimeError("clickhouse schema: " + r.stdout + r.stderr)

@@ -14,14 +14,12 @@ import collections
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import quality  # noqa: E402
+from cpi2 import repo
+from cpi2.e2e import quality
 
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+ROOT = str(repo.ROOT)
 FLEETSIM = os.path.join(ROOT, "build", "c", "collectors", "fleetsim", "cpi2-fleetsim")
 JOBS = os.path.join(ROOT, "flink-jobs")
 

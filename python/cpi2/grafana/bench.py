@@ -5,20 +5,16 @@ against a ClickHouse database, best of 3. Prints the figures; nothing is asserte
 samples (a fresh stack has no cpi2) is not timed: --rows samples of clickhouse/bench.py's synthetic
 fleet are generated into <database>_grafana_bench instead, which is dropped at the end."""
 import argparse
-import importlib.util
 import os
 import platform
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, "tests"), os.path.join(HERE, "..", "cli")]
-
-from cpi2ctl import repo, stacktest  # noqa: E402
-
-import generate  # noqa: E402
-from chclient import ClickHouseError  # noqa: E402
-from grafana_sql import expand  # noqa: E402
+from cpi2 import repo
+from cpi2.clickhouse import bench as clickhouse_bench
+from cpi2.clickhouse.chclient import ClickHouseError
+from cpi2.grafana import generate
+from cpi2.grafana.grafana_sql import expand
+from cpi2.testing import fixtures
 
 
 def main():
@@ -29,13 +25,13 @@ def main():
     p.add_argument("--rows", type=int, default=10_000_000,
                    help="samples to generate when --database has none (default %(default)s; 2 days, so 1/8 in 6 hours)")
     a = p.parse_args()
-    ch = stacktest.clickhouse(a.url)
+    ch = fixtures.clickhouse(a.url)
     if _samples(ch, a.database):
         time_panels(ch, a.database, a)
         return
     generated = a.database + "_grafana_bench"
     print(f"no samples in {a.database} at {a.url}: timing over {a.rows:,} generated ones in {generated} (dropped after)", flush=True)
-    chbench = _clickhouse_bench()
+    chbench = clickhouse_bench
     ch.timeout = max(ch.timeout, 600)
     try:
         ch.query(f"DROP DATABASE IF EXISTS {generated}")
@@ -52,15 +48,6 @@ def _samples(ch, database):
         return int(ch.query(f"SELECT count() FROM {database}.samples").strip())
     except ClickHouseError:
         return 0
-
-
-def _clickhouse_bench():
-    """clickhouse/bench.py (its generator and schema), loaded by path: this file is bench.py too
-    (its imports resolve through repo, which puts clickhouse/ on the path)."""
-    spec = importlib.util.spec_from_file_location("clickhouse_bench", repo.CLICKHOUSE_DIR / "bench.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def time_panels(ch, database, a):

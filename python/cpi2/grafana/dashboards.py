@@ -4,14 +4,10 @@ queries of clickhouse/queries/*.sql turned into panel SQL with Grafana's macros 
 Every target records the columns its SQL must return (`Target.columns`); the tests run each
 target's SQL, macros expanded, on ClickHouse and compare. The dashboard JSON is generated from
 these definitions by generate.py (the source); the JSON files are its output."""
-import pathlib
 import re
-import sys
 from dataclasses import dataclass, field
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "clickhouse"))
-import forensics  # noqa: E402
+from cpi2.clickhouse import forensics
 
 DATASOURCE = {"type": "grafana-clickhouse-datasource", "uid": "cpi2-clickhouse"}
 SCHEMA_VERSION = 42  # Grafana's dashboard schema (@grafana/schema 13.2.3), see schema/README.md

@@ -4,13 +4,13 @@ source: edit here, run `make -C grafana build`, commit both). `--check` exits 1 
 differs from what this script generates (the tests run it)."""
 import argparse
 import json
-import pathlib
 import sys
 
-from dashboards import (DB, FROM_US, TIMESERIES, TO_US, Dashboard, Panel, Target, Variable, forensics_sql, forensics_target,
+from cpi2 import repo
+from cpi2.grafana.dashboards import (DB, TIMESERIES, TO_US, Dashboard, Panel, Target, Variable, forensics_sql, forensics_target,
                         override, sql, us_range, us_time)
 
-OUT = pathlib.Path(__file__).resolve().parent / "dashboards"
+OUT = repo.ROOT / "grafana" / "dashboards"
 
 
 def bucket_us(col):

@@ -10,9 +10,10 @@ Standard library only: the C build runs this before any virtualenv exists.
 import json
 import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-AVRO_DIR = os.path.join(HERE, "..", "avro")
-VERSIONS_DIR = os.path.join(HERE, "..", "versions")
+from cpi2 import repo
+
+AVRO_DIR = str(repo.SCHEMAS_DIR / "avro")
+VERSIONS_DIR = str(repo.SCHEMAS_DIR / "versions")
 
 PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
 NAMED = {"record", "enum", "fixed", "error"}

@@ -10,7 +10,7 @@ import struct
 
 import fastavro
 
-import avroschemas as A
+from cpi2.schemas import avroschemas as A
 
 MAGIC = b"\xc3\x01"
 

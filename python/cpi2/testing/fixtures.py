@@ -7,10 +7,9 @@ import os
 import socket
 import subprocess
 
-from . import repo
+from cpi2 import repo
+from cpi2.clickhouse import chclient, schema
 
-import chclient  # noqa: E402
-import schema  # noqa: E402
 
 FIXTURES = repo.CLICKHOUSE_DIR / "tests" / "fixtures"
 SINK_TABLES = ["samples", "specs", "incidents", "incident_suspects", "actions", "outcomes", "dead_letters"]
@@ -81,15 +80,25 @@ def sink_rows(table):
     return [json.dumps(r, separators=(",", ":")) for r in rows]
 
 
-def create_fixture_database(ch, db):
-    """Drops and creates db with the schema and the fixture rows (host metrics through the raw table)."""
-    ch.query(f"DROP DATABASE IF EXISTS {db}")
-    schema.apply(ch, db, log=lambda *_: None)
+def insert_rows(ch, db, table, lines):
+    """JSONEachRow lines into db.table."""
+    ch.query(f"INSERT INTO {db}.{table} FORMAT JSONEachRow", data="\n".join(lines) + "\n")
+
+
+def insert_fixture_rows(ch, db):
+    """Every fixture row into db, which has the schema (host metrics through the raw table)."""
     for table in SINK_TABLES:
-        ch.query(f"INSERT INTO {db}.{table} FORMAT JSONEachRow", data="\n".join(sink_rows(table)) + "\n")
+        insert_rows(ch, db, table, sink_rows(table))
     lines = (FIXTURES / "host_metrics.jsonl").read_text().splitlines()
     tsv = "".join(line.replace("\\", "\\\\").replace("\t", "\\t") + "\n" for line in lines if line.strip())
     ch.query(f"INSERT INTO {db}.host_metrics_raw FORMAT TabSeparated", data=tsv)
+
+
+def create_fixture_database(ch, db):
+    """Drops and creates db with the schema and the fixture rows."""
+    ch.query(f"DROP DATABASE IF EXISTS {db}")
+    schema.apply(ch, db, log=lambda *_: None)
+    insert_fixture_rows(ch, db)
 
 
 def database_name(prefix):

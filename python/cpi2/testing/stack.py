@@ -2,27 +2,18 @@
 
 import os
 import subprocess
-import sys
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "cli"))
-from cpi2ctl.repo import read_client_file  # noqa: E402  (one reader of client files, mode checked)
+from cpi2 import repo
+from cpi2.repo import read_client_file  # one reader of client files, mode checked
 
-
-ENV_PATH = os.environ.get("STACK_ENV", os.path.join(ROOT, "stack", "stack.env"))
+ROOT = str(repo.ROOT)
+ENV_PATH = str(repo.STACK_ENV)
 
 
 def env():
     """stack/stack.env (or $STACK_ENV) as a dict: the one file with the stack's ports."""
-    out = {}
-    with open(ENV_PATH, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                out[k] = v
-    return out
+    return repo.read_env(ENV_PATH, missing_ok=False)
 
 
 E = env()
@@ -30,7 +21,7 @@ HOST = E["STACK_HOST"]
 KAFKA = "%s:%s" % (HOST, E["KAFKA_PORT"])
 FLINK = "http://%s:%s" % (HOST, E["FLINK_REST_PORT"])
 CLICKHOUSE = "http://%s:%s" % (HOST, E["CLICKHOUSE_HTTP_PORT"])
-STACK_DIR = os.environ.get("STACK_DIR", os.path.join(ROOT, ".stack"))
+STACK_DIR = str(repo.STACK_DIR)
 SECRETS_DIR = os.path.join(STACK_DIR, "secrets")
 
 

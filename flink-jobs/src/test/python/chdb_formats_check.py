@@ -14,11 +14,7 @@ the table on this server, tab-separated) for the IT to compile its encoders agai
 import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[4]
-sys.path.insert(0, str(ROOT / "clickhouse"))
-
-import chclient  # noqa: E402
-import schema  # noqa: E402
+from cpi2.clickhouse import chclient, schema
 
 
 def main(directory):

@@ -38,7 +38,7 @@ import org.cpi2.wire.Wire;
  * without enforcers (so no cap ever changes what follows: every analysis sees the antagonism
  * uncapped), and writes every incident as a JSON line. For working on detection: the
  * simulator's samples (cpi2-fleetsim --stdout) in, the job's decisions out, in about a minute
- * for fleet300's ten simulated hours. it/e2e/replay.py runs it and scores the incidents against
+ * for fleet300's ten simulated hours. cpi2.e2e.replay runs it and scores the incidents against
  * the simulator's ground truth.
  *
  * <p>Usage: ScenarioReplay SAMPLES.jsonl INCIDENTS.jsonl [--option value ...] (job options).

@@ -31,7 +31,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * RowBinary against JSONEachRow through the real tables: clickhouse/apply.py applies the
+ * RowBinary against JSONEachRow through the real tables: cpi2.clickhouse.apply applies the
  * migrations to two throw-away databases on the local ClickHouse (18.16), the sink writes the
  * same tricky records ({@link TrickyRecords#forTables}) into every table the job writes, one
  * database per format, and every column (materialized ones too) is read back with FORMAT
@@ -52,7 +52,7 @@ class ClickHouseFormatsIT {
     String missing = LocalClickHouse.ensureUp();
     Assumptions.assumeTrue(missing == null, missing);
     for (String db : List.of(RB, JS)) {
-      String out = run(List.of(python(), new File(ROOT, "clickhouse/apply.py").getPath(), "--url", LocalClickHouse.URL, "--database", db));
+      String out = run(List.of(python(), "-m", "cpi2.clickhouse.apply", "--url", LocalClickHouse.URL, "--database", db));
       assertTrue(out.contains("applied"), out);
     }
   }
@@ -278,7 +278,7 @@ class ClickHouseFormatsIT {
     }
   }
 
-  /** $PY, else the project's .venv, else python3 (apply.py needs only the standard library). */
+  /** $PY, else the project's .venv (which has the cpi2 package), else python3. */
   static String python() {
     for (String candidate : new String[] {System.getenv("PY"), new File(ROOT, ".venv/bin/python").getPath()}) {
       if (candidate != null && new File(candidate).canExecute()) {

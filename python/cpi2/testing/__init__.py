@@ -1,0 +1,2 @@
+"""Helpers for tests over the real local stack: its addresses and Kafka principals (stack), a
+throw-away ClickHouse database with the fixture rows (fixtures)."""
