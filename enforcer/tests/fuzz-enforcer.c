@@ -12,7 +12,9 @@
  *   cpu.cfs_period_us of a leaf task cgroup that is not protected;
  * - no limit is above the one the tree started with (caps only lower);
  * and at the end of the input, once the clock is past every expiry, the whole tree (outside
- * included) is byte for byte what it was. */
+ * included) is byte for byte what it was. Leak detection is on (libFuzzer checks every input that
+ * allocates more than it frees): lsan.h tells LeakSanitizer to scan the unaligned words libavro
+ * keeps a union's branch in. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@
 #include "../src/decide.h"
 #include "../src/messages.h"
 #include "faketree.h"
+#include "lsan.h"
 #include "testhost.h"
 
 #define MAX_FILES 64

@@ -145,7 +145,7 @@ int cpi2_codec_encode(struct cpi2_codec *c, avro_value_t *v, void *buf, size_t b
 /* --- validation of untrusted bytes against the writer schema, before libavro reads them:
  * every length must fit in what is left, every union and enum index must exist, nesting is
  * bounded, and nothing may follow the record. libavro would otherwise allocate whatever a
- * length says. */
+ * length says; strings must be UTF-8. */
 struct cursor {
 	const unsigned char *p, *end;
 };
@@ -177,6 +177,45 @@ static int skip(struct cursor *c, int64_t n)
 	return 0;
 }
 
+/* A string's bytes must be UTF-8 (the Avro specification; Java and Python decoders would
+ * otherwise read other characters than the C agents): no overlong forms, no surrogates, nothing
+ * above U+10FFFF. Consumes the string from c. */
+static int skip_utf8(struct cursor *c, int64_t n)
+{
+	const unsigned char *p = c->p, *end;
+
+	if (skip(c, n))
+		return -1;
+	end = c->p;
+	while (p < end) {
+		unsigned char b = *p++;
+		int more;
+		uint32_t cp;
+
+		if (b < 0x80)
+			continue;
+		if (b >= 0xC2 && b <= 0xDF)
+			more = 1, cp = b & 0x1F;
+		else if (b >= 0xE0 && b <= 0xEF)
+			more = 2, cp = b & 0x0F;
+		else if (b >= 0xF0 && b <= 0xF4)
+			more = 3, cp = b & 0x07;
+		else
+			return -1;
+		if (end - p < more)
+			return -1;
+		for (int i = 0; i < more; i++, p++) {
+			if ((*p & 0xC0) != 0x80)
+				return -1;
+			cp = cp << 6 | (*p & 0x3F);
+		}
+		if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+		    (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+			return -1;
+	}
+	return 0;
+}
+
 static int check(avro_schema_t s, struct cursor *c, int depth)
 {
 	int64_t n;
@@ -198,6 +237,7 @@ static int check(avro_schema_t s, struct cursor *c, int depth)
 	case AVRO_DOUBLE:
 		return skip(c, 8);
 	case AVRO_STRING:
+		return read_varlong(c, &n) || skip_utf8(c, n) ? -1 : 0;
 	case AVRO_BYTES:
 		return read_varlong(c, &n) || skip(c, n) ? -1 : 0;
 	case AVRO_FIXED:
@@ -232,7 +272,7 @@ static int check(avro_schema_t s, struct cursor *c, int depth)
 			for (int64_t i = 0; i < n; i++) {
 				int64_t keylen;
 
-				if (avro_typeof(s) == AVRO_MAP && (read_varlong(c, &keylen) || skip(c, keylen)))
+				if (avro_typeof(s) == AVRO_MAP && (read_varlong(c, &keylen) || skip_utf8(c, keylen)))
 					return -1;
 				if (check(avro_typeof(s) == AVRO_MAP ? avro_schema_map_values(s) : avro_schema_array_items(s), c,
 					  depth + 1))
