@@ -41,6 +41,7 @@ def test_features_follow_the_server(backend):
 def test_sink_columns_match_the_avro_fields(backend):
     """Every Avro field of each record is a column of its table (the sink's JSONEachRow keys)."""
     import json
+
     from conftest import ROOT
 
     ch, db = backend

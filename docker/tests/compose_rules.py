@@ -72,7 +72,7 @@ def build_problems(project, ignore_text=None):
         names = [n for n, _, _ in stages]
         if b.get("target") not in names:
             out.append(f"{name}: build target {b.get('target')} is not a stage of {dockerfile} ({names})")
-        for stage, base, lines in stages:
+        for _stage, base, lines in stages:
             if base not in names and not pinned(base):
                 out.append(f"{dockerfile}: base image {base} is not pinned")
             for line in lines:

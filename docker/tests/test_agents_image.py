@@ -6,9 +6,8 @@ import re
 import shutil
 import subprocess
 
-import pytest
-
 import compose_rules as rules
+import pytest
 from conftest import ROOT
 
 DOCKERFILE = ROOT / "docker" / "agents.Dockerfile"

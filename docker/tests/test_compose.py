@@ -6,10 +6,9 @@ import re
 import subprocess
 import sys
 
+import compose_rules as rules
 import pytest
 import yaml
-
-import compose_rules as rules
 from conftest import COMPOSE, DOCKER, ROOT, compose_check, stack_env
 
 SERVICES = {"kafka-secrets", "kafka", "kafka-topics", "clickhouse", "clickhouse-schema", "flink-build", "jobmanager", "taskmanager",

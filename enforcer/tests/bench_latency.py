@@ -12,7 +12,6 @@ import time
 import uuid
 
 from confluent_kafka import Producer
-
 from test_enforcer_kafka import BIN, cgroup, incident, stack, wire  # this script's folder is on the path
 
 N = int(os.environ.get("BENCH_INCIDENTS", "500"))

@@ -14,7 +14,6 @@ import uuid
 
 import pytest
 from confluent_kafka import Consumer, Producer
-
 from test_enforcer_kafka import BIN, ROOT, cgroup, command, incident, read_limit, stack, wait_joined, wire
 
 COLLECTOR = os.environ.get("COLLECTOR_BIN",

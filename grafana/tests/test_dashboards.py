@@ -8,7 +8,6 @@ import sys
 import jsonschema
 import pytest
 import yaml
-
 from conftest import GRAFANA
 
 from cpi2.grafana import generate

@@ -56,7 +56,7 @@ def _epoch(ch, text):
 @pytest.mark.parametrize("interval", [10, 300])
 def test_time_series_follow_the_interval(backend, interval):
     ch, db = backend
-    for d, p, i, t in TARGETS:
+    for d, p, _i, t in TARGETS:
         if t.fmt != 0:
             continue
         cols, types, rows = _run(ch, db, expand(t.sql, _values(d), FROM_S, TO_S, interval))

@@ -75,7 +75,7 @@ def sysfs_caches():
         for idx in sorted(os.listdir(base)):
             if not idx.startswith("index"):
                 continue
-            def attr(name):
+            def attr(name, idx=idx):
                 with open(os.path.join(base, idx, name)) as f:
                     return f.read().strip()
             level, kind, size = int(attr("level")), attr("type"), attr("size")

@@ -17,7 +17,6 @@ import requests
 from cpi2.e2e import pipeline
 from cpi2.testing import stack
 
-
 pytestmark = pytest.mark.usefixtures("stack_up")
 
 
@@ -63,7 +62,7 @@ def crash_and_count(server):
         rows, distinct = stack.wait_until(landed, 240, "%d samples in ClickHouse" % n, interval=5)
     except AssertionError as e:
         jobs = requests.get(stack.FLINK + "/jobs/overview", timeout=10).json()["jobs"]
-        raise AssertionError("%s; job states %s; logs in %s" % (e, [(j["jid"], j["state"]) for j in jobs], run.dir))
+        raise AssertionError("%s; job states %s; logs in %s" % (e, [(j["jid"], j["state"]) for j in jobs], run.dir)) from e
     assert distinct == n, "ClickHouse holds %d distinct samples of this run, the simulator published %d" % (distinct, n)
     assert int(stack.query("SELECT count() FROM cpi2.samples FINAL WHERE " + where)) == n
     pipeline.log("%s crash: %d samples published and acknowledged, %d in ClickHouse (%d rows before merging)"

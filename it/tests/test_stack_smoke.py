@@ -18,7 +18,6 @@ from confluent_kafka.admin import AdminClient, ConfigResource
 from cpi2.schemas import wire
 from cpi2.testing import stack
 
-
 pytestmark = pytest.mark.usefixtures("stack_up")
 
 
@@ -26,7 +25,7 @@ def test_topics_have_partitions_retention_and_compaction():
     admin = AdminClient(stack.kafka_conf("admin"))
     md = admin.list_topics(timeout=10)
     with open(os.path.join(stack.ROOT, "stack", "kafka", "topics.conf")) as f:
-        wanted = [l.split() for l in f if l.strip() and not l.startswith("#")]
+        wanted = [line.split() for line in f if line.strip() and not line.startswith("#")]
     for name, parts, retention, size, policy, segment, *_ in wanted:
         assert name in md.topics, name
         assert len(md.topics[name].partitions) == int(parts), name

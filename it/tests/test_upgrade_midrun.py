@@ -10,7 +10,6 @@ import pytest
 from cpi2.e2e import pipeline
 from cpi2.testing import stack
 
-
 pytestmark = pytest.mark.usefixtures("stack_up")
 
 

@@ -7,12 +7,11 @@ import math
 import re
 import uuid
 
-from cpi2 import repo
+from cpi2 import names, repo
 from cpi2.cli import timerange
 from cpi2.schemas import wire
 
-
-TOPIC = "cpi2.control"
+TOPIC = names.CONTROL
 CLUSTER_KEY = "*"
 MAX_DURATION_S = 7 * 86400
 _BAD_CHARS = re.compile(r"[\x00-\x1f\x7f]")
@@ -34,7 +33,7 @@ def _name(kind, value):
 
 def command(kind, host=None, task=None, cap_cpu=None, duration_s=None, operator=None, reason="", now_us=None):
     """A ControlCommand record (dict in the schema's fields), validated."""
-    if kind not in ("CAP", "UNCAP", "PROTECTION_OFF", "PROTECTION_ON"):
+    if kind not in names.COMMAND_KINDS:
         raise ControlError(f"unknown command {kind}")
     if host is not None:
         _name("host", host)

@@ -7,7 +7,6 @@ import re
 from cpi2.cli import output, timerange
 from cpi2.clickhouse import chclient, forensics
 
-
 # One incident by id, with its rank-1 suspect for incidents that capped nobody.
 _LOOKUP = """
 SELECT incident_id, host, detected_at_us, victim_task, victim_job, decision, victim_cpi, cpi_threshold,

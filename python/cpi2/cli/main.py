@@ -16,7 +16,6 @@ from cpi2.cli import control, incident, queries, timerange
 from cpi2.clickhouse import chclient, forensics
 
 
-
 def parser():
     p = argparse.ArgumentParser(prog="cpi2ctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--clickhouse", default=repo.default_clickhouse_url(), metavar="URL",

@@ -5,7 +5,6 @@ import re
 from cpi2.cli import output, timerange
 from cpi2.clickhouse import forensics
 
-
 TIME_PARAMS = {"from_us": ("--from", "-24h"), "to_us": ("--to", "now")}
 
 

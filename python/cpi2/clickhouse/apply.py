@@ -9,6 +9,7 @@ Run as python -m cpi2.clickhouse.apply (standard library only).
 import argparse
 import sys
 
+from cpi2 import names
 from cpi2.clickhouse import schema
 from cpi2.clickhouse.chclient import ClickHouseError, connect
 
@@ -18,7 +19,7 @@ def main(argv=None):
     p.add_argument("--url", default="http://127.0.0.1:8123", help="ClickHouse HTTP URL or chdb:DIR (default %(default)s)")
     p.add_argument("--database", default="cpi2", help="target database (default %(default)s)")
     p.add_argument("--kafka-brokers", help="also create the Kafka engine table feeding host_metrics from these brokers")
-    p.add_argument("--kafka-topic", default="cpi2.host-metrics", help="Telegraf's topic (default %(default)s)")
+    p.add_argument("--kafka-topic", default=names.HOST_METRICS, help="Telegraf's topic (default %(default)s)")
     p.add_argument("--kafka-group", default="cpi2-clickhouse-host-metrics", help="consumer group (default %(default)s)")
     p.add_argument("--retention", action="store_true", help="drop partitions older than each table's retention instead")
     p.add_argument("--today", help="YYYY-MM-DD used as today by --retention (default: the server's today())")

@@ -108,7 +108,7 @@ def main(argv=None):
     log = lambda m: print(m, flush=True)  # noqa: E731
     try:
         version = ch.query("SELECT version()").strip()
-        cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.machine())
+        cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.machine())
         log(f"conditions: ClickHouse {version} at {a.url}; {os.cpu_count()} cores ({cpu}), shared; "
             f"{a.rows:,} samples, {HOSTS} hosts, {JOBS} jobs, {TASKS} tasks, {DAYS} days; database {a.database}")
         have = 0

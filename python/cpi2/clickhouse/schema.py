@@ -12,7 +12,7 @@ version string."""
 import hashlib
 import re
 
-from cpi2 import repo
+from cpi2 import names, repo
 from cpi2.clickhouse.chclient import ClickHouseError
 
 MIGRATIONS = repo.CLICKHOUSE_DIR / "migrations"
@@ -124,7 +124,7 @@ KAFKA_SQL = repo.CLICKHOUSE_DIR / "kafka" / "host_metrics_kafka.sql"
 _KAFKA_VALUE = re.compile(r"^[A-Za-z0-9_.:,\-]+$")
 
 
-def apply_kafka(ch, db, brokers, topic="cpi2.host-metrics", group="cpi2-clickhouse-host-metrics", log=print):
+def apply_kafka(ch, db, brokers, topic=names.HOST_METRICS, group="cpi2-clickhouse-host-metrics", log=print):
     """Creates the Kafka engine table feeding host_metrics (idempotent; needs the migrations)."""
     for what, value in (("brokers", brokers), ("topic", topic), ("group", group)):
         if not _KAFKA_VALUE.match(value):

@@ -54,6 +54,7 @@ import time
 import requests
 from confluent_kafka import Consumer, TopicPartition
 
+from cpi2 import names
 from cpi2.e2e import pipeline
 from cpi2.e2e.pipeline import stack
 
@@ -145,9 +146,9 @@ def cpu_per_sample(before, after, samples):
 
 def published_offsets(consumer):
     """The sum of cpi2.samples' partitions' end offsets."""
-    md = consumer.list_topics("cpi2.samples", timeout=10)
-    return sum(consumer.get_watermark_offsets(TopicPartition("cpi2.samples", p), timeout=10)[1]
-               for p in md.topics["cpi2.samples"].partitions)
+    md = consumer.list_topics(names.SAMPLES, timeout=10)
+    return sum(consumer.get_watermark_offsets(TopicPartition(names.SAMPLES, p), timeout=10)[1]
+               for p in md.topics[names.SAMPLES].partitions)
 
 
 def seconds_of(duration):

@@ -8,14 +8,10 @@ import uuid
 
 from confluent_kafka import Consumer
 
+from cpi2 import names
 from cpi2.schemas import wire
 
-TOPICS = {
-    "cpi2.incidents": "Incident",
-    "cpi2.actions": "EnforcementAction",
-    "cpi2.outcomes": "CapOutcome",
-    "cpi2.dead-letter": "DeadLetter",
-}
+TOPICS = {t: names.TOPIC_RECORDS[t] for t in (names.INCIDENTS, names.ACTIONS, names.OUTCOMES, names.DEAD_LETTER)}
 
 
 class Monitor:
@@ -34,7 +30,7 @@ class Monitor:
             "enable.auto.commit": False,
         })
         self.assigned = False
-        self.consumer.subscribe(list(TOPICS) + (["cpi2.samples"] if self.sample_hosts else []),
+        self.consumer.subscribe(list(TOPICS) + ([names.SAMPLES] if self.sample_hosts else []),
                                 on_assign=self._on_assign)
         self.incidents = []
         self.actions = []
@@ -63,7 +59,7 @@ class Monitor:
             if m.error():
                 continue
             n += 1
-            if m.topic() == "cpi2.samples":
+            if m.topic() == names.SAMPLES:
                 if m.key() in self.sample_hosts:
                     try:
                         r = wire.decode("CpiSample", m.value())

@@ -45,7 +45,7 @@ def cancel_running_jobs():
     for j in jobs:
         if j["state"] in ("RUNNING", "CREATED", "INITIALIZING", "RESTARTING"):
             requests.patch(stack.FLINK + "/jobs/%s?mode=cancel" % j["jid"], timeout=10)
-            stack.wait_until(lambda: requests.get(stack.FLINK + "/jobs/" + j["jid"], timeout=10).json()["state"]
+            stack.wait_until(lambda jid=j["jid"]: requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()["state"]
                              in ("CANCELED", "FAILED", "FINISHED"), 60, "job %s to cancel" % j["jid"])
 
 
@@ -225,11 +225,11 @@ class Run:
 
     def truth(self):
         with open(self.truth_path) as f:
-            return [json.loads(l) for l in f if l.strip()]
+            return [json.loads(line) for line in f if line.strip()]
 
     def sim_progress(self):
         """The simulator's last progress line."""
-        lines = [l for l in open(self.sim_log.name).read().splitlines() if " sim " in l]
+        lines = [line for line in open(self.sim_log.name).read().splitlines() if " sim " in line]
         return lines[-1] if lines else ""
 
     def cleanup(self):

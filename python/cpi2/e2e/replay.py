@@ -45,9 +45,9 @@ def replay(scenario, seed, workdir, job_args):
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit("replay failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
-    print([l for l in r.stdout.splitlines() if l.startswith("replayed")][-1])
-    truth_rows = [json.loads(l) for l in open(truth)]
-    incidents = [json.loads(l) for l in open(out)]
+    print([line for line in r.stdout.splitlines() if line.startswith("replayed")][-1])
+    truth_rows = [json.loads(line) for line in open(truth)]
+    incidents = [json.loads(line) for line in open(out)]
     return truth_rows, incidents
 
 

@@ -7,8 +7,21 @@ import json
 import sys
 
 from cpi2 import repo
-from cpi2.grafana.dashboards import (DB, TIMESERIES, TO_US, Dashboard, Panel, Target, Variable, forensics_sql, forensics_target,
-                        override, sql, us_range, us_time)
+from cpi2.grafana.dashboards import (
+    DB,
+    TIMESERIES,
+    TO_US,
+    Dashboard,
+    Panel,
+    Target,
+    Variable,
+    forensics_sql,
+    forensics_target,
+    override,
+    sql,
+    us_range,
+    us_time,
+)
 
 OUT = repo.ROOT / "grafana" / "dashboards"
 

@@ -10,7 +10,6 @@ import subprocess
 from cpi2 import repo
 from cpi2.clickhouse import chclient, schema
 
-
 FIXTURES = repo.CLICKHOUSE_DIR / "tests" / "fixtures"
 SINK_TABLES = ["samples", "specs", "incidents", "incident_suspects", "actions", "outcomes", "dead_letters"]
 # The fixtures' time span (microseconds): 2100-01-01T00:00Z .. 00:20Z.
