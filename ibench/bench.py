@@ -13,6 +13,7 @@ Environment: IBENCH_BENCH_CELL_S (probe seconds per cell, default 2),
              IBENCH_BENCH_WARMUP_S (kernel running before the probe starts, default 0.5),
              IBENCH_BENCH_KERNELS (comma list, default all), IBENCH_BENCH_INTENSITIES (default 25,50,100).
 """
+
 import json
 import os
 import platform
@@ -26,16 +27,28 @@ WARMUP_S = float(os.environ.get("IBENCH_BENCH_WARMUP_S", "0.5"))
 KERNELS = os.environ.get("IBENCH_BENCH_KERNELS", "cpu-int,cpu-fp,l1i,l1d,l2,llc,membw,memcap").split(",")
 INTENSITIES = [int(x) for x in os.environ.get("IBENCH_BENCH_INTENSITIES", "25,50,100").split(",")]
 # the probe each kernel is measured with, and whether it also runs on the probe's own CPU
-PROBE_OF = {"cpu-int": "cpu", "cpu-fp": "cpu", "l1i": "cpu", "l1d": "cache",
-            "l2": "cache", "llc": "cache", "membw": "mem", "memcap": "mem"}
+PROBE_OF = {
+    "cpu-int": "cpu",
+    "cpu-fp": "cpu",
+    "l1i": "cpu",
+    "l1d": "cache",
+    "l2": "cache",
+    "llc": "cache",
+    "membw": "mem",
+    "memcap": "mem",
+}
 CORE_KERNELS = {"cpu-int", "cpu-fp", "l1i", "l1d"}
 
 BIN = None
 
 
 def probe(kind, cpu):
-    r = subprocess.run([BIN, "probe", "--kind", kind, "--cpu", str(cpu), "--duration-s", str(CELL_S)],
-                       capture_output=True, text=True, timeout=CELL_S + 120)
+    r = subprocess.run(
+        [BIN, "probe", "--kind", kind, "--cpu", str(cpu), "--duration-s", str(CELL_S)],
+        capture_output=True,
+        text=True,
+        timeout=CELL_S + 120,
+    )
     if r.returncode != 0:
         sys.exit("bench: probe %s on cpu %d failed: %s" % (kind, cpu, r.stderr.strip()))
     return json.loads(r.stdout)
@@ -43,8 +56,12 @@ def probe(kind, cpu):
 
 def cell(kernel, intensity, cpu, probe_kind, probe_cpu):
     """The probe beside the kernel: (probe report, kernel report)."""
-    k = subprocess.Popen([BIN, kernel, "--intensity", str(intensity), "--cpu", str(cpu)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    k = subprocess.Popen(
+        [BIN, kernel, "--intensity", str(intensity), "--cpu", str(cpu)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         while True:  # the "running" line comes once the kernel is set up
             line = k.stderr.readline()
@@ -91,15 +108,24 @@ def main():
         "- date: %s; CPU: %s; nproc %d (this process may use %s); load average at start %.2f %.2f %.2f"
         % (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), cpu_model(), os.cpu_count(), cpus, *load),
         "- caches (sysfs %s%s): L1d %d KiB, L1i %d KiB, L2 %d KiB, LLC %d KiB (level %d); MemAvailable %d MiB"
-        % (some["cache_dir"], ", defaults for " + some["cache_defaulted"] if some["cache_defaulted"] else "",
-           some["cache_l1d_bytes"] >> 10, some["cache_l1i_bytes"] >> 10, some["cache_l2_bytes"] >> 10,
-           some["cache_llc_bytes"] >> 10, some["cache_llc_level"], some["mem_available_bytes"] >> 20),
+        % (
+            some["cache_dir"],
+            ", defaults for " + some["cache_defaulted"] if some["cache_defaulted"] else "",
+            some["cache_l1d_bytes"] >> 10,
+            some["cache_l1i_bytes"] >> 10,
+            some["cache_l2_bytes"] >> 10,
+            some["cache_llc_bytes"] >> 10,
+            some["cache_llc_level"],
+            some["mem_available_bytes"] >> 20,
+        ),
         "- probe on cpu %d, %.1f s per cell, the kernel running %.1f s before it; the kernel on cpu %s (other) "
         "or cpu %d (same)" % (a, CELL_S, WARMUP_S, b if b is not None else "-", a),
-        "- probes alone (intensity 0): " + "; ".join(
-            "%s: %d-op units over %d KiB, mean %.0f ns, p50 %d ns, p99 %d ns" % (
-                kind, r["unit_ops"], r["footprint_bytes"] >> 10, r["mean_ns"], r["p50_ns"], r["p99_ns"])
-            for kind, r in alone.items()),
+        "- probes alone (intensity 0): "
+        + "; ".join(
+            "%s: %d-op units over %d KiB, mean %.0f ns, p50 %d ns, p99 %d ns"
+            % (kind, r["unit_ops"], r["footprint_bytes"] >> 10, r["mean_ns"], r["p50_ns"], r["p99_ns"])
+            for kind, r in alone.items()
+        ),
         "",
         "Each cell: slowdown of the probe's mean time per unit / of its p50 (beside the kernel / alone), "
         "then (the kernel's CPU-seconds per second).",
@@ -117,16 +143,24 @@ def main():
             cells = []
             for i in INTENSITIES:
                 p, k = cell(kernel, i, cpu, kind, a)
-                cells.append("%.2f / %.2f (%.2f)" % (p["mean_ns"] / alone[kind]["mean_ns"],
-                                                     p["p50_ns"] / alone[kind]["p50_ns"], k["cpu_per_s"]))
+                cells.append(
+                    "%.2f / %.2f (%.2f)"
+                    % (p["mean_ns"] / alone[kind]["mean_ns"], p["p50_ns"] / alone[kind]["p50_ns"], k["cpu_per_s"])
+                )
             row = "| %s | %s CPU | %s | 1.00 | %s |" % (kernel, where, kind, " | ".join(cells))
             lines.append(row)
             print(row, flush=True)
     end = {kind: probe(kind, a) for kind in alone}
-    tail = ["", "- probes alone again at the end (drift): " + "; ".join(
-        "%s mean x %.2f, p50 x %.2f" % (kind, r["mean_ns"] / alone[kind]["mean_ns"], r["p50_ns"] / alone[kind]["p50_ns"])
-        for kind, r in end.items()),
-        "- load average at the end %.2f %.2f %.2f; the bench took %.0f s" % (*os.getloadavg(), time.monotonic() - t0)]
+    tail = [
+        "",
+        "- probes alone again at the end (drift): "
+        + "; ".join(
+            "%s mean x %.2f, p50 x %.2f"
+            % (kind, r["mean_ns"] / alone[kind]["mean_ns"], r["p50_ns"] / alone[kind]["p50_ns"])
+            for kind, r in end.items()
+        ),
+        "- load average at the end %.2f %.2f %.2f; the bench took %.0f s" % (*os.getloadavg(), time.monotonic() - t0),
+    ]
     lines += tail
     print("\n".join(tail))
     if out_path:

@@ -1,5 +1,6 @@
 """Fixtures over the real local stack: a throw-away ClickHouse database with the schema and the
 fixture rows, and the local Kafka (both started with `make up` when they do not answer)."""
+
 import pytest
 
 from cpi2.testing import fixtures

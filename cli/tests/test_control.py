@@ -2,6 +2,7 @@
 decoded with the golden-vector-tested codec; errors are clear. Commands that would act (caps,
 protection off) go to a throw-away topic, so that no enforcer of the local stack obeys a test;
 cpi2.control itself gets one command for a host that does not exist."""
+
 import json
 import os
 import time
@@ -27,8 +28,9 @@ def topic(kafka):
 
 
 def _read_back(bootstrap, partition, offset, topic=control.TOPIC):
-    c = Consumer(fixtures.kafka_conf(bootstrap, **{"group.id": f"cpi2ctl-test-{time.time_ns()}",
-                                                    "enable.auto.commit": False}))
+    c = Consumer(
+        fixtures.kafka_conf(bootstrap, **{"group.id": f"cpi2ctl-test-{time.time_ns()}", "enable.auto.commit": False})
+    )
     try:
         c.assign([TopicPartition(topic, partition, offset)])
         deadline = time.time() + 20
@@ -59,13 +61,33 @@ def test_command_reaches_cpi2_control_and_decodes(cli, kafka):
 
 
 def test_cap_reaches_kafka_and_decodes(cli, kafka, topic):
-    sent, m = _send(cli, kafka, topic, "cap", "cpi2.slice/batch-7", "--host", "h1", "--cpu", "0.05",
-                    "--duration", "120", "--reason", "cli test", "--operator", "tester")
+    sent, m = _send(
+        cli,
+        kafka,
+        topic,
+        "cap",
+        "cpi2.slice/batch-7",
+        "--host",
+        "h1",
+        "--cpu",
+        "0.05",
+        "--duration",
+        "120",
+        "--reason",
+        "cli test",
+        "--operator",
+        "tester",
+    )
     assert m.key() == b"h1"
     got = control.decode(m.value())
     assert got == {k: sent[k] for k in got}
-    assert (got["command"], got["host"], got["task"], got["cap_cpu"], got["duration_s"]) == \
-        ("CAP", "h1", "cpi2.slice/batch-7", 0.05, 120)
+    assert (got["command"], got["host"], got["task"], got["cap_cpu"], got["duration_s"]) == (
+        "CAP",
+        "h1",
+        "cpi2.slice/batch-7",
+        0.05,
+        120,
+    )
     assert (got["operator"], got["reason"]) == ("tester", "cli test")
     assert abs(got["issued_at_us"] - time.time() * 1e6) < 60e6
 
@@ -73,8 +95,13 @@ def test_cap_reaches_kafka_and_decodes(cli, kafka, topic):
 def test_uncap_and_protection_commands(cli, kafka, topic):
     sent, m = _send(cli, kafka, topic, "uncap", "cpi2.slice/batch-7", "--host", "h2")
     got = control.decode(m.value())
-    assert (got["command"], got["host"], got["task"], got["cap_cpu"], got["duration_s"]) == \
-        ("UNCAP", "h2", "cpi2.slice/batch-7", None, None)
+    assert (got["command"], got["host"], got["task"], got["cap_cpu"], got["duration_s"]) == (
+        "UNCAP",
+        "h2",
+        "cpi2.slice/batch-7",
+        None,
+        None,
+    )
 
     sent, m = _send(cli, kafka, topic, "protection", "off", "--cluster")
     got = control.decode(m.value())
@@ -87,8 +114,9 @@ def test_uncap_and_protection_commands(cli, kafka, topic):
 
 
 def test_missing_topic_is_named(cli, kafka):
-    code, out, err = cli("--kafka", kafka, "protection", "on", "--cluster", "--topic", "cpi2ctl-no-such-topic",
-                         "--timeout", "3")
+    code, out, err = cli(
+        "--kafka", kafka, "protection", "on", "--cluster", "--topic", "cpi2ctl-no-such-topic", "--timeout", "3"
+    )
     assert code == 1 and "topic cpi2ctl-no-such-topic not available on " + kafka in err
 
 
@@ -106,13 +134,16 @@ def test_unreachable_kafka_is_named(cli):
     assert time.time() - t0 < 15
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["cap", "t", "--host", "h1", "--cpu", "0"], "--cpu 0.0"),
-    (["cap", "t", "--host", "h1", "--cpu", "nan"], "--cpu nan"),
-    (["cap", "t", "--host", "h1", "--duration", "0"], "--duration 0"),
-    (["cap", "bad\ttask", "--host", "h1"], "control characters"),
-    (["cap", "t", "--host", "*"], "use --cluster"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["cap", "t", "--host", "h1", "--cpu", "0"], "--cpu 0.0"),
+        (["cap", "t", "--host", "h1", "--cpu", "nan"], "--cpu nan"),
+        (["cap", "t", "--host", "h1", "--duration", "0"], "--duration 0"),
+        (["cap", "bad\ttask", "--host", "h1"], "control characters"),
+        (["cap", "t", "--host", "*"], "use --cluster"),
+    ],
+)
 def test_bad_commands_are_refused_before_sending(cli, argv, message):
     code, out, err = cli("--kafka", "127.0.0.1:1", *argv)
     assert code == 2
@@ -129,13 +160,16 @@ def test_client_file_others_may_read_is_refused(cli, kafka, tmp_path):
     f = tmp_path / "kafka-operator.properties"
     f.write_text("security.protocol=SASL_SSL\nsasl.mechanisms=SCRAM-SHA-512\nsasl.username=operator\nsasl.password=x\n")
     f.chmod(0o644)
-    code, out, err = cli("--kafka", kafka, "--kafka-client-file", str(f), "protection", "on", "--cluster", "--timeout", "3")
+    code, out, err = cli(
+        "--kafka", kafka, "--kafka-client-file", str(f), "protection", "on", "--cluster", "--timeout", "3"
+    )
     assert code == 1 and "mode 0644" in err and "chmod 600" in err and "sasl.password=x" not in err
 
 
 def test_default_client_file_is_the_stacks_operator():
     from cpi2 import repo
     from cpi2.cli import main
+
     path = fixtures.kafka_client_file("operator")
     if os.environ.get("CPI2_KAFKA_CLIENT_FILE") is None:
         assert main.parser().parse_args(["protection", "on", "--cluster"]).kafka_client_file == path

@@ -1,6 +1,7 @@
 """The Python leg of the C/Java/Python golden-vector agreement, through the CLI's codec
 (cpi2.cli.control.encode/decode, which the control commands use): every vector of
 schemas/golden/vectors.json encodes to exactly its hex and decodes back to its value."""
+
 import io
 import json
 
@@ -30,8 +31,7 @@ def test_vector_encodes_to_its_hex(vec):
     assert "%016x" % fp == vec["fingerprint"]
 
 
-@pytest.mark.parametrize("vec", [v for v in VECTORS if v["message"] == "ControlCommand"],
-                         ids=lambda v: v["name"])
+@pytest.mark.parametrize("vec", [v for v in VECTORS if v["message"] == "ControlCommand"], ids=lambda v: v["name"])
 def test_cli_codec_round_trips_control_vectors(vec):
     value = _value(vec)
     assert control.encode(value).hex() == vec["hex"]
@@ -43,8 +43,16 @@ def test_there_are_control_command_vectors():
 
 
 def test_command_built_by_the_cli_encodes_like_the_schema_says():
-    rec = control.command("CAP", host="h1", task="cpi2.slice/batch-7", cap_cpu=0.1, duration_s=300,
-                          operator="alice", reason="test", now_us=1_700_000_000_000_000)
+    rec = control.command(
+        "CAP",
+        host="h1",
+        task="cpi2.slice/batch-7",
+        cap_cpu=0.1,
+        duration_s=300,
+        operator="alice",
+        reason="test",
+        now_us=1_700_000_000_000_000,
+    )
     data = control.encode(rec)
     # Decoding the payload with fastavro directly, without the project's codec, gives the record back.
     schema = fastavro.parse_schema(avroschemas.message_schemas()["ControlCommand"])

@@ -1,5 +1,6 @@
 """cpi2ctl incident show: the PNG of the victim's CPI against the antagonist's CPU usage with caps
 shaded, over the fixture dataset on the real local ClickHouse."""
+
 import json
 import struct
 
@@ -34,7 +35,9 @@ def test_plot_differs_with_and_without_caps(cli, db, tmp_path):
     # The same incident plotted against a task that was never capped has no shading, so another image.
     a, b = tmp_path / "a.png", tmp_path / "b.png"
     assert cli("--database", db, "incident", "show", "h1-websearch/0-1", "-o", str(a))[0] == 0
-    code, out, err = cli("--database", db, "incident", "show", "h1-websearch/0-1", "-o", str(b), "--antagonist", "nobody/0")
+    code, out, err = cli(
+        "--database", db, "incident", "show", "h1-websearch/0-1", "-o", str(b), "--antagonist", "nobody/0"
+    )
     assert code == 0, err
     assert "0 cap interval(s)" in out
     assert a.read_bytes() != b.read_bytes()

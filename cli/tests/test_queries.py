@@ -1,4 +1,5 @@
 """cpi2ctl query ... against the real local ClickHouse, over the fixture dataset (year 2100)."""
+
 import json
 
 import pytest
@@ -23,8 +24,12 @@ def test_top_antagonists_json_matches_the_query_file(cli, db, ch):
     code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "websearch", *WINDOW, "--json")
     assert code == 0, err
     rows = json.loads(out)
-    cols, expected = forensics.run("top_antagonists", {"job": "websearch", "from_us": 4102444800000000,
-                                                       "to_us": 4102446000000000}, url=ch.url, database=db)
+    cols, expected = forensics.run(
+        "top_antagonists",
+        {"job": "websearch", "from_us": 4102444800000000, "to_us": 4102446000000000},
+        url=ch.url,
+        database=db,
+    )
     assert rows == [dict(zip(cols, r)) for r in expected]
     # The fixture's worst antagonist of websearch (clickhouse/queries/top_antagonists.reference).
     reference = (repo.CLICKHOUSE_DIR / "queries" / "top_antagonists.reference").read_text().splitlines()
@@ -42,8 +47,18 @@ def test_table_output_shows_times_as_iso(cli, db):
 
 
 def test_options_are_passed_and_validated(cli, db):
-    code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "websearch", *WINDOW,
-                         "--min-correlation", "0.6", "--json")
+    code, out, err = cli(
+        "--database",
+        db,
+        "query",
+        "top-antagonists",
+        "--job",
+        "websearch",
+        *WINDOW,
+        "--min-correlation",
+        "0.6",
+        "--json",
+    )
     assert code == 0, err
     rows = json.loads(out)
     assert rows and all(r["max_correlation"] >= 0.6 for r in rows)
@@ -57,8 +72,18 @@ def test_unknown_job_gives_no_rows(cli, db):
 
 
 def test_bad_time_range(cli, db):
-    code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "websearch",
-                         "--from", "2100-01-01T00:20:00Z", "--to", "2100-01-01T00:00:00Z")
+    code, out, err = cli(
+        "--database",
+        db,
+        "query",
+        "top-antagonists",
+        "--job",
+        "websearch",
+        "--from",
+        "2100-01-01T00:20:00Z",
+        "--to",
+        "2100-01-01T00:00:00Z",
+    )
     assert code == 2
     assert "bad time range" in err and out == ""
     code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "websearch", "--from", "last tuesday")
@@ -82,5 +107,9 @@ def test_unreachable_clickhouse_message(capsys):
 def test_sql_option_prints_the_rendered_query(cli):
     code, out, err = cli("--database", "somedb", "query", "relative-cpi-distribution", *WINDOW, "--sql")
     assert code == 0
-    assert forensics.render("relative_cpi_distribution", {"from_us": 4102444800000000, "to_us": 4102446000000000},
-                            "somedb") == out.strip()
+    assert (
+        forensics.render(
+            "relative_cpi_distribution", {"from_us": 4102444800000000, "to_us": 4102446000000000}, "somedb"
+        )
+        == out.strip()
+    )

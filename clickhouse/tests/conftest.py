@@ -1,6 +1,7 @@
 """Backends for the tests: the local ClickHouse server (18.16 here; started with `make up` if it
 does not answer) and chdb-core in-process (ClickHouse 26.x). Each test module gets its own
 throw-away database on the server, dropped at the end."""
+
 import os
 
 import pytest

@@ -1,5 +1,6 @@
 """host_metrics fed by the local stack's live Telegraf through Kafka (server only: the Kafka engine
 table consumes cpi2.host-metrics with a consumer group of its own)."""
+
 import os
 import time
 
@@ -25,10 +26,16 @@ def test_telegraf_metrics_reach_host_metrics_through_kafka():
         names = set()
         while time.monotonic() < deadline and not {"cpu", "mem", "system"} <= names:
             time.sleep(2)
-            names = set(ch.query(f"SELECT DISTINCT name FROM {db}.host_metrics WHERE host != '' AND timestamp_ms > 0").split())
-        assert {"cpu", "mem", "system"} <= names, f"Telegraf's metrics did not arrive through Kafka {BROKERS} within 90 s: {names}"
-        row = ch.query(f"SELECT count(), min(usage_idle) >= 0, max(usage_idle) <= 100 FROM {db}.host_metrics"
-                       " WHERE name = 'cpu' AND cpu = 'cpu-total'").split()
+            names = set(
+                ch.query(f"SELECT DISTINCT name FROM {db}.host_metrics WHERE host != '' AND timestamp_ms > 0").split()
+            )
+        assert {"cpu", "mem", "system"} <= names, (
+            f"Telegraf's metrics did not arrive through Kafka {BROKERS} within 90 s: {names}"
+        )
+        row = ch.query(
+            f"SELECT count(), min(usage_idle) >= 0, max(usage_idle) <= 100 FROM {db}.host_metrics"
+            " WHERE name = 'cpu' AND cpu = 'cpu-total'"
+        ).split()
         assert int(row[0]) >= 1 and row[1:] == ["1", "1"]
     finally:
         ch.query(f"DROP DATABASE IF EXISTS {db}")

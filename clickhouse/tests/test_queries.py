@@ -1,5 +1,6 @@
 """Every forensics query against its .reference over the fixture dataset (inserted twice, as a
 replay would), on the local server and on chdb-core; parameter validation."""
+
 import json
 
 import pytest
@@ -30,7 +31,9 @@ def test_run_returns_typed_rows(loaded):
     assert cols == ["bucket_start_us", "victim_cpi", "antagonist_cpu_usage", "capped", "cap_cpu"]
     capped = [r for r in rows if r[3] == 1]
     # mapreduce/3 capped at minute 10, released early at minute 14 (before its expiry at 15)
-    assert [r[0] for r in capped] == [PARAMS["victim_vs_antagonist"]["from_us"] + m * 60_000_000 for m in (10, 11, 12, 13)]
+    assert [r[0] for r in capped] == [
+        PARAMS["victim_vs_antagonist"]["from_us"] + m * 60_000_000 for m in (10, 11, 12, 13)
+    ]
     assert all(r[4] == 0.1 and r[2] == 0.25 for r in capped)
     assert all(isinstance(r[1], float) for r in rows)
 
@@ -83,13 +86,36 @@ def test_cli_prints_rows_and_refuses_bad_parameters(loaded):
         pytest.skip("the CLI runs in another process; this chdb session's directory belongs to the test process")
     cli = [sys.executable, "-m", "cpi2.clickhouse.forensics", "--url", ch.url, "--database", db]
     p = PARAMS["top_antagonists"]
-    ok = subprocess.run(cli + ["top_antagonists", "job=websearch", f"from_us={p['from_us']}", f"to_us={p['to_us']}", "--json"],
-                        capture_output=True, text=True, timeout=60)
+    ok = subprocess.run(
+        cli + ["top_antagonists", "job=websearch", f"from_us={p['from_us']}", f"to_us={p['to_us']}", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ok.returncode == 0, ok.stderr
     first = json.loads(ok.stdout.splitlines()[0])
     assert first["antagonist_task"] == "mapreduce/3" and first["suspected"] == 2
-    bad = subprocess.run(cli + ["top_antagonists", "job=websearch", "from_us=soon", "to_us=1"], capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        cli + ["top_antagonists", "job=websearch", "from_us=soon", "to_us=1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "from_us: expected an integer" in bad.stderr
-    down = subprocess.run([sys.executable, "-m", "cpi2.clickhouse.forensics", "--url", "http://127.0.0.1:1", "victim_incidents",
-                           "victim_task=x", "from_us=0", "to_us=1"], capture_output=True, text=True, timeout=60)
+    down = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cpi2.clickhouse.forensics",
+            "--url",
+            "http://127.0.0.1:1",
+            "victim_incidents",
+            "victim_task=x",
+            "from_us=0",
+            "to_us=1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert down.returncode == 1 and "unreachable" in down.stderr

@@ -1,5 +1,6 @@
 """Migrations apply on the local server and on chdb-core, a second run is a no-op, the features a
 server lacks are left out, and retention drops old partitions where TTL does not exist."""
+
 import pytest
 from conftest import load_fixtures, sink_rows
 
@@ -18,8 +19,20 @@ def test_apply_twice_second_is_a_noop(backend):
     n = str(len(schema.migrations()))
     assert ch.query(f"SELECT count(), max(version) FROM {db}.schema_migrations").split() == [n, n]
     tables = set(ch.query(f"SHOW TABLES FROM {db}").split())
-    assert {"samples", "specs", "incidents", "incident_suspects", "actions", "outcomes", "dead_letters",
-            "host_metrics", "samples_1m", "samples_1m_mv", "host_metrics_mv", "schema_migrations"} <= tables
+    assert {
+        "samples",
+        "specs",
+        "incidents",
+        "incident_suspects",
+        "actions",
+        "outcomes",
+        "dead_letters",
+        "host_metrics",
+        "samples_1m",
+        "samples_1m_mv",
+        "host_metrics_mv",
+        "schema_migrations",
+    } <= tables
     assert not any(t.startswith("_cpi2_probe") for t in tables)
 
 
@@ -46,8 +59,14 @@ def test_sink_columns_match_the_avro_fields(backend):
 
     ch, db = backend
     schema.apply(ch, db, log=lambda *_: None)
-    avro = {"samples": "CpiSample", "specs": "CpiSpec", "incidents": "Incident", "actions": "EnforcementAction",
-            "outcomes": "CapOutcome", "dead_letters": "DeadLetter"}
+    avro = {
+        "samples": "CpiSample",
+        "specs": "CpiSpec",
+        "incidents": "Incident",
+        "actions": "EnforcementAction",
+        "outcomes": "CapOutcome",
+        "dead_letters": "DeadLetter",
+    }
     for table, record in avro.items():
         fields = [f["name"] for f in json.loads((ROOT / "schemas" / "avro" / f"{record}.avsc").read_text())["fields"]]
         if table == "incidents":
@@ -55,8 +74,19 @@ def test_sink_columns_match_the_avro_fields(backend):
         cols = [c for c, _ in columns(ch, db, table)]
         assert [f for f in fields if f not in cols] == [], table
     cols = [c for c, _ in columns(ch, db, "incident_suspects")]
-    assert cols[:11] == ["incident_id", "host", "detected_at_us", "rank", "task", "job", "task_class", "correlation", "cpu_usage", "lift",
-                         "comoving_cpu"]
+    assert cols[:11] == [
+        "incident_id",
+        "host",
+        "detected_at_us",
+        "rank",
+        "task",
+        "job",
+        "task_class",
+        "correlation",
+        "cpu_usage",
+        "lift",
+        "comoving_cpu",
+    ]
 
 
 def test_changed_migration_is_refused(backend, monkeypatch):

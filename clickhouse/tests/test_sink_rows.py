@@ -1,5 +1,6 @@
 """The tables accept rows exactly as the Flink sink writes them, replays do not change what FINAL
 queries see, the rollup view fills, and Telegraf's JSON lines become host_metrics rows."""
+
 from conftest import SINK_TABLES, insert_rows, sink_rows
 
 
@@ -17,17 +18,24 @@ def test_a_replay_with_new_values_replaces_the_first_copy(loaded):
     row = sink_rows("samples")[0].replace('"cpu_usage":0.5,', '"cpu_usage":0.75,')
     assert row != sink_rows("samples")[0]
     insert_rows(ch, db, "samples", [row])
-    got = ch.query(f"SELECT count(), any(cpu_usage) FROM {db}.samples FINAL WHERE host = 'h1' AND task = 'websearch/0'"
-                   " AND window_start_us = 4102444800000000")
+    got = ch.query(
+        f"SELECT count(), any(cpu_usage) FROM {db}.samples FINAL WHERE host = 'h1' AND task = 'websearch/0'"
+        " AND window_start_us = 4102444800000000"
+    )
     assert got.split() == ["1", "0.75"]
     insert_rows(ch, db, "samples", [sink_rows("samples")[0]])  # back to the fixture
 
 
 def test_values_survive_the_round_trip(loaded):
     ch, db = loaded
-    assert ch.query(f"SELECT payload, reason FROM {db}.dead_letters FINAL WHERE offset = 42") == "wwEA\tnot Avro\\nsingle-object\n"
-    got = ch.query(f"SELECT excluded_tasks, antagonist_task, cap_duration_s, toString(event_date) FROM {db}.incidents FINAL"
-                   " WHERE incident_id = 'h1-websearch/0-3'")
+    assert (
+        ch.query(f"SELECT payload, reason FROM {db}.dead_letters FINAL WHERE offset = 42")
+        == "wwEA\tnot Avro\\nsingle-object\n"
+    )
+    got = ch.query(
+        f"SELECT excluded_tasks, antagonist_task, cap_duration_s, toString(event_date) FROM {db}.incidents FINAL"
+        " WHERE incident_id = 'h1-websearch/0-3'"
+    )
     assert got == "[]\t\\N\t\\N\t2100-01-01\n"
     nulls = ch.query(f"SELECT countIf(cpi IS NULL), countIf(llc_misses IS NULL) FROM {db}.samples FINAL")
     assert nulls.split() == ["7", "480"]
@@ -44,17 +52,25 @@ def test_rollup_per_job_platform_minute(loaded):
     ch, db = loaded
     got = ch.query(
         f"SELECT job, platform, count() AS minutes, sum(n), max(t) FROM (SELECT job, platform, minute, countMerge(samples) AS n,"
-        f" uniqMerge(tasks) AS t FROM {db}.samples_1m GROUP BY job, platform, minute) GROUP BY job, platform ORDER BY job, platform")
+        f" uniqMerge(tasks) AS t FROM {db}.samples_1m GROUP BY job, platform, minute) GROUP BY job, platform ORDER BY job, platform"
+    )
     lines = [line.split("\t") for line in got.splitlines()]
-    assert [line[:3] for line in lines] == [["mapreduce", "p1", "20"], ["video", "p1", "20"], ["websearch", "p1", "20"], ["websearch", "p2", "20"]]
+    assert [line[:3] for line in lines] == [
+        ["mapreduce", "p1", "20"],
+        ["video", "p1", "20"],
+        ["websearch", "p1", "20"],
+        ["websearch", "p2", "20"],
+    ]
     # 120 samples per task, inserted twice by the replay (the view counts inserts; websearch/0 lacks 8 CPIs)
     assert [int(line[3]) for line in lines][:3] >= [240, 240, 224]
 
 
 def test_telegraf_lines_become_host_metrics(loaded):
     ch, db = loaded
-    got = ch.query(f"SELECT name, cpu, timestamp_ms, usage_user, usage_idle, used_percent, load1, load15, n_cpus"
-                   f" FROM {db}.host_metrics FINAL ORDER BY timestamp_ms, name")
+    got = ch.query(
+        f"SELECT name, cpu, timestamp_ms, usage_user, usage_idle, used_percent, load1, load15, n_cpus"
+        f" FROM {db}.host_metrics FINAL ORDER BY timestamp_ms, name"
+    )
     assert got.splitlines() == [
         "cpu\tcpu-total\t4102444800000\t61.5\t17\t\\N\t\\N\t\\N\t\\N",
         "mem\t\t4102444800000\t\\N\t\\N\t43.5\t\\N\t\\N\t\\N",

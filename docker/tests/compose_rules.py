@@ -1,6 +1,7 @@
 """What docker-compose.yml and docker/agents.Dockerfile must satisfy, as functions of the resolved
 project (compose-check's JSON) that list what breaks the rule. The tests run each rule on the real
 file (no problem) and on broken copies (the problem is named)."""
+
 import fnmatch
 import pathlib
 import re
@@ -48,8 +49,11 @@ def let_in(path, ignore_text):
 def image_problems(project, env):
     images = {n: s["image"] for n, s in project["services"].items()}
     out = [f"{n}: image {i} is not pinned" for n, i in images.items() if not pinned(i)]
-    want = {"kafka": f"apache/kafka:{env['KAFKA_VERSION']}", "kafka-topics": f"apache/kafka:{env['KAFKA_VERSION']}",
-            "telegraf": f"telegraf:{env['TELEGRAF_VERSION'].lstrip('v')}"}
+    want = {
+        "kafka": f"apache/kafka:{env['KAFKA_VERSION']}",
+        "kafka-topics": f"apache/kafka:{env['KAFKA_VERSION']}",
+        "telegraf": f"telegraf:{env['TELEGRAF_VERSION'].lstrip('v')}",
+    }
     want.update({n: f"flink:{env['FLINK_VERSION']}-java17" for n in ("jobmanager", "taskmanager", "flink-submit")})
     out += [f"{n}: image {images.get(n)} is not {i} (stack/stack.env)" for n, i in want.items() if images.get(n) != i]
     return out
@@ -66,8 +70,11 @@ def build_problems(project, ignore_text=None):
         if not dockerfile.is_file():
             out.append(f"{name}: no Dockerfile {dockerfile}")
             continue
-        ignore = ignore_text if ignore_text is not None else (
-            (ctx / ".dockerignore").read_text() if (ctx / ".dockerignore").exists() else "")
+        ignore = (
+            ignore_text
+            if ignore_text is not None
+            else ((ctx / ".dockerignore").read_text() if (ctx / ".dockerignore").exists() else "")
+        )
         stages = dockerfile_stages(dockerfile)
         names = [n for n, _, _ in stages]
         if b.get("target") not in names:
@@ -103,26 +110,40 @@ def depends_on_problems(project):
     services, out = project["services"], []
     for name, s in services.items():
         for target, dep in s.get("depends_on", {}).items():
-            if dep["condition"] == "service_healthy" and not services.get(target, {}).get("healthcheck", {}).get("test"):
+            if dep["condition"] == "service_healthy" and not services.get(target, {}).get("healthcheck", {}).get(
+                "test"
+            ):
                 out.append(f"{name} waits for {target} to be healthy, but it has no healthcheck")
             if dep["condition"] == "service_completed_successfully" and target not in ONE_SHOT:
                 out.append(f"{name} waits for {target} to complete, but it is not a one-shot service")
     out += [f"one-shot {n} must not restart" for n in ONE_SHOT if services[n].get("restart", "no") != "no"]
-    waited = {t for s in services.values() for t, d in s.get("depends_on", {}).items()
-              if d["condition"] == "service_completed_successfully"}
+    waited = {
+        t
+        for s in services.values()
+        for t, d in s.get("depends_on", {}).items()
+        if d["condition"] == "service_completed_successfully"
+    }
     out += [f"nothing waits for the one-shot {n}" for n in sorted(ONE_SHOT - waited)]
     out += [f"{n} has no healthcheck" for n in sorted(HEALTHY) if not services[n].get("healthcheck", {}).get("test")]
     return out
 
 
 def port_problems(project, env):
-    published = {(n, int(p["target"])): int(p["published"])
-                 for n, s in project["services"].items() for p in s.get("ports", [])}
-    want = {("kafka", 9092): int(env["KAFKA_PORT"]), ("clickhouse", 8123): int(env["CLICKHOUSE_HTTP_PORT"]),
-            ("clickhouse", 9000): int(env["CLICKHOUSE_TCP_PORT"]), ("jobmanager", 8081): int(env["FLINK_REST_PORT"]),
-            ("grafana", 3000): 3000}
-    out = [f"{s} port {t} is published as {published.get((s, t))}, stack/stack.env says {p}"
-           for (s, t), p in want.items() if published.get((s, t)) != p]
+    published = {
+        (n, int(p["target"])): int(p["published"]) for n, s in project["services"].items() for p in s.get("ports", [])
+    }
+    want = {
+        ("kafka", 9092): int(env["KAFKA_PORT"]),
+        ("clickhouse", 8123): int(env["CLICKHOUSE_HTTP_PORT"]),
+        ("clickhouse", 9000): int(env["CLICKHOUSE_TCP_PORT"]),
+        ("jobmanager", 8081): int(env["FLINK_REST_PORT"]),
+        ("grafana", 3000): 3000,
+    }
+    out = [
+        f"{s} port {t} is published as {published.get((s, t))}, stack/stack.env says {p}"
+        for (s, t), p in want.items()
+        if published.get((s, t)) != p
+    ]
     out += [f"{s} publishes port {t}, not one of the stack's" for (s, t) in published if (s, t) not in want]
     listeners = project["services"]["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"]
     if f"EXTERNAL://127.0.0.1:{env['KAFKA_PORT']}" not in listeners:

@@ -1,5 +1,6 @@
 """Fixtures of the docker/ tests: compose-check (compose-go, built on first use) and the resolved
 docker-compose.yml."""
+
 import json
 import os
 import pathlib
@@ -51,10 +52,12 @@ def raw():
 @pytest.fixture
 def load_changed(tmp_path, raw):
     """docker-compose.yml with CHANGE applied to its YAML, loaded as if it were in the repository."""
+
     def load(change):
         changed = json.loads(json.dumps(raw))
         change(changed)
         p = tmp_path / "docker-compose.yml"
         p.write_text(yaml.safe_dump(changed))
         return compose_check(p, project_dir=ROOT)
+
     return load

@@ -2,6 +2,7 @@
 Debian 12 packages (its COPY lines into an empty folder, then its cmake commands), builds every
 program the final stages copy; the final stages carry no compiler; the programs know the options
 docker-compose.yml gives them."""
+
 import re
 import shutil
 import subprocess
@@ -37,8 +38,7 @@ def built(tmp_path_factory):
 
 def copied_from_build(stage):
     """Paths under /build that STAGE copies from the build stage."""
-    return [p for line in STAGES[stage][1] if line.startswith("COPY --from=build ")
-            for p in line.split()[2:-1]]
+    return [p for line in STAGES[stage][1] if line.startswith("COPY --from=build ") for p in line.split()[2:-1]]
 
 
 def test_stages():
@@ -49,13 +49,14 @@ def test_stages():
         assert not re.search(r"build-essential|cmake|-dev\b|gcc", text), stage
 
 
-@pytest.mark.parametrize("stage, programs", [("collector", {"cpi2-collector", "cpi2-fleetsim"}),
-                                             ("enforcer", {"cpi2-enforcer"})])
+@pytest.mark.parametrize(
+    "stage, programs", [("collector", {"cpi2-collector", "cpi2-fleetsim"}), ("enforcer", {"cpi2-enforcer"})]
+)
 def test_build_stage_builds_what_each_image_copies(built, stage, programs):
     paths = copied_from_build(stage)
     assert {p.rsplit("/", 1)[-1] for p in paths} == programs
     for p in paths:
-        assert p.startswith("/build/") and (built / p[len("/build/"):]).is_file(), f"{stage}: {p} not built"
+        assert p.startswith("/build/") and (built / p[len("/build/") :]).is_file(), f"{stage}: {p} not built"
 
 
 def _help(built, program):
@@ -64,8 +65,9 @@ def _help(built, program):
     return (r.stdout + r.stderr).replace("_", "-")
 
 
-@pytest.mark.parametrize("service, program", [("collector", "cpi2-collector"), ("enforcer", "cpi2-enforcer"),
-                                              ("fleetsim", "cpi2-fleetsim")])
+@pytest.mark.parametrize(
+    "service, program", [("collector", "cpi2-collector"), ("enforcer", "cpi2-enforcer"), ("fleetsim", "cpi2-fleetsim")]
+)
 def test_programs_know_the_options_compose_gives(built, project, service, program):
     s = project["services"][service]
     assert (s.get("entrypoint") or [f"cpi2-{service}"])[0] == program

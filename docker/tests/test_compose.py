@@ -1,6 +1,7 @@
 """docker-compose.yml without a Docker engine: compose-go (the loader inside `docker compose`)
 loads and validates it; the rules of compose_rules.py hold on it and catch broken copies; the
 one-shot services' scripts and files are the repository's."""
+
 import pathlib
 import re
 import subprocess
@@ -11,8 +12,22 @@ import pytest
 import yaml
 from conftest import COMPOSE, DOCKER, ROOT, compose_check, stack_env
 
-SERVICES = {"kafka-secrets", "kafka", "kafka-topics", "clickhouse", "clickhouse-schema", "flink-build", "jobmanager", "taskmanager",
-            "flink-submit", "grafana", "telegraf", "collector", "enforcer", "fleetsim"}
+SERVICES = {
+    "kafka-secrets",
+    "kafka",
+    "kafka-topics",
+    "clickhouse",
+    "clickhouse-schema",
+    "flink-build",
+    "jobmanager",
+    "taskmanager",
+    "flink-submit",
+    "grafana",
+    "telegraf",
+    "collector",
+    "enforcer",
+    "fleetsim",
+}
 
 
 def test_compose_go_loads_it_with_every_service(project):
@@ -44,23 +59,40 @@ def _set(path, value):
         for k in keys:
             d = d[k]
         d[last] = value
+
     return change
 
 
 S = ("services",)
 BROKEN = {  # change to the YAML -> what the rules must say
-    "missing mounted file": (_set(S + ("kafka-topics", "volumes", 0), "./docker/nothere.sh:/opt/cpi2/kafka-topics.sh:ro"),
-                             "kafka-topics: bind mount /", "nothere.sh does not exist"),
+    "missing mounted file": (
+        _set(S + ("kafka-topics", "volumes", 0), "./docker/nothere.sh:/opt/cpi2/kafka-topics.sh:ro"),
+        "kafka-topics: bind mount /",
+        "nothere.sh does not exist",
+    ),
     "port not stack.env's": (_set(S + ("kafka", "ports"), ["9093:9092"]), "kafka port 9092 is published as 9093"),
     "unknown build target": (_set(S + ("enforcer", "build", "target"), "enforcr"), "enforcer: build target enforcr"),
-    "unknown Dockerfile": (_set(S + ("collector", "build", "dockerfile"), "collectors/Dockerfile"), "collector: no Dockerfile"),
+    "unknown Dockerfile": (
+        _set(S + ("collector", "build", "dockerfile"), "collectors/Dockerfile"),
+        "collector: no Dockerfile",
+    ),
     "latest image": (_set(S + ("grafana", "image"), "grafana/grafana:latest"), "grafana: image grafana/grafana:latest"),
-    "Kafka not stack.env's": (_set(S + ("kafka", "image"), "apache/kafka:4.0.0"), "kafka: image apache/kafka:4.0.0 is not"),
-    "healthy without healthcheck": (_set(S + ("telegraf", "depends_on"), {"kafka-topics": {"condition": "service_healthy"}}),
-                                    "telegraf waits for kafka-topics to be healthy"),
-    "one-shot not waited for": (_set(S + ("fleetsim", "depends_on"), {"kafka-topics": {"condition": "service_completed_successfully"}}),
-                                "nothing waits for the one-shot flink-submit"),
-    "server without healthcheck": (lambda d: d["services"]["taskmanager"].pop("healthcheck"), "taskmanager has no healthcheck"),
+    "Kafka not stack.env's": (
+        _set(S + ("kafka", "image"), "apache/kafka:4.0.0"),
+        "kafka: image apache/kafka:4.0.0 is not",
+    ),
+    "healthy without healthcheck": (
+        _set(S + ("telegraf", "depends_on"), {"kafka-topics": {"condition": "service_healthy"}}),
+        "telegraf waits for kafka-topics to be healthy",
+    ),
+    "one-shot not waited for": (
+        _set(S + ("fleetsim", "depends_on"), {"kafka-topics": {"condition": "service_completed_successfully"}}),
+        "nothing waits for the one-shot flink-submit",
+    ),
+    "server without healthcheck": (
+        lambda d: d["services"]["taskmanager"].pop("healthcheck"),
+        "taskmanager has no healthcheck",
+    ),
     "one-shot restarts": (_set(S + ("flink-build", "restart"), "on-failure"), "one-shot flink-build must not restart"),
 }
 
@@ -70,31 +102,45 @@ def test_rules_catch_a_broken_file(load_changed, case):
     change, *messages = BROKEN[case]
     rc, project, err = load_changed(change)
     assert rc == 0, err  # compose-go accepts it: only the rules see the problem
-    problems = "\n".join(rules.image_problems(project, stack_env()) + rules.build_problems(project)
-                         + rules.mount_problems(project, ROOT) + rules.depends_on_problems(project)
-                         + rules.port_problems(project, stack_env()))
+    problems = "\n".join(
+        rules.image_problems(project, stack_env())
+        + rules.build_problems(project)
+        + rules.mount_problems(project, ROOT)
+        + rules.depends_on_problems(project)
+        + rules.port_problems(project, stack_env())
+    )
     assert all(m in problems for m in messages), problems
 
 
 def test_dockerignore_leaving_out_a_copied_folder_is_caught(project):
     ignore = (ROOT / ".dockerignore").read_text()
     assert rules.build_problems(project, ignore) == []
-    assert "COPY enforcer is left out by .dockerignore" in "\n".join(rules.build_problems(project, ignore.replace("!enforcer\n", "")))
+    assert "COPY enforcer is left out by .dockerignore" in "\n".join(
+        rules.build_problems(project, ignore.replace("!enforcer\n", ""))
+    )
     assert "COPY libcpi2 is left out" in "\n".join(rules.build_problems(project, ignore + "libcpi2/\n"))
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d["services"]["grafana"]["depends_on"].update({"nothere": {"condition": "service_started"}}), "nothere"),
-    (lambda d: d["services"]["kafka"].update({"imagee": "x"}), "imagee"),
-    (lambda d: d["services"]["kafka"].update({"ports": "9092"}), "ports"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda d: d["services"]["grafana"]["depends_on"].update({"nothere": {"condition": "service_started"}}),
+            "nothere",
+        ),
+        (lambda d: d["services"]["kafka"].update({"imagee": "x"}), "imagee"),
+        (lambda d: d["services"]["kafka"].update({"ports": "9092"}), "ports"),
+    ],
+)
 def test_compose_go_rejects_invalid_files(load_changed, change, message):
     rc, _, err = load_changed(change)
     assert rc == 1 and message in err
 
 
 def test_settings_are_interpolated(project):
-    rc, p, err = compose_check(COMPOSE, ["CPI2_HOSTNAME=node-7", "CPI2_COLLECTOR_EVENTS=task-clock", "CPI2_ENFORCER_DRY_RUN=true"])
+    rc, p, err = compose_check(
+        COMPOSE, ["CPI2_HOSTNAME=node-7", "CPI2_COLLECTOR_EVENTS=task-clock", "CPI2_ENFORCER_DRY_RUN=true"]
+    )
     assert rc == 0, err
     s = p["services"]
     assert s["collector"]["command"][-4:] == ["--host", "node-7", "--events", "task-clock"]
@@ -112,7 +158,9 @@ def test_grafana_gets_its_provisioning(project):
     g = project["services"]["grafana"]
     mounts = {v["target"]: pathlib.Path(v["source"]) for v in g["volumes"] if v["type"] == "bind"}
     assert mounts["/etc/grafana/provisioning"] == ROOT / "grafana" / "provisioning"
-    provider = yaml.safe_load((ROOT / "grafana" / "provisioning" / "dashboards" / "cpi2.yaml").read_text())["providers"][0]
+    provider = yaml.safe_load((ROOT / "grafana" / "provisioning" / "dashboards" / "cpi2.yaml").read_text())[
+        "providers"
+    ][0]
     assert mounts[provider["options"]["path"]] == ROOT / "grafana" / "dashboards"
     assert g["environment"]["CPI2_CLICKHOUSE_HOST"] in project["services"]
     assert g["environment"]["GF_PLUGINS_PREINSTALL_SYNC"].startswith("grafana-clickhouse-datasource@")
@@ -123,21 +171,30 @@ def test_grafana_gets_its_provisioning(project):
 def test_one_shot_commands_point_at_real_files(project):
     s = project["services"]
     schema_job = s["clickhouse-schema"]
-    assert schema_job["command"][1:3] == ["-m", "cpi2.clickhouse.apply"] and (ROOT / "python" / "cpi2" / "clickhouse" / "apply.py").is_file()
+    assert (
+        schema_job["command"][1:3] == ["-m", "cpi2.clickhouse.apply"]
+        and (ROOT / "python" / "cpi2" / "clickhouse" / "apply.py").is_file()
+    )
     assert schema_job["working_dir"] == "/opt/cpi2/python"
     jar = s["flink-submit"]["environment"]["CPI2_JOB_JAR"]
     assert pathlib.Path(jar).name in (DOCKER / "build-flink-job.sh").read_text()
     assert re.search(r"<artifactId>cpi2-flink-jobs</artifactId>", (ROOT / "flink-jobs" / "pom.xml").read_text())
     assert "--kafka.bootstrap kafka:19092" in s["flink-submit"]["environment"]["CPI2_JOB_ARGS"]
-    assert s["kafka-secrets"]["entrypoint"][1] == "/opt/cpi2/kafka-secrets.sh" and (DOCKER / "kafka-secrets.sh").is_file()
+    assert (
+        s["kafka-secrets"]["entrypoint"][1] == "/opt/cpi2/kafka-secrets.sh" and (DOCKER / "kafka-secrets.sh").is_file()
+    )
     assert s["kafka"]["entrypoint"][1] == "/opt/cpi2/kafka-start.sh" and (DOCKER / "kafka-start.sh").is_file()
 
 
 def test_schema_service_needs_only_the_standard_library(project):
     """clickhouse-schema runs cpi2.clickhouse.apply in a bare python image: no site-packages (-S) here either."""
     cmd = project["services"]["clickhouse-schema"]["command"]
-    r = subprocess.run([sys.executable, "-S", "-s", "-E", "-m", "cpi2.clickhouse.apply", "--help"],
-                       capture_output=True, text=True, cwd=ROOT / "python")
+    r = subprocess.run(
+        [sys.executable, "-S", "-s", "-E", "-m", "cpi2.clickhouse.apply", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "python",
+    )
     assert r.returncode == 0, r.stderr
     assert all(opt in r.stdout for opt in cmd if opt.startswith("--"))
 
@@ -149,12 +206,22 @@ def test_scripts_parse(script):
 
 def test_every_topic_is_created():
     topics = ROOT / "stack" / "kafka" / "topics.conf"
-    out = subprocess.run(["bash", str(DOCKER / "kafka-topics.sh"), "--print", str(topics)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["bash", str(DOCKER / "kafka-topics.sh"), "--print", str(topics)], capture_output=True, text=True, check=True
+    ).stdout
     listed = {line.split()[0] for line in topics.read_text().splitlines() if line.strip() and not line.startswith("#")}
-    assert set(re.findall(r"--topic (\S+)", out)) == listed and {"cpi2.samples", "cpi2.control", "cpi2.host-metrics"} <= listed
-    assert "--topic cpi2.specs --partitions 4 --replication-factor 1 --config retention.ms=-1 --config retention.bytes=-1 --config cleanup.policy=compact --config segment.ms=3600000" in out
-    assert "--topic cpi2.samples --partitions 8 --replication-factor 1 --config retention.ms=604800000 --config retention.bytes=536870912 " in out
+    assert (
+        set(re.findall(r"--topic (\S+)", out)) == listed
+        and {"cpi2.samples", "cpi2.control", "cpi2.host-metrics"} <= listed
+    )
+    assert (
+        "--topic cpi2.specs --partitions 4 --replication-factor 1 --config retention.ms=-1 --config retention.bytes=-1 --config cleanup.policy=compact --config segment.ms=3600000"
+        in out
+    )
+    assert (
+        "--topic cpi2.samples --partitions 8 --replication-factor 1 --config retention.ms=604800000 --config retention.bytes=536870912 "
+        in out
+    )
 
 
 def _secrets_mount(service):
@@ -208,6 +275,10 @@ def test_secrets_script_makes_files_no_one_else_reads(tmp_path):
     sasl = (d / "server-sasl.properties").read_text()
     assert "listener.name.internal.plain.sasl.jaas.config=" in sasl and "listener.name.external.scram-sha-512" in sasl
     assert 'user_collector="' in sasl and 'user_detector="' not in sasl  # detector is a SCRAM user
-    san = subprocess.run(["openssl", "x509", "-in", str(d / "kafka-server.pem"), "-noout", "-ext", "subjectAltName"],
-                         capture_output=True, text=True, check=True).stdout
+    san = subprocess.run(
+        ["openssl", "x509", "-in", str(d / "kafka-server.pem"), "-noout", "-ext", "subjectAltName"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "DNS:kafka" in san and "IP Address:127.0.0.1" in san

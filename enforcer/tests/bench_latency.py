@@ -26,12 +26,34 @@ def main():
     for t in tasks:
         cgroup(root, t)
     log = open(os.path.join(tmp, "enforcer.log"), "w+")
-    proc = subprocess.Popen([BIN, "--host", host, "--cgroup-root", root, "--state-dir", os.path.join(tmp, "state"),
-                             "--brokers", stack.KAFKA, "--group-id", "cpi2-enforcer-bench-" + host, "--poll-ms", "100",
-                             "--renew-rate-per-s", "1000", "--renew-burst", "1000",
-                             "-X", "auto.offset.reset=latest", "-X", "fetch.wait.max.ms=5"]
-                            + stack.agent_kafka_args("enforcer"),
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            BIN,
+            "--host",
+            host,
+            "--cgroup-root",
+            root,
+            "--state-dir",
+            os.path.join(tmp, "state"),
+            "--brokers",
+            stack.KAFKA,
+            "--group-id",
+            "cpi2-enforcer-bench-" + host,
+            "--poll-ms",
+            "100",
+            "--renew-rate-per-s",
+            "1000",
+            "--renew-burst",
+            "1000",
+            "-X",
+            "auto.offset.reset=latest",
+            "-X",
+            "fetch.wait.max.ms=5",
+        ]
+        + stack.agent_kafka_args("enforcer"),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     time.sleep(5)  # join the group before the first incident
     p = Producer(stack.kafka_conf("admin", **{"linger.ms": 0}))
     for i in range(N):
@@ -49,9 +71,14 @@ def main():
         raise SystemExit("enforcer bench: no latency report in the enforcer's log")
     n, p50, p99, mx = int(m.group(1)), float(m.group(2)), float(m.group(3)), float(m.group(4))
     print("enforcer: incident-to-cap latency (Kafka timestamp of the incident -> cpu.max written)")
-    print("  conditions: local Kafka 4.3.1 on loopback, fake cgroup v2 tree on %s, %d incidents 20 ms apart over 4 tasks (4 new caps, the rest renewals),"
-          " fetch.wait.max.ms=5, %d cores" % (os.path.dirname(tmp), N, os.cpu_count()))
-    print("  n=%d  p50=%.2f ms  p99=%.2f ms  max=%.2f ms   target p99 < 50 ms: %s" % (n, p50, p99, mx, "met" if p99 < 50 else "NOT met"))
+    print(
+        "  conditions: local Kafka 4.3.1 on loopback, fake cgroup v2 tree on %s, %d incidents 20 ms apart over 4 tasks (4 new caps, the rest renewals),"
+        " fetch.wait.max.ms=5, %d cores" % (os.path.dirname(tmp), N, os.cpu_count())
+    )
+    print(
+        "  n=%d  p50=%.2f ms  p99=%.2f ms  max=%.2f ms   target p99 < 50 ms: %s"
+        % (n, p50, p99, mx, "met" if p99 < 50 else "NOT met")
+    )
     if n < N * 0.99:
         raise SystemExit("enforcer bench: only %d of %d incidents were applied" % (n, N))
 

@@ -16,21 +16,54 @@ INCIDENT, COMMAND, CLOCK, RESTART = 0, 1, 2, 3
 
 
 def incident(task, cap=0.1, duration=300, iid="i-1", host=HOST, decision="THROTTLE"):
-    return wire.encode("Incident", {
-        "incident_id": iid, "host": host, "detected_at_us": T, "round": 1,
-        "victim_task": "ls/v", "victim_job": "ls", "victim_platform": "p", "victim_class": "LATENCY_SENSITIVE",
-        "victim_protected": False, "victim_cpi": 2.5, "victim_cpu_usage": 0.9, "cpi_threshold": 2.0,
-        "spec_mean": 1.6, "spec_stddev": 0.2, "window_start_us": T - 600 * 10**6, "window_end_us": T,
-        "suspects": [{"task": task, "job": "batch", "task_class": "BATCH", "correlation": 0.5, "cpu_usage": 2.0}],
-        "excluded_tasks": [], "decision": decision, "antagonist_task": task, "antagonist_job": "batch",
-        "antagonist_class": "BATCH", "correlation": 0.5, "cap_cpu": cap, "cap_duration_s": duration,
-        "machine_cpu_utilization": None})
+    return wire.encode(
+        "Incident",
+        {
+            "incident_id": iid,
+            "host": host,
+            "detected_at_us": T,
+            "round": 1,
+            "victim_task": "ls/v",
+            "victim_job": "ls",
+            "victim_platform": "p",
+            "victim_class": "LATENCY_SENSITIVE",
+            "victim_protected": False,
+            "victim_cpi": 2.5,
+            "victim_cpu_usage": 0.9,
+            "cpi_threshold": 2.0,
+            "spec_mean": 1.6,
+            "spec_stddev": 0.2,
+            "window_start_us": T - 600 * 10**6,
+            "window_end_us": T,
+            "suspects": [{"task": task, "job": "batch", "task_class": "BATCH", "correlation": 0.5, "cpu_usage": 2.0}],
+            "excluded_tasks": [],
+            "decision": decision,
+            "antagonist_task": task,
+            "antagonist_job": "batch",
+            "antagonist_class": "BATCH",
+            "correlation": 0.5,
+            "cap_cpu": cap,
+            "cap_duration_s": duration,
+            "machine_cpu_utilization": None,
+        },
+    )
 
 
 def command(kind, task=None, cap=None, duration=None, host=HOST, cid="c-1"):
-    return wire.encode("ControlCommand", {
-        "command_id": cid, "issued_at_us": T, "command": kind, "host": host, "task": task, "cap_cpu": cap,
-        "duration_s": duration, "operator": "fuzz", "reason": ""})
+    return wire.encode(
+        "ControlCommand",
+        {
+            "command_id": cid,
+            "issued_at_us": T,
+            "command": kind,
+            "host": host,
+            "task": task,
+            "cap_cpu": cap,
+            "duration_s": duration,
+            "operator": "fuzz",
+            "reason": "",
+        },
+    )
 
 
 def record(kind, payload=b"", step=0):
@@ -39,21 +72,47 @@ def record(kind, payload=b"", step=0):
 
 SEEDS = {
     "cap-and-expire": [record(INCIDENT, incident("batch/a")), record(CLOCK, step=31)],
-    "renew-lower-then-uncap": [record(INCIDENT, incident("batch/b", 0.2)), record(INCIDENT, incident("batch/b", 0.01), 1),
-                               record(COMMAND, command("UNCAP", "batch/b"))],
+    "renew-lower-then-uncap": [
+        record(INCIDENT, incident("batch/b", 0.2)),
+        record(INCIDENT, incident("batch/b", 0.01), 1),
+        record(COMMAND, command("UNCAP", "batch/b")),
+    ],
     "raise-1024": [record(INCIDENT, incident("batch/b", 1024)), record(INCIDENT, incident("kube/pod/ctr", 0.5))],
-    "v1-cap-restart": [record(COMMAND, command("CAP", "batch/c", 0.05, 60)), record(RESTART, step=2),
-                       record(CLOCK, step=10)],
+    "v1-cap-restart": [
+        record(COMMAND, command("CAP", "batch/c", 0.05, 60)),
+        record(RESTART, step=2),
+        record(CLOCK, step=10),
+    ],
     "floor": [record(INCIDENT, incident("batch/a", 0.00001))],
-    "hostile-paths": [record(INCIDENT, incident(t)) for t in
-                      ("kube/pod", "kube", "system.slice/sshd", "link/x", "batch/alias", "../outside/x", "batch/a/evil",
-                       "batch")],
-    "kill-switch": [record(INCIDENT, incident("batch/a")), record(COMMAND, command("PROTECTION_OFF", host=None)),
-                    record(RESTART), record(INCIDENT, incident("batch/b", 0.1, iid="i-2")),
-                    record(COMMAND, command("PROTECTION_ON", host=None, cid="c-2"))],
-    "rate-and-budget": [record(INCIDENT, incident(t, 0.1, 86400, iid="i-%d" % i)) for i, t in
-                        enumerate(["batch/a", "batch/b", "batch/c", "kube/pod/ctr"] * 3)] + [record(CLOCK, step=200)],
-    "other-host": [record(INCIDENT, incident("batch/a", host="elsewhere")), record(INCIDENT, incident("batch/a", host="fuzz-host\0x"))],
+    "hostile-paths": [
+        record(INCIDENT, incident(t))
+        for t in (
+            "kube/pod",
+            "kube",
+            "system.slice/sshd",
+            "link/x",
+            "batch/alias",
+            "../outside/x",
+            "batch/a/evil",
+            "batch",
+        )
+    ],
+    "kill-switch": [
+        record(INCIDENT, incident("batch/a")),
+        record(COMMAND, command("PROTECTION_OFF", host=None)),
+        record(RESTART),
+        record(INCIDENT, incident("batch/b", 0.1, iid="i-2")),
+        record(COMMAND, command("PROTECTION_ON", host=None, cid="c-2")),
+    ],
+    "rate-and-budget": [
+        record(INCIDENT, incident(t, 0.1, 86400, iid="i-%d" % i))
+        for i, t in enumerate(["batch/a", "batch/b", "batch/c", "kube/pod/ctr"] * 3)
+    ]
+    + [record(CLOCK, step=200)],
+    "other-host": [
+        record(INCIDENT, incident("batch/a", host="elsewhere")),
+        record(INCIDENT, incident("batch/a", host="fuzz-host\0x")),
+    ],
 }
 
 

@@ -16,8 +16,9 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from test_enforcer_kafka import BIN, ROOT, cgroup, command, incident, read_limit, stack, wait_joined, wire
 
-COLLECTOR = os.environ.get("COLLECTOR_BIN",
-                           os.path.join(ROOT, "build", "c", "collectors", "collector", "cpi2-collector"))
+COLLECTOR = os.environ.get(
+    "COLLECTOR_BIN", os.path.join(ROOT, "build", "c", "collectors", "collector", "cpi2-collector")
+)
 FLEETSIM = os.environ.get("FLEETSIM_BIN", os.path.join(ROOT, "build", "c", "collectors", "fleetsim", "cpi2-fleetsim"))
 
 # Kafka clients through cpi2.testing.stack's helpers where the stack has them (authenticated
@@ -48,8 +49,23 @@ class Enforcer:
         # killed one's session before it gets the partitions; what a restart must remember
         # comes from the state folder, not from Kafka offsets
         group = "cpi2-enforcer-it-%s-%d" % (self.host, self.starts)
-        return ([BIN, "--host", self.host, "--cgroup-root", self.root, "--state-dir", self.state, "--brokers",
-                 stack.KAFKA, "--group-id", group] + self.args + agent_kafka_args("enforcer"))
+        return (
+            [
+                BIN,
+                "--host",
+                self.host,
+                "--cgroup-root",
+                self.root,
+                "--state-dir",
+                self.state,
+                "--brokers",
+                stack.KAFKA,
+                "--group-id",
+                group,
+            ]
+            + self.args
+            + agent_kafka_args("enforcer")
+        )
 
     def start(self, wait=True):
         self.starts += 1
@@ -57,8 +73,9 @@ class Enforcer:
             self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT)
         if wait:
             n = self.log().count("serving")
-            stack.wait_until(lambda: self.log().count("serving") > n or self.proc.poll() is not None, 30,
-                             "the enforcer to start")
+            stack.wait_until(
+                lambda: self.log().count("serving") > n or self.proc.poll() is not None, 30, "the enforcer to start"
+            )
             assert self.proc.poll() is None, self.log()
             wait_joined(self.host, self.log)
         return self
@@ -110,8 +127,9 @@ class Actions:
 
     def __init__(self, host):
         self.host = host
-        self.c = Consumer(kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6],
-                                                  "auto.offset.reset": "latest"}))
+        self.c = Consumer(
+            kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6], "auto.offset.reset": "latest"})
+        )
         self.c.subscribe(["cpi2.actions", "cpi2.dead-letter"])
         stack.wait_until(lambda: self.c.poll(0.2) is None and self.c.assignment(), 20, "actions consumer assignment")
 
@@ -421,10 +439,16 @@ def test_sighup_is_ignored_by_the_enforcer_the_collector_and_fleetsim(tmp_path, 
 
     tasks = str(tmp_path / "tasks")
     os.makedirs(os.path.join(tasks, "a"))
-    _survives_sighup([COLLECTOR, "--dry-run", "--events", "task-clock", "--roots", tasks, "--window-s", "0.2",
-                      "--period-s", "1"], str(tmp_path / "collector.log"), (0,))
-    _survives_sighup([FLEETSIM, "-s", "case1", "--dry-run", "--speed", "60", "--warmup", "0", "--duration", "1h",
-                      "--truth", "none"], str(tmp_path / "fleetsim.log"), (0, 1))
+    _survives_sighup(
+        [COLLECTOR, "--dry-run", "--events", "task-clock", "--roots", tasks, "--window-s", "0.2", "--period-s", "1"],
+        str(tmp_path / "collector.log"),
+        (0,),
+    )
+    _survives_sighup(
+        [FLEETSIM, "-s", "case1", "--dry-run", "--speed", "60", "--warmup", "0", "--duration", "1h", "--truth", "none"],
+        str(tmp_path / "fleetsim.log"),
+        (0, 1),
+    )
 
 
 def test_a_kafka_key_naming_another_served_host_than_the_message_is_refused(tmp_path, enforcers):

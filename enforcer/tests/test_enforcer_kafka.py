@@ -54,23 +54,51 @@ def read_limit(d):
 def incident(host, task, cap=0.1, duration=6, decision="THROTTLE"):
     now = int(time.time() * 1e6)
     return {
-        "incident_id": "it-" + uuid.uuid4().hex[:10], "host": host, "detected_at_us": now, "round": 1,
-        "victim_task": "ls/victim-1", "victim_job": "ls", "victim_platform": "p", "victim_class": "LATENCY_SENSITIVE",
-        "victim_protected": False, "victim_cpi": 2.5, "victim_cpu_usage": 0.9, "cpi_threshold": 2.0,
-        "spec_mean": 1.6, "spec_stddev": 0.2, "window_start_us": now - 600_000_000, "window_end_us": now,
+        "incident_id": "it-" + uuid.uuid4().hex[:10],
+        "host": host,
+        "detected_at_us": now,
+        "round": 1,
+        "victim_task": "ls/victim-1",
+        "victim_job": "ls",
+        "victim_platform": "p",
+        "victim_class": "LATENCY_SENSITIVE",
+        "victim_protected": False,
+        "victim_cpi": 2.5,
+        "victim_cpu_usage": 0.9,
+        "cpi_threshold": 2.0,
+        "spec_mean": 1.6,
+        "spec_stddev": 0.2,
+        "window_start_us": now - 600_000_000,
+        "window_end_us": now,
         "suspects": [{"task": task, "job": "batch", "task_class": "BATCH", "correlation": 0.5, "cpu_usage": 2.0}],
-        "excluded_tasks": [], "decision": decision, "antagonist_task": task, "antagonist_job": "batch",
-        "antagonist_class": "BATCH", "correlation": 0.5, "cap_cpu": cap, "cap_duration_s": duration,
+        "excluded_tasks": [],
+        "decision": decision,
+        "antagonist_task": task,
+        "antagonist_job": "batch",
+        "antagonist_class": "BATCH",
+        "correlation": 0.5,
+        "cap_cpu": cap,
+        "cap_duration_s": duration,
         "machine_cpu_utilization": None,
     }
 
 
 def command(kind, host, task=None, cap=None, duration=None, cid=None, issued=None):
     """An encoded ControlCommand (host None: the cluster)."""
-    return wire.encode("ControlCommand", {
-        "command_id": cid or "cmd-" + uuid.uuid4().hex[:10],
-        "issued_at_us": int(time.time() * 1e6) if issued is None else issued, "command": kind, "host": host,
-        "task": task, "cap_cpu": cap, "duration_s": duration, "operator": "it", "reason": "test"})
+    return wire.encode(
+        "ControlCommand",
+        {
+            "command_id": cid or "cmd-" + uuid.uuid4().hex[:10],
+            "issued_at_us": int(time.time() * 1e6) if issued is None else issued,
+            "command": kind,
+            "host": host,
+            "task": task,
+            "cap_cpu": cap,
+            "duration_s": duration,
+            "operator": "it",
+            "reason": "test",
+        },
+    )
 
 
 def wait_joined(host, logtext):
@@ -85,6 +113,7 @@ def wait_joined(host, logtext):
         probes.append(task)
         text = logtext()
         return any(p in text for p in probes)
+
     stack.wait_until(probe, 40, "the enforcer's consumer to join its group", interval=1)
 
 
@@ -102,13 +131,29 @@ class Enforcer:
         self.starts += 1
         serving = self.logtext().count("serving")
         self.proc = subprocess.Popen(
-            [BIN, "--host", self.host, "--cgroup-root", self.root, "--state-dir", os.path.join(self.tmp, "state"),
-             "--brokers", stack.KAFKA, "--group-id", "%s-%d" % (self.group, self.starts)]
+            [
+                BIN,
+                "--host",
+                self.host,
+                "--cgroup-root",
+                self.root,
+                "--state-dir",
+                os.path.join(self.tmp, "state"),
+                "--brokers",
+                stack.KAFKA,
+                "--group-id",
+                "%s-%d" % (self.group, self.starts),
+            ]
             + stack.agent_kafka_args("enforcer"),
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         STARTED.append(self.proc)
-        stack.wait_until(lambda: self.logtext().count("serving") > serving or self.proc.poll() is not None, 30,
-                         "the enforcer to start")
+        stack.wait_until(
+            lambda: self.logtext().count("serving") > serving or self.proc.poll() is not None,
+            30,
+            "the enforcer to start",
+        )
         assert self.proc.poll() is None, open(self.log.name).read()
         wait_joined(self.host, self.logtext)
 
@@ -123,8 +168,9 @@ def produce(topic, key, value):
 
 
 def actions_consumer():
-    c = Consumer(stack.kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6],
-                                              "auto.offset.reset": "latest"}))
+    c = Consumer(
+        stack.kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6], "auto.offset.reset": "latest"})
+    )
     c.subscribe(["cpi2.actions", "cpi2.dead-letter"])
     stack.wait_until(lambda: c.poll(0.2) is None and c.assignment(), 20, "actions consumer assignment")
     return c
@@ -164,8 +210,11 @@ def test_caps_survive_kill_9_and_are_lifted_on_time(tmp_path):
     assert read_limit(a) == "25000 250000" and read_limit(b) == "2500 250000"
     e.start()
     # lifted on time: 8 s after they were applied (plus a little), original limits restored
-    stack.wait_until(lambda: read_limit(a) == "max 100000" and read_limit(b) == "50000 100000", 20,
-                     "both caps lifted after the restart")
+    stack.wait_until(
+        lambda: read_limit(a) == "max 100000" and read_limit(b) == "50000 100000",
+        20,
+        "both caps lifted after the restart",
+    )
     assert time.time() - t0 < 8 + 6, "caps lifted late"
     assert time.time() - t0 >= 7.5, "caps lifted early"
     e.proc.terminate()

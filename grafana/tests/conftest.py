@@ -1,6 +1,7 @@
 """Backends for the panel SQL: the local ClickHouse server (18.16; started with `make up` if it
 does not answer) and chdb-core in-process (ClickHouse 26.x, what Grafana's plugin talks to in
 docker-compose), each with the schema and the fixture rows of clickhouse/tests/fixtures."""
+
 import pytest
 
 from cpi2 import repo

@@ -1,5 +1,6 @@
 """The dashboard JSON: generated from generate.py (up to date), valid against Grafana's dashboard
 schema (schema/dashboard.schema.json, from @grafana/schema), and consistent in itself."""
+
 import json
 import re
 import subprocess
@@ -34,7 +35,13 @@ def test_the_check_notices_a_stale_file(tmp_path, monkeypatch):
 
 
 def test_the_five_dashboards_exist():
-    assert {d["uid"] for d in DASHBOARDS.values()} == {"cpi2-fleet", "cpi2-job", "cpi2-incident", "cpi2-outcomes", "cpi2-host"}
+    assert {d["uid"] for d in DASHBOARDS.values()} == {
+        "cpi2-fleet",
+        "cpi2-job",
+        "cpi2-incident",
+        "cpi2-outcomes",
+        "cpi2-host",
+    }
 
 
 @pytest.mark.parametrize("name", DASHBOARDS)
@@ -78,7 +85,9 @@ def test_consistent(name):
         assert len(refs) == len(set(refs)) and refs
         for t in p["targets"]:
             assert t["datasource"] == DATASOURCE and t["editorType"] == "sql" and t["format"] in (0, 1)
-            used = set(re.findall(r"\$\{(\w+)(?::\w+)?\}", t["rawSql"])) | set(re.findall(r"\$(?!__)(\w+)", t["rawSql"]))
+            used = set(re.findall(r"\$\{(\w+)(?::\w+)?\}", t["rawSql"])) | set(
+                re.findall(r"\$(?!__)(\w+)", t["rawSql"])
+            )
             assert used <= variables, f"{p['title']}: undefined variables {used - variables}"
         for o in p["fieldConfig"]["overrides"]:
             for prop in o["properties"]:
@@ -96,7 +105,9 @@ def test_overrides_name_columns_the_sql_returns(dash):
         columns = {c for t in p.targets for c in t.columns}
         for o in p.overrides:
             assert o["matcher"]["id"] == "byName"
-            assert o["matcher"]["options"] in columns, f"{p.title}: override for {o['matcher']['options']} not in {columns}"
+            assert o["matcher"]["options"] in columns, (
+                f"{p.title}: override for {o['matcher']['options']} not in {columns}"
+            )
         x = p.options.get("xField")
         assert x is None or x in columns, p.title
         for t in p.targets:

@@ -2,6 +2,7 @@
 expanded, runs on ClickHouse (the local 18.16 server and chdb-core 26.x) over the fixture
 dataset and returns the columns the panel expects; forensics panels return what the forensics
 query returns for the same window."""
+
 import re
 
 import pytest
@@ -30,8 +31,9 @@ def _run(ch, db, sql_text):
     return out[0].split("\t"), out[1].split("\t"), [line.split("\t") for line in out[2:]]
 
 
-@pytest.mark.parametrize("dash, panel, i, target", TARGETS,
-                         ids=[f"{d.uid}:{p.title}:{chr(65 + i)}" for d, p, i, _ in TARGETS])
+@pytest.mark.parametrize(
+    "dash, panel, i, target", TARGETS, ids=[f"{d.uid}:{p.title}:{chr(65 + i)}" for d, p, i, _ in TARGETS]
+)
 def test_panel_sql_returns_its_columns(backend, dash, panel, i, target):
     ch, db = backend
     cols, types, rows = _run(ch, db, expand(target.sql, _values(dash), FROM_S, TO_S, 60))
@@ -65,15 +67,20 @@ def test_time_series_follow_the_interval(backend, interval):
             assert _epoch(ch, r[0]) % interval == 0, f"{p.title}: {r[0]} is not on a {interval} s boundary"
 
 
-@pytest.mark.parametrize("dash, panel, i, target", [x for x in TARGETS if x[3].forensics],
-                         ids=[f"{d.uid}:{t.forensics}" for d, p, i, t in TARGETS if t.forensics])
+@pytest.mark.parametrize(
+    "dash, panel, i, target",
+    [x for x in TARGETS if x[3].forensics],
+    ids=[f"{d.uid}:{t.forensics}" for d, p, i, t in TARGETS if t.forensics],
+)
 def test_forensics_panels_return_the_query_result(backend, dash, panel, i, target):
     ch, db = backend
     _, _, rows = _run(ch, db, expand(target.sql, _values(dash), FROM_S, TO_S, 60))
     params = {"from_us": FROM_S * 1_000_000, "to_us": TO_S * 1_000_000}
     params.update({p: _values(dash)[v] for p, v in target.forensics_vars.items()})
     _, expected = forensics.run(target.forensics, params, database=db, ch=ch)
-    assert [[_typed(v) for v in r] for r in rows] == [[_typed("\\N" if v is None else str(v)) for v in r] for r in expected]
+    assert [[_typed(v) for v in r] for r in rows] == [
+        [_typed("\\N" if v is None else str(v)) for v in r] for r in expected
+    ]
     assert rows or not target.rows_on_fixtures
 
 

@@ -10,6 +10,7 @@ on the probe's own CPU instead.
 
 Usage: test_cli.py PATH/TO/cpi2-ibench
 """
+
 import json
 import math
 import os
@@ -33,8 +34,9 @@ def run(*args, timeout=30):
 
 def make_fixtures():
     caches = os.path.join(TMP, "cache")
-    for i, (level, kind, size) in enumerate([(1, "Data", "32K"), (1, "Instruction", "32K"),
-                                             (2, "Unified", "1024K"), (3, "Unified", "8M")]):
+    for i, (level, kind, size) in enumerate(
+        [(1, "Data", "32K"), (1, "Instruction", "32K"), (2, "Unified", "1024K"), (3, "Unified", "8M")]
+    ):
         d = os.path.join(caches, "index%d" % i)
         os.makedirs(d)
         for name, value in (("level", level), ("type", kind), ("size", size)):
@@ -57,7 +59,8 @@ def scaled(size, intensity):
 
 def expected_footprint(kernel, intensity, caches, mem_available, fraction=0.25):
     return {
-        "cpu-int": 0, "cpu-fp": 0,
+        "cpu-int": 0,
+        "cpu-fp": 0,
         "l1i": scaled(caches["l1i"], intensity),
         "l1d": scaled(caches["l1d"], intensity),
         "l2": scaled(caches["l2"], intensity),
@@ -75,9 +78,11 @@ def sysfs_caches():
         for idx in sorted(os.listdir(base)):
             if not idx.startswith("index"):
                 continue
+
             def attr(name, idx=idx):
                 with open(os.path.join(base, idx, name)) as f:
                     return f.read().strip()
+
             level, kind, size = int(attr("level")), attr("type"), attr("size")
             mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(size[-1], 1)
             n = int(size[:-1] if mult > 1 else size) * mult
@@ -100,11 +105,15 @@ def check_help_and_refusals(caches):
         (("llc", "--cpu", "1000"), "cpu 1000 is not one this process may run on"),
         (("memcap", "--memcap-fraction", "0.95"), "memcap_fraction must be above 0 and at most 0.8"),
         # the sizes the plan refuses: membw's 32 MiB (4 x the fixture's 8 MiB LLC) in 10 MiB available
-        (("membw", "--intensity", "100", "--cache-dir", caches, "--meminfo", os.path.join(TMP, "tiny-meminfo")),
-         "membw at intensity 100 would allocate 32 MiB, more than 80% of the 10 MiB available; refused"),
+        (
+            ("membw", "--intensity", "100", "--cache-dir", caches, "--meminfo", os.path.join(TMP, "tiny-meminfo")),
+            "membw at intensity 100 would allocate 32 MiB, more than 80% of the 10 MiB available; refused",
+        ),
         (("memcap", "--meminfo", "/nonexistent/meminfo"), "MemAvailable is unknown"),
-        (("probe", "--kind", "mem", "--cache-dir", caches, "--meminfo", os.path.join(TMP, "tiny-meminfo")),
-         "probe mem would allocate 16 MiB"),
+        (
+            ("probe", "--kind", "mem", "--cache-dir", caches, "--meminfo", os.path.join(TMP, "tiny-meminfo")),
+            "probe mem would allocate 16 MiB",
+        ),
     ]:
         r = run(*args)
         assert r.returncode == 2 and want in r.stderr and r.stdout == "", (args, r)
@@ -139,11 +148,16 @@ def check_consistent(rep, caches, mem_available, threads=1):
     assert rep["footprint_bytes"] == want, (rep, want)
     per_thread = k in ("l1d", "l2")
     assert rep["footprint_scope"] == ("per-thread" if per_thread else "shared"), rep
-    assert rep["alloc_bytes"] == (0 if k in ("cpu-int", "cpu-fp", "l1i") else want * (threads if per_thread else 1)), rep
+    assert rep["alloc_bytes"] == (0 if k in ("cpu-int", "cpu-fp", "l1i") else want * (threads if per_thread else 1)), (
+        rep
+    )
     for level in ("l1d", "l1i", "l2", "llc"):
         assert rep["cache_%s_bytes" % level] == caches[level], (rep, caches)
     assert rep["duty_fraction"] == i / 100 and math.isclose(rep["work_ms_per_period"], rep["period_ms"] * i / 100), rep
-    assert rep["duration_s"] >= rep["requested_duration_s"] * 0.95 and rep["duration_s"] < rep["requested_duration_s"] + 1.0, rep
+    assert (
+        rep["duration_s"] >= rep["requested_duration_s"] * 0.95
+        and rep["duration_s"] < rep["requested_duration_s"] + 1.0
+    ), rep
     # CPU time follows the duty cycle: generous bounds (shared machine, ASan, short run)
     duty = i / 100 * threads
     assert rep["cpu_per_s"] <= duty + 0.2 * threads, rep
@@ -152,8 +166,16 @@ def check_consistent(rep, caches, mem_available, threads=1):
         assert rep["ops"] == 0 and rep["bytes_touched"] == 0, rep
         return
     assert rep["ops"] > 0, rep
-    per_op = {"cpu-int": 0, "cpu-fp": 0, "l1i": rep.get("function_bytes"), "l1d": LINE, "l2": LINE, "llc": LINE,
-              "membw": 2 * LINE, "memcap": LINE}[k]
+    per_op = {
+        "cpu-int": 0,
+        "cpu-fp": 0,
+        "l1i": rep.get("function_bytes"),
+        "l1d": LINE,
+        "l2": LINE,
+        "llc": LINE,
+        "membw": 2 * LINE,
+        "memcap": LINE,
+    }[k]
     assert rep["bytes_touched"] == rep["ops"] * per_op, rep
     if k == "l1i":
         # whole functions covering the footprint: at least it, less than one function more
@@ -168,8 +190,10 @@ def check_kernels(caches):
     for kernel in ("cpu-int", "cpu-fp", "l1i", "l1d", "l2", "llc", "membw", "memcap"):
         rep = kernel_report(kernel, 50, caches=caches)
         check_consistent(rep, FIXTURE, MEM_AVAILABLE)
-        print("%-8s at 50: footprint %d, %d ops, cpu %.2f/s, setup %.3f s" % (
-            kernel, rep["footprint_bytes"], rep["ops"], rep["cpu_per_s"], rep["setup_s"]))
+        print(
+            "%-8s at 50: footprint %d, %d ops, cpu %.2f/s, setup %.3f s"
+            % (kernel, rep["footprint_bytes"], rep["ops"], rep["cpu_per_s"], rep["setup_s"])
+        )
     # the CPU time scales with the intensity
     idle = kernel_report("cpu-int", 0, caches=caches)
     check_consistent(idle, FIXTURE, MEM_AVAILABLE)
@@ -286,18 +310,26 @@ def check_interference():
     if len(cpus) > 1:
         b = cpus[1]
         ratio, alone, beside, rep = interference_round(a, b, "membw", "--intensity", "100")
-        print("interference: cache probe on cpu %d, p50 per unit alone %s ns, beside membw at 100 on cpu %d "
-              "(%.2f CPU/s) %s ns: x %.2f" % (a, alone, b, rep["cpu_per_s"], beside, ratio))
+        print(
+            "interference: cache probe on cpu %d, p50 per unit alone %s ns, beside membw at 100 on cpu %d "
+            "(%.2f CPU/s) %s ns: x %.2f" % (a, alone, b, rep["cpu_per_s"], beside, ratio)
+        )
         if ratio > 1.1:
             return
-        print("interference across CPUs: not observed (x %.2f): cpu %d's streaming did not contend for the "
-              "probe's LLC on cpu %d here; checking on the probe's own CPU" % (ratio, b, a))
+        print(
+            "interference across CPUs: not observed (x %.2f): cpu %d's streaming did not contend for the "
+            "probe's LLC on cpu %d here; checking on the probe's own CPU" % (ratio, b, a)
+        )
     else:
-        print("interference across CPUs: SKIPPED (this process may run on one CPU only, %s: the kernel and the "
-              "probe need one each); checking on the probe's own CPU" % cpus)
+        print(
+            "interference across CPUs: SKIPPED (this process may run on one CPU only, %s: the kernel and the "
+            "probe need one each); checking on the probe's own CPU" % cpus
+        )
     ratio, alone, beside, rep = interference_round(a, a, "llc", "--intensity", "100")
-    print("interference: cache probe on cpu %d, p50 per unit alone %s ns, beside llc at 100 on the same CPU "
-          "(%.2f CPU/s) %s ns: x %.2f" % (a, alone, rep["cpu_per_s"], beside, ratio))
+    print(
+        "interference: cache probe on cpu %d, p50 per unit alone %s ns, beside llc at 100 on the same CPU "
+        "(%.2f CPU/s) %s ns: x %.2f" % (a, alone, rep["cpu_per_s"], beside, ratio)
+    )
     assert ratio > 1.1, (alone, beside)
 
 

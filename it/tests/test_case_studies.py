@@ -44,8 +44,12 @@ def about(run, victim):
     # there (and judged) may be any tenant the antagonist hurts, not only the case's victim.
     outcomes = list(m.outcomes)
     why = "decisions %s; throttled %s; caps %s; outcomes (antagonist, relative CPI, verdict) %s; logs in %s" % (
-        dict(m.decisions()), sorted({i["antagonist_task"] for i in throttles}), sorted({a["task"] for a in applied}),
-        [(o["antagonist_task"], round(o["relative_cpi"], 2), o["verdict"]) for o in outcomes], run.dir)
+        dict(m.decisions()),
+        sorted({i["antagonist_task"] for i in throttles}),
+        sorted({a["task"] for a in applied}),
+        [(o["antagonist_task"], round(o["relative_cpi"], 2), o["verdict"]) for o in outcomes],
+        run.dir,
+    )
     return incidents, throttles, applied, outcomes, why
 
 
@@ -56,7 +60,9 @@ def cap_intervals(run, antagonist):
     host = run.scenario + "-host"
     episode = [t for t in truth if t["type"] == "antagonism" and t["antagonist"] == antagonist and t["host"] == host][0]
     caps, start = [], None
-    for t in sorted((t for t in truth if t["type"] in ("cap", "uncap") and t["task"] == antagonist), key=lambda t: t["at_us"]):
+    for t in sorted(
+        (t for t in truth if t["type"] in ("cap", "uncap") and t["task"] == antagonist), key=lambda t: t["at_us"]
+    ):
         if t["type"] == "cap" and start is None:
             start = t["at_us"]
         elif t["type"] == "uncap" and start is not None:
@@ -97,15 +103,28 @@ def cpi_capped_vs_not(run, victim, antagonist, busy_cpu=None):
     if not capped or not free:
         return None, len(capped), len(free)
     ratio = statistics.mean(capped) / statistics.mean(free)
-    print("%s: %s's mean CPI %.2f while %s was capped (%d samples), %.2f while not%s (%d): ratio %.2f"
-          % (run.scenario, victim, statistics.mean(capped), antagonist, len(capped), statistics.mean(free),
-             " and using >= %s CPU" % busy_cpu if busy_cpu else "", len(free), ratio))
+    print(
+        "%s: %s's mean CPI %.2f while %s was capped (%d samples), %.2f while not%s (%d): ratio %.2f"
+        % (
+            run.scenario,
+            victim,
+            statistics.mean(capped),
+            antagonist,
+            len(capped),
+            statistics.mean(free),
+            " and using >= %s CPU" % busy_cpu if busy_cpu else "",
+            len(free),
+            ratio,
+        )
+    )
     return ratio, len(capped), len(free)
 
 
 def no_latency_sensitive_capped(run):
     classes = {i["antagonist_task"]: i["antagonist_class"] for i in run.monitor.incidents if i["antagonist_task"]}
-    return [a["task"] for a in run.monitor.actions if a["kind"] == "APPLIED" and classes.get(a["task"]) == LATENCY_SENSITIVE]
+    return [
+        a["task"] for a in run.monitor.actions if a["kind"] == "APPLIED" and classes.get(a["task"]) == LATENCY_SENSITIVE
+    ]
 
 
 def test_case1_video_processing_is_named_and_capped_and_the_victim_recovers():
@@ -117,7 +136,12 @@ def test_case1_video_processing_is_named_and_capped_and_the_victim_recovers():
     assert no_latency_sensitive_capped(run) == [], why
     assert [o for o in outcomes if o["antagonist_task"] == "jobs/video-processing/0"], "no cap judged: " + why
     ratio, n_capped, n_free = cpi_capped_vs_not(run, "jobs/websearch/0", "jobs/video-processing/0")
-    assert n_capped >= 5 and ratio < 0.8, "victim CPI capped/not %s over %d/%d samples; %s" % (ratio, n_capped, n_free, why)
+    assert n_capped >= 5 and ratio < 0.8, "victim CPI capped/not %s over %d/%d samples; %s" % (
+        ratio,
+        n_capped,
+        n_free,
+        why,
+    )
     run.cleanup()
 
 
@@ -132,18 +156,27 @@ def test_case2_capping_the_best_effort_antagonist_halves_the_victims_cpi_which_r
     # "Halves": against the windows in which the uncapped crawler bursts (it runs 3 min at 4 CPUs,
     # then 3 min at 0.3; the off phases would dilute what the cap is compared with).
     ratio, n_capped, n_free = cpi_capped_vs_not(run, "jobs/query-serving/0", "jobs/be-crawler/0", busy_cpu=2.0)
-    assert n_capped >= 5 and n_free >= 5 and ratio <= 0.6, "victim CPI capped/not %s over %d/%d samples; %s" % (ratio, n_capped, n_free, why)
+    assert n_capped >= 5 and n_free >= 5 and ratio <= 0.6, "victim CPI capped/not %s over %d/%d samples; %s" % (
+        ratio,
+        n_capped,
+        n_free,
+        why,
+    )
     # Once the first cap is lifted the victim's CPI rises again (its own samples, ground truth)
     # when the crawler bursts: its off phases after the lift, more or fewer depending on where the
     # lift falls, diluted the uncapped mean to 1.5x the capped one in a loaded run...
     episode, caps_sim = cap_intervals(run, "jobs/be-crawler/0")
     first_lift = caps_sim[0][1]
-    capped, free = victim_cpi(run, "jobs/query-serving/0", episode, caps_sim, since_us=first_lift,
-                              busy_antagonist=("jobs/be-crawler/0", 2.0))
-    print("case2: after the first lift, victim mean CPI %.2f uncapped and the crawler bursting (%d samples), %.2f capped (%d)" % (
-        statistics.mean(free or [0]), len(free), statistics.mean(capped or [0]), len(capped)))
+    capped, free = victim_cpi(
+        run, "jobs/query-serving/0", episode, caps_sim, since_us=first_lift, busy_antagonist=("jobs/be-crawler/0", 2.0)
+    )
+    print(
+        "case2: after the first lift, victim mean CPI %.2f uncapped and the crawler bursting (%d samples), %.2f capped (%d)"
+        % (statistics.mean(free or [0]), len(free), statistics.mean(capped or [0]), len(capped))
+    )
     assert capped and free and statistics.mean(free) >= 1.5 * statistics.mean(capped), (
-        "after the first lift: victim CPI %s uncapped vs %s capped; %s" % (free, capped, why))
+        "after the first lift: victim CPI %s uncapped vs %s capped; %s" % (free, capped, why)
+    )
     # ... and the pipeline caps the crawler again. The incident that does it may name any of the
     # host's latency-sensitive tenants the crawler hurts (20 besides query-serving), whichever
     # completes its three outliers first.
@@ -168,8 +201,15 @@ def test_case4_only_the_batch_suspect_is_capped_it_barely_helps_and_another_roun
     assert no_latency_sensitive_capped(run) == [], why
     assert [o for o in outcomes if o["antagonist_task"] == "jobs/scientific-simulation/0"], "no cap judged: " + why
     ratio, n_capped, n_free = cpi_capped_vs_not(run, "jobs/user-facing/0", "jobs/scientific-simulation/0")
-    assert n_capped >= 5 and ratio > 0.7, "barely helps? victim CPI capped/not %s over %d/%d samples; %s" % (  # paper 1.6 -> 1.3
-        ratio, n_capped, n_free, why)
+    assert n_capped >= 5 and ratio > 0.7, (
+        "barely helps? victim CPI capped/not %s over %d/%d samples; %s"
+        % (  # paper 1.6 -> 1.3
+            ratio,
+            n_capped,
+            n_free,
+            why,
+        )
+    )
     first_cap = min(a["at_us"] for a in applied)
     assert [i for i in incidents if i["detected_at_us"] > first_cap], "no later round: " + why
     run.cleanup()

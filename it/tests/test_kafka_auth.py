@@ -24,14 +24,14 @@ MARK = b"cpi2-auth-test-" + uuid.uuid4().hex.encode()
 def secrets():
     assert stack.kafka_client_file("admin"), (
         "the stack has no Kafka secrets in %s: it was started before authentication; "
-        "make down && make up" % stack.SECRETS_DIR)
+        "make down && make up" % stack.SECRETS_DIR
+    )
 
 
 def produce(conf, topic, value, timeout=15):
     """One message; returns (the delivery report's error or None, the errors the client reported)."""
     errors, report = [], []
-    p = Producer(dict(conf, **{"message.timeout.ms": timeout * 1000, "error_cb": errors.append,
-                               "log_level": 0}))
+    p = Producer(dict(conf, **{"message.timeout.ms": timeout * 1000, "error_cb": errors.append, "log_level": 0}))
     p.produce(topic, key=b"cpi2-auth-test", value=value, on_delivery=lambda err, msg: report.append(err))
     p.flush(timeout + 5)
     assert report, "no delivery report within %d s" % (timeout + 5)
@@ -71,10 +71,16 @@ def test_plaintext_and_bad_passwords_are_refused_at_sign_in():
     assert err is not None and err.code() == KafkaError._MSG_TIMED_OUT, err
     assert errors, "a PLAINTEXT client met no error from a SASL_SSL listener"
     collector = stack.read_client_file(stack.kafka_client_file("collector"))["sasl.password"]
-    for principal, password in (("operator", "not-the-password"), ("operator", collector),
-                                ("admin", "not-the-password"), ("nobody", "x")):
-        conf = stack.kafka_conf(principal if principal != "nobody" else "operator",
-                                **{"sasl.username": principal, "sasl.password": password})
+    for principal, password in (
+        ("operator", "not-the-password"),
+        ("operator", collector),
+        ("admin", "not-the-password"),
+        ("nobody", "x"),
+    ):
+        conf = stack.kafka_conf(
+            principal if principal != "nobody" else "operator",
+            **{"sasl.username": principal, "sasl.password": password},
+        )
         err, errors = produce(conf, "cpi2.control", MARK, timeout=5)
         assert err is not None, "%s with a wrong password wrote cpi2.control" % principal
         auth = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
@@ -82,12 +88,22 @@ def test_plaintext_and_bad_passwords_are_refused_at_sign_in():
     assert MARK not in values_since("cpi2.control", before)
 
 
-@pytest.mark.parametrize("principal,topic", [
-    ("collector", "cpi2.control"), ("collector", "cpi2.incidents"), ("enforcer", "cpi2.control"),
-    ("enforcer", "cpi2.incidents"), ("operator", "cpi2.incidents"), ("operator", "cpi2.samples"),
-    ("telegraf", "cpi2.control"), ("clickhouse", "cpi2.host-metrics"), ("detector", "cpi2.control"),
-    ("detector", "cpi2.actions"), ("enforcer", "cpi2.specs"),
-])
+@pytest.mark.parametrize(
+    "principal,topic",
+    [
+        ("collector", "cpi2.control"),
+        ("collector", "cpi2.incidents"),
+        ("enforcer", "cpi2.control"),
+        ("enforcer", "cpi2.incidents"),
+        ("operator", "cpi2.incidents"),
+        ("operator", "cpi2.samples"),
+        ("telegraf", "cpi2.control"),
+        ("clickhouse", "cpi2.host-metrics"),
+        ("detector", "cpi2.control"),
+        ("detector", "cpi2.actions"),
+        ("enforcer", "cpi2.specs"),
+    ],
+)
 def test_wrong_principal_is_refused_by_the_authorizer(principal, topic):
     before = end_offsets(topic)
     err, _ = produce(stack.kafka_conf(principal), topic, MARK)
@@ -96,10 +112,18 @@ def test_wrong_principal_is_refused_by_the_authorizer(principal, topic):
 
 
 def dead_letter(component):
-    return wire.encode("DeadLetter", {"at_us": int(time.time() * 1e6), "component": component,
-                                      "source_topic": "cpi2-auth-test", "partition": 0, "offset": 0,
-                                      "reason": "test_kafka_auth: a principal writes its dead letters",
-                                      "payload": MARK})
+    return wire.encode(
+        "DeadLetter",
+        {
+            "at_us": int(time.time() * 1e6),
+            "component": component,
+            "source_topic": "cpi2-auth-test",
+            "partition": 0,
+            "offset": 0,
+            "reason": "test_kafka_auth: a principal writes its dead letters",
+            "payload": MARK,
+        },
+    )
 
 
 def test_right_principals_write_their_topics():
@@ -116,8 +140,11 @@ def test_right_principals_write_their_topics():
 
 def consume_one_poll(principal, topic, group):
     """Subscribes as principal and returns the first error the consumer meets (None: none)."""
-    c = Consumer(stack.kafka_conf(principal, **{"group.id": group, "auto.offset.reset": "latest",
-                                                "enable.auto.commit": False, "log_level": 0}))
+    c = Consumer(
+        stack.kafka_conf(
+            principal, **{"group.id": group, "auto.offset.reset": "latest", "enable.auto.commit": False, "log_level": 0}
+        )
+    )
     try:
         c.subscribe([topic])
         deadline = time.time() + 15
@@ -139,5 +166,7 @@ def test_consumers_read_only_their_topics_in_their_groups():
     err = consume_one_poll("enforcer", "cpi2.incidents", "auth-test-" + run)  # not its group
     assert err is not None and err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED, err
     err = consume_one_poll("collector", "cpi2.control", "cpi2-enforcer-auth-test-" + run)  # not its topic
-    assert err is not None and err.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED,
-                                              KafkaError.GROUP_AUTHORIZATION_FAILED), err
+    assert err is not None and err.code() in (
+        KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        KafkaError.GROUP_AUTHORIZATION_FAILED,
+    ), err

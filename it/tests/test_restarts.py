@@ -32,13 +32,22 @@ def crash_and_count(server):
     # The simulator may end its play while the server is still down (Kafka recovers every log
     # after a SIGKILL: seconds on a fresh stack, most of a minute with gigabytes of topics): it
     # waits up to 5 minutes for Kafka to take the rest, so every sample it produced counts.
-    start = (int(time.time()) // 60 + 800 * 24 * 60 + random.randrange(10 ** 6)) * 60
-    run = pipeline.Run("steady", speed=120, duration="2h", warmup="0", seed=5,
-                       fleetsim_args=["--start", str(start), "--flush-timeout", "300"])
+    start = (int(time.time()) // 60 + 800 * 24 * 60 + random.randrange(10**6)) * 60
+    run = pipeline.Run(
+        "steady",
+        speed=120,
+        duration="2h",
+        warmup="0",
+        seed=5,
+        fleetsim_args=["--start", str(start), "--flush-timeout", "300"],
+    )
     run.start()
     try:
-        stack.wait_until(lambda: "kafka delivered" in open(run.sim_log.name).read() or not run.running(), 60,
-                         "the simulator's first deliveries")
+        stack.wait_until(
+            lambda: "kafka delivered" in open(run.sim_log.name).read() or not run.running(),
+            60,
+            "the simulator's first deliveries",
+        )
         time.sleep(10)
         assert run.running(), "the scenario ended before the crash; logs in %s" % run.dir
         stack.kill_server(server)
@@ -55,18 +64,27 @@ def crash_and_count(server):
     where = "window_start_us >= %d AND window_start_us <= %d" % (truth["start_us"], truth["end_us"])
 
     def landed():
-        rows, distinct = map(int, stack.query("SELECT count(), uniqExact(host, task, window_start_us) FROM cpi2.samples WHERE "
-                                     + where).split())
+        rows, distinct = map(
+            int,
+            stack.query(
+                "SELECT count(), uniqExact(host, task, window_start_us) FROM cpi2.samples WHERE " + where
+            ).split(),
+        )
         return distinct >= n and (rows, distinct)
+
     try:
         rows, distinct = stack.wait_until(landed, 240, "%d samples in ClickHouse" % n, interval=5)
     except AssertionError as e:
         jobs = requests.get(stack.FLINK + "/jobs/overview", timeout=10).json()["jobs"]
-        raise AssertionError("%s; job states %s; logs in %s" % (e, [(j["jid"], j["state"]) for j in jobs], run.dir)) from e
+        raise AssertionError(
+            "%s; job states %s; logs in %s" % (e, [(j["jid"], j["state"]) for j in jobs], run.dir)
+        ) from e
     assert distinct == n, "ClickHouse holds %d distinct samples of this run, the simulator published %d" % (distinct, n)
     assert int(stack.query("SELECT count() FROM cpi2.samples FINAL WHERE " + where)) == n
-    pipeline.log("%s crash: %d samples published and acknowledged, %d in ClickHouse (%d rows before merging)"
-                 % (server, n, distinct, rows))
+    pipeline.log(
+        "%s crash: %d samples published and acknowledged, %d in ClickHouse (%d rows before merging)"
+        % (server, n, distinct, rows)
+    )
     run.cleanup()
 
 
@@ -103,5 +121,8 @@ def test_enforcer_kill_9_with_a_cap_in_force_leaves_no_cap_behind():
                     left.append(dirpath)
     assert not left, "caps left behind: %s; logs in %s" % (left, run.dir)
     released = [r for r in m.actions if r["kind"] == "RELEASED" and (r["host"], r["task"]) == (a["host"], a["task"])]
-    assert released, "the cap held at the crash (%s) was never reported lifted; actions %s" % (held, dict(m.action_kinds()))
+    assert released, "the cap held at the crash (%s) was never reported lifted; actions %s" % (
+        held,
+        dict(m.action_kinds()),
+    )
     run.cleanup()

@@ -42,8 +42,12 @@ def test_avro_sample_through_kafka():
     sample = stack.cpi_sample(host, "smoke", "smoke.slice/t1")
     delivered = []
     p = Producer(stack.kafka_conf("collector", **{"enable.idempotence": True}))
-    p.produce("cpi2.samples", key=host, value=wire.encode("CpiSample", sample),
-              on_delivery=lambda err, msg: delivered.append((err, msg)))
+    p.produce(
+        "cpi2.samples",
+        key=host,
+        value=wire.encode("CpiSample", sample),
+        on_delivery=lambda err, msg: delivered.append((err, msg)),
+    )
     assert p.flush(30) == 0
     err, msg = delivered[0]
     assert err is None, err
@@ -63,18 +67,27 @@ def test_trivial_job_runs_on_flink():
     jar = os.path.join(stack.ROOT, "it", "smoke-job", "target", "cpi2-smoke-job-0.1.0.jar")
     assert os.path.exists(jar), "build it first: make -C it build"
     with open(jar, "rb") as f:
-        up = requests.post(stack.FLINK + "/jars/upload", files={"jarfile": ("smoke.jar", f, "application/x-java-archive")}, timeout=60)
+        up = requests.post(
+            stack.FLINK + "/jars/upload", files={"jarfile": ("smoke.jar", f, "application/x-java-archive")}, timeout=60
+        )
     assert up.status_code == 200, up.text
     jar_id = up.json()["filename"].rsplit("/", 1)[-1]
     try:
         n = 5000
-        run = requests.post(stack.FLINK + "/jars/%s/run" % jar_id,
-                            json={"entryClass": "org.cpi2.it.SmokeJob", "programArgsList": [str(n)]}, timeout=120)
+        run = requests.post(
+            stack.FLINK + "/jars/%s/run" % jar_id,
+            json={"entryClass": "org.cpi2.it.SmokeJob", "programArgsList": [str(n)]},
+            timeout=120,
+        )
         assert run.status_code == 200, run.text
         job = run.json()["jobid"]
         state = stack.wait_until(
             lambda: (lambda s: s if s in ("FINISHED", "FAILED", "CANCELED") else None)(
-                requests.get(stack.FLINK + "/jobs/" + job, timeout=10).json()["state"]), 120, "the smoke job to end")
+                requests.get(stack.FLINK + "/jobs/" + job, timeout=10).json()["state"]
+            ),
+            120,
+            "the smoke job to end",
+        )
         assert state == "FINISHED", requests.get(stack.FLINK + "/jobs/%s/exceptions" % job, timeout=10).text
         acc = requests.get(stack.FLINK + "/jobs/%s/accumulators" % job, timeout=10).json()
         values = {a["name"]: a["value"] for a in acc["user-task-accumulators"]}
@@ -96,8 +109,9 @@ def test_clickhouse_runs_at_its_nice_level():
     """Every ClickHouse thread (merges, inserts) yields the CPU to the pipeline: stack.env's level."""
     pid = stack.pids()["clickhouse"]
     levels = {os.getpriority(os.PRIO_PROCESS, int(tid)) for tid in os.listdir("/proc/%d/task" % pid)}
-    assert levels == {int(stack.E.get("CLICKHOUSE_NICE", "0"))}, \
+    assert levels == {int(stack.E.get("CLICKHOUSE_NICE", "0"))}, (
         "ClickHouse's threads run at nice %s: a stack started before CLICKHOUSE_NICE? make down && make up" % levels
+    )
 
 
 def test_flink_jvms_log_their_collections():
@@ -106,15 +120,19 @@ def test_flink_jvms_log_their_collections():
     for name in ("flink-jobmanager", "flink-taskmanager"):
         path = os.path.join(stack.STACK_DIR, "logs", name + "-gc.log")
         args = open("/proc/%d/cmdline" % pids[name]).read().split("\0")
-        assert any(a.startswith("-Xlog:gc:file=" + path + ":") for a in args), \
+        assert any(a.startswith("-Xlog:gc:file=" + path + ":") for a in args), (
             "%s runs without its GC log: a stack started before it had one? make down && make up" % name
+        )
         with open(path) as f:
             assert "Using G1" in f.read(), name  # the JVM's first line there
 
 
 def test_telegraf_ships_host_metrics_to_kafka():
-    c = Consumer(stack.kafka_conf("admin", **{"group.id": "smoke-telegraf-" + uuid.uuid4().hex[:6],
-                                              "auto.offset.reset": "latest"}))
+    c = Consumer(
+        stack.kafka_conf(
+            "admin", **{"group.id": "smoke-telegraf-" + uuid.uuid4().hex[:6], "auto.offset.reset": "latest"}
+        )
+    )
     c.subscribe(["cpi2.host-metrics"])
     names = set()
     deadline = time.time() + 60
@@ -133,10 +151,14 @@ def test_flink_lib_has_the_kafka_clients_the_job_bundles():
     loaded per job they leaked the JobManager's metaspace); the job jar must bundle the same version."""
     import glob
     import zipfile
+
     jar = os.path.join(stack.ROOT, "flink-jobs", "target", "cpi2-flink-jobs-0.1.0.jar")
     with zipfile.ZipFile(jar) as z:
-        props = dict(line.split("=", 1) for line in z.read("kafka/kafka-version.properties").decode().split() if "=" in line)
+        props = dict(
+            line.split("=", 1) for line in z.read("kafka/kafka-version.properties").decode().split() if "=" in line
+        )
     libs = glob.glob(os.path.join(stack.STACK_DIR, "lib", "flink", "kafka-clients-*.jar"))
     assert [os.path.basename(p) for p in libs] == ["kafka-clients-%s.jar" % props["version"]], (
         "Flink's lib has %s, the job bundles kafka-clients %s: set flink.kafka.clients.version in stack/jars/pom.xml"
-        % (libs, props["version"]))
+        % (libs, props["version"])
+    )

@@ -4,7 +4,6 @@ publishing. Detection must go on without relearning the specs (no SPEC_NOT_USABL
 resume), every incident must be published once (no duplicate on cpi2.incidents), and ClickHouse
 must hold each incident once, in the raw table, not only after FINAL's deduplication."""
 
-
 import pytest
 
 from cpi2.e2e import pipeline
@@ -18,8 +17,9 @@ def test_savepoint_in_the_middle_keeps_the_specs_and_writes_nothing_twice():
     run.start()
     m = run.monitor
     try:
-        assert run.poll_until(lambda m: any(i["decision"] == "THROTTLE" for i in m.incidents), 300), \
+        assert run.poll_until(lambda m: any(i["decision"] == "THROTTLE" for i in m.incidents), 300), (
             "no THROTTLE before the upgrade: %s; logs in %s" % (dict(m.decisions()), run.dir)
+        )
         before = len(m.incidents)
         run.restart_from_savepoint()
         run.wait(600, settle=20)
@@ -35,8 +35,15 @@ def test_savepoint_in_the_middle_keeps_the_specs_and_writes_nothing_twice():
     ids = [i["incident_id"] for i in m.incidents]
     assert len(ids) == len(set(ids)), "incidents published twice: %d of %d" % (len(ids) - len(set(ids)), len(ids))
     quoted = ",".join("'%s'" % i for i in set(ids))
-    rows, distinct = map(int, stack.query("SELECT count(), uniqExact(incident_id) FROM cpi2.incidents WHERE incident_id IN (%s)"
-                                          % quoted).split())
+    rows, distinct = map(
+        int,
+        stack.query(
+            "SELECT count(), uniqExact(incident_id) FROM cpi2.incidents WHERE incident_id IN (%s)" % quoted
+        ).split(),
+    )
     assert distinct == len(set(ids)) and rows == distinct, "ClickHouse: %d rows, %d incidents, %d published" % (
-        rows, distinct, len(set(ids)))
+        rows,
+        distinct,
+        len(set(ids)),
+    )
     run.cleanup()

@@ -40,12 +40,18 @@ def stack_env():
 
 def default_clickhouse_url():
     env = stack_env()
-    return os.environ.get("CPI2_CLICKHOUSE_URL") or "http://%s:%s" % (env.get("STACK_HOST", "127.0.0.1"), env.get("CLICKHOUSE_HTTP_PORT", "8123"))
+    return os.environ.get("CPI2_CLICKHOUSE_URL") or "http://%s:%s" % (
+        env.get("STACK_HOST", "127.0.0.1"),
+        env.get("CLICKHOUSE_HTTP_PORT", "8123"),
+    )
 
 
 def default_kafka_bootstrap():
     env = stack_env()
-    return os.environ.get("CPI2_KAFKA_BOOTSTRAP") or "%s:%s" % (env.get("STACK_HOST", "127.0.0.1"), env.get("KAFKA_PORT", "9092"))
+    return os.environ.get("CPI2_KAFKA_BOOTSTRAP") or "%s:%s" % (
+        env.get("STACK_HOST", "127.0.0.1"),
+        env.get("KAFKA_PORT", "9092"),
+    )
 
 
 def default_kafka_client_file():
@@ -73,8 +79,10 @@ def read_client_file(path):
     except OSError as e:
         raise ClientFileError(f"Kafka client file {path}: {e.strerror}") from None
     if st.st_mode & 0o077:
-        raise ClientFileError(f"Kafka client file {path}: mode {st.st_mode & 0o7777:04o} lets group or others read it,"
-                              " and it holds a password: chmod 600 it")
+        raise ClientFileError(
+            f"Kafka client file {path}: mode {st.st_mode & 0o7777:04o} lets group or others read it,"
+            " and it holds a password: chmod 600 it"
+        )
     out = {}
     for n, line in enumerate(lines, 1):
         line = line.strip()

@@ -56,7 +56,9 @@ def test_malformed_messages_get_a_reason():
     rnd = random.Random(7)
     good = bytes.fromhex(VECTORS[0]["hex"])
     for i in range(500):
-        data = good[: rnd.randrange(len(good))] if i % 2 else bytes(rnd.randrange(256) for _ in range(rnd.randrange(40)))
+        data = (
+            good[: rnd.randrange(len(good))] if i % 2 else bytes(rnd.randrange(256) for _ in range(rnd.randrange(40)))
+        )
         with pytest.raises(wire.WireError) as e:
             wire.decode("CpiSample", data)
         assert str(e.value)

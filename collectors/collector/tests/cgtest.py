@@ -1,4 +1,5 @@
 """Helpers of the collector's tests on the real cgroup v2 hierarchy (stdlib only)."""
+
 import json
 import os
 import shutil

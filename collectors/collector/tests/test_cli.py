@@ -8,6 +8,7 @@ that hold others (an unmapped parent is not published: its counts include its ch
 
 Usage: test_cli.py PATH/TO/cpi2-collector
 """
+
 import os
 import signal
 import subprocess
@@ -45,8 +46,9 @@ def check_help_and_errors():
 
 
 def hardware_counters_here():
-    r = subprocess.run(["perf", "stat", "-e", "cycles", "true"], capture_output=True, text=True,
-                       env=dict(os.environ, LC_ALL="C"))
+    r = subprocess.run(
+        ["perf", "stat", "-e", "cycles", "true"], capture_output=True, text=True, env=dict(os.environ, LC_ALL="C")
+    )
     return r.returncode == 0 and "not supported" not in r.stderr and "<not counted>" not in r.stderr
 
 
@@ -89,8 +91,23 @@ def check_real_tree(root, rules):
 
     # descriptor budget: two cgroups' worth of descriptors; three tasks rotate over windows
     ncpu = len(cgtest.online_cpus())
-    r = run("--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules, "--window-s", "0.2",
-            "--period-s", "0.5", "--windows", "3", "--max-fds", str(2 * ncpu))
+    r = run(
+        "--stdout",
+        "--events",
+        "task-clock",
+        "--roots",
+        root,
+        "--rules-file",
+        rules,
+        "--window-s",
+        "0.2",
+        "--period-s",
+        "0.5",
+        "--windows",
+        "3",
+        "--max-fds",
+        str(2 * ncpu),
+    )
     assert r.returncode == 0, r
     wins = windows_of(cgtest.samples(r.stdout))
     assert len(wins) == 3 and all(len(w) == 2 for w in wins), wins
@@ -99,9 +116,27 @@ def check_real_tree(root, rules):
     print("fd budget rotation: ok %s" % wins)
 
     # a cgroup appears and another disappears between windows
-    p = subprocess.Popen([BIN, "--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules,
-                          "--window-s", "0.2", "--period-s", "1", "--windows", "3"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            BIN,
+            "--stdout",
+            "--events",
+            "task-clock",
+            "--roots",
+            root,
+            "--rules-file",
+            rules,
+            "--window-s",
+            "0.2",
+            "--period-s",
+            "1",
+            "--windows",
+            "3",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     first = [p.stdout.readline() for _ in range(3)]
     os.mkdir(os.path.join(root, "j", "3"))
     os.rmdir(os.path.join(root, "j", "2"))
@@ -112,9 +147,25 @@ def check_real_tree(root, rules):
     print("appearing and disappearing cgroups: ok %s" % wins)
 
     # SIGTERM in the middle of a long window: prompt, clean exit, nothing half-counted published
-    p = subprocess.Popen([BIN, "--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules,
-                          "--window-s", "20", "--period-s", "21"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            BIN,
+            "--stdout",
+            "--events",
+            "task-clock",
+            "--roots",
+            root,
+            "--rules-file",
+            rules,
+            "--window-s",
+            "20",
+            "--period-s",
+            "21",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1)
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
@@ -125,9 +176,27 @@ def check_real_tree(root, rules):
 
     # Kafka down: sampling keeps its clock, the bounded queue drops and says so, exit bounded
     t0 = time.monotonic()
-    r = run("--events", "task-clock", "--roots", root, "--rules-file", rules, "--window-s", "0.2",
-            "--period-s", "0.5", "--windows", "2", "--brokers", "127.0.0.1:1", "--flush-timeout-ms", "500",
-            "-X", "queue.buffering.max.messages=2", timeout=30)
+    r = run(
+        "--events",
+        "task-clock",
+        "--roots",
+        root,
+        "--rules-file",
+        rules,
+        "--window-s",
+        "0.2",
+        "--period-s",
+        "0.5",
+        "--windows",
+        "2",
+        "--brokers",
+        "127.0.0.1:1",
+        "--flush-timeout-ms",
+        "500",
+        "-X",
+        "queue.buffering.max.messages=2",
+        timeout=30,
+    )
     took = time.monotonic() - t0
     assert r.returncode == 3, r  # messages left undelivered at exit
     assert r.stderr.count("3 samples; kafka: 2 sent") == 1 and "3 samples; kafka: 0 sent" in r.stderr, r.stderr
@@ -139,11 +208,26 @@ def check_real_tree(root, rules):
 def check_parents(root):
     """root: a/{b,c} unmapped, k mapped with k/x ignored, m and m/n both mapped."""
     with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
-        rules.write("m job=m task_id=0 class=batch\nm/* job=m task_id=$1 class=batch\n"
-                    "k job=k task_id=0 class=batch\nk/* ignore\n")
+        rules.write(
+            "m job=m task_id=0 class=batch\nm/* job=m task_id=$1 class=batch\n"
+            "k job=k task_id=0 class=batch\nk/* ignore\n"
+        )
         rules.flush()
-        r = run("--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules.name,
-                "--window-s", "0.2", "--period-s", "0.5", "--windows", "2")
+        r = run(
+            "--stdout",
+            "--events",
+            "task-clock",
+            "--roots",
+            root,
+            "--rules-file",
+            rules.name,
+            "--window-s",
+            "0.2",
+            "--period-s",
+            "0.5",
+            "--windows",
+            "2",
+        )
         assert r.returncode == 0, r
         wins = windows_of(cgtest.samples(r.stdout))
         # a holds a/b and a/c and no rule maps it: not published; its leaves are, as UNKNOWN.
@@ -151,16 +235,33 @@ def check_parents(root):
         assert wins == [["a/b", "a/c", "k", "m", "m/n"]] * 2, wins
         assert r.stderr.count("(1 ignored, 2 unmapped, 1 unmapped parents not published)") == 2, r.stderr
         # reported once, not every window
-        assert r.stderr.count("cgroup a matches no rule or label and holds other cgroups (a/b among them): "
-                              "not published, its counts include theirs") == 1, r.stderr
+        assert (
+            r.stderr.count(
+                "cgroup a matches no rule or label and holds other cgroups (a/b among them): "
+                "not published, its counts include theirs"
+            )
+            == 1
+        ), r.stderr
         assert r.stderr.count("cgroup a/b matches no rule or label: published as job=a/b") == 1, r.stderr
-        assert r.stderr.count("cgroup m is mapped and m/n under it is published too: their counts overlap") == 1, \
+        assert r.stderr.count("cgroup m is mapped and m/n under it is published too: their counts overlap") == 1, (
             r.stderr
+        )
         assert "cgroup k is mapped" not in r.stderr and "published as job=a," not in r.stderr, r.stderr
         # at max_depth 1 the children are not walked: a is a leaf there (nothing else counts its
         # children), published as UNKNOWN; m's child is not published, so no overlap
-        r = run("--once", "--events", "task-clock", "--roots", root, "--rules-file", rules.name, "--window-s", "0.2",
-                "--max-depth", "1")
+        r = run(
+            "--once",
+            "--events",
+            "task-clock",
+            "--roots",
+            root,
+            "--rules-file",
+            rules.name,
+            "--window-s",
+            "0.2",
+            "--max-depth",
+            "1",
+        )
         assert r.returncode == 0, r
         samples = cgtest.samples(r.stdout)
         assert sorted(s["task"] for s in samples) == ["a", "k", "m"], r.stdout

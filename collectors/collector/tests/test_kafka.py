@@ -7,6 +7,7 @@ says was sent is delivered. Starts the stack (make up) if Kafka does not answer.
 
 Usage: test_kafka.py PATH/TO/cpi2-collector
 """
+
 import os
 import subprocess
 import sys
@@ -38,16 +39,50 @@ def main():
         with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
             rules.write("* job=kafka-test task_id=$1 class=best_effort\n")
             rules.flush()
-            run = subprocess.run([binary, "--events", "task-clock", "--roots", root, "--rules-file", rules.name,
-                                  "--window-s", "0.5", "--period-s", "1", "--windows", "2", "--host", "test-host-1",
-                                  "--brokers", brokers, "--topic", topic, "-X", "linger.ms=1"] + stack.agent_kafka_args("admin"),
-                                 capture_output=True, text=True, timeout=60)
+            run = subprocess.run(
+                [
+                    binary,
+                    "--events",
+                    "task-clock",
+                    "--roots",
+                    root,
+                    "--rules-file",
+                    rules.name,
+                    "--window-s",
+                    "0.5",
+                    "--period-s",
+                    "1",
+                    "--windows",
+                    "2",
+                    "--host",
+                    "test-host-1",
+                    "--brokers",
+                    brokers,
+                    "--topic",
+                    topic,
+                    "-X",
+                    "linger.ms=1",
+                ]
+                + stack.agent_kafka_args("admin"),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
         print(run.stderr, end="")
         assert run.returncode == 0, "collector exit %d" % run.returncode
         assert "4 sent, 4 delivered, 0 failed, 0 dropped (queue full), 0 left undelivered" in run.stderr
 
-        consumer = Consumer(stack.kafka_conf("admin", **{"bootstrap.servers": brokers, "group.id": topic,
-                                                         "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+        consumer = Consumer(
+            stack.kafka_conf(
+                "admin",
+                **{
+                    "bootstrap.servers": brokers,
+                    "group.id": topic,
+                    "auto.offset.reset": "earliest",
+                    "enable.auto.commit": False,
+                },
+            )
+        )
         consumer.assign([TopicPartition(topic, 0, 0)])
         got, deadline = [], time.time() + 30
         while len(got) < 4 and time.time() < deadline:

@@ -12,6 +12,7 @@ and may exceed it by no more than 2%.
 
 Usage: test_perf_vs_perf_stat.py PATH/TO/cpi2-collector
 """
+
 import os
 import re
 import subprocess
@@ -37,8 +38,11 @@ def cpu_times():
 
 def largest_taken_share(before, after):
     """The largest share of a CPU's time between two cpu_times() that no task was charged for."""
-    shares = [(after[c][0] - before[c][0]) / (after[c][1] - before[c][1])
-              for c in before if c in after and after[c][1] > before[c][1]]
+    shares = [
+        (after[c][0] - before[c][0]) / (after[c][1] - before[c][1])
+        for c in before
+        if c in after and after[c][1] > before[c][1]
+    ]
     return max(shares, default=0.0)
 
 
@@ -57,12 +61,30 @@ def main():
             rules.write("busy job=perf-test task_id=0 class=batch\n")
             rules.flush()
             env = dict(os.environ, LC_ALL="C")
-            perf = subprocess.Popen(["perf", "stat", "-e", "task-clock", "-G", name + "/busy", "-a", "--",
-                                     "sleep", str(WINDOW_S)], stderr=subprocess.PIPE, text=True, env=env)
+            perf = subprocess.Popen(
+                ["perf", "stat", "-e", "task-clock", "-G", name + "/busy", "-a", "--", "sleep", str(WINDOW_S)],
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
             times0 = cpu_times()
-            coll = subprocess.Popen([collector, "--once", "--events", "task-clock", "--roots", root,
-                                     "--rules-file", rules.name, "--window-s", str(WINDOW_S)],
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            coll = subprocess.Popen(
+                [
+                    collector,
+                    "--once",
+                    "--events",
+                    "task-clock",
+                    "--roots",
+                    root,
+                    "--rules-file",
+                    rules.name,
+                    "--window-s",
+                    str(WINDOW_S),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             out, err = coll.communicate(timeout=60)
             _, perf_err = perf.communicate(timeout=60)
             taken = largest_taken_share(times0, cpu_times())
@@ -81,14 +103,17 @@ def main():
     elapsed = float(re.search(r"([\d.]+)\s+seconds time elapsed", perf_err).group(1))
     perf_rate = msec / 1e3 / elapsed
     coll_rate = s["cycles"] / 1e3 / s["window_us"]
-    print("task-clock CPU-sec/sec: collector %.4f (window %.3f s), perf stat %.4f (%.3f s), cpu.stat %.4f; "
-          "largest share of a CPU taken by steal, irq and softirq %.4f"
-          % (coll_rate, s["window_us"] / 1e6, perf_rate, elapsed, s["cpu_usage"], taken))
+    print(
+        "task-clock CPU-sec/sec: collector %.4f (window %.3f s), perf stat %.4f (%.3f s), cpu.stat %.4f; "
+        "largest share of a CPU taken by steal, irq and softirq %.4f"
+        % (coll_rate, s["window_us"] / 1e6, perf_rate, elapsed, s["cpu_usage"], taken)
+    )
     assert perf_rate > 0.2, "the spinning process got almost no CPU: %.3f" % perf_rate
     assert abs(coll_rate - perf_rate) <= 0.02 * perf_rate, "collector and perf stat differ by more than 2%"
     assert s["cpu_usage"] <= coll_rate * 1.02, "cgroup CPU usage exceeds the perf count by more than 2%"
-    assert s["cpu_usage"] >= coll_rate * (0.98 - taken), \
+    assert s["cpu_usage"] >= coll_rate * (0.98 - taken), (
         "cgroup CPU usage falls short of the perf count by more than 2%% plus steal, irq and softirq (%.4f)" % taken
+    )
     assert 0.98 <= s["time_running_ratio"] <= 1.0, s
     print("test_perf_vs_perf_stat: ok")
 

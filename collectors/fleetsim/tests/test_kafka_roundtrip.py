@@ -6,6 +6,7 @@ pipeline's cpi2.samples is not polluted. Starts the stack (make up) if Kafka doe
 
 Usage: test_kafka_roundtrip.py PATH/TO/cpi2-fleetsim
 """
+
 import json
 import subprocess
 import sys
@@ -27,21 +28,49 @@ def main():
     topic = "fleetsim-test-%s" % uuid.uuid4().hex[:8]
     admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(30)
     try:
-        args = ["-s", "case2", "--seed", "11", "--warmup", "0", "--duration", "5m",
-                "--speed", "max", "--start", "1305504000", "--truth", "none"]
-        run = subprocess.run([binary, *args, "-b", brokers, "-t", topic, "-X", "linger.ms=5", *stack.agent_kafka_args("admin")],
-                             capture_output=True, text=True, timeout=120)
+        args = [
+            "-s",
+            "case2",
+            "--seed",
+            "11",
+            "--warmup",
+            "0",
+            "--duration",
+            "5m",
+            "--speed",
+            "max",
+            "--start",
+            "1305504000",
+            "--truth",
+            "none",
+        ]
+        run = subprocess.run(
+            [binary, *args, "-b", brokers, "-t", topic, "-X", "linger.ms=5", *stack.agent_kafka_args("admin")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0, "fleetsim exit %d:\n%s" % (run.returncode, run.stderr)
-        printed = subprocess.run([binary, *args, "--stdout"], capture_output=True, text=True,
-                                 timeout=120, check=True).stdout.splitlines()
+        printed = subprocess.run(
+            [binary, *args, "--stdout"], capture_output=True, text=True, timeout=120, check=True
+        ).stdout.splitlines()
         want = {}
         for line in printed:
             s = json.loads(line)
             want[(s["host"], s["task"], s["window_start_us"])] = s
         assert len(want) == 252 * 5, "stdout run printed %d distinct samples" % len(want)
 
-        consumer = Consumer(stack.kafka_conf("admin", **{"bootstrap.servers": brokers, "group.id": topic,
-                                                         "auto.offset.reset": "earliest", "enable.auto.commit": False}))
+        consumer = Consumer(
+            stack.kafka_conf(
+                "admin",
+                **{
+                    "bootstrap.servers": brokers,
+                    "group.id": topic,
+                    "auto.offset.reset": "earliest",
+                    "enable.auto.commit": False,
+                },
+            )
+        )
         consumer.assign([TopicPartition(topic, p, 0) for p in range(2)])
         got, deadline = {}, time.time() + 60
         while len(got) < len(want) and time.time() < deadline:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """cpi2ctl bench: ControlCommand encoding rate, and the latency of a command acknowledged by the
 local Kafka (acks=all) as an operator sees it (one producer per command, like one cpi2ctl run)."""
+
 import os
 import platform
 import statistics
@@ -26,8 +27,10 @@ def main():
         t0 = time.perf_counter()
         control.publish(r, kafka)
         lat.append((time.perf_counter() - t0) * 1000)
-    print(f"publish to {control.TOPIC} at {kafka}, acks=all, new producer each: "
-          f"median {statistics.median(lat):.1f} ms, max {max(lat):.1f} ms over {len(lat)} commands")
+    print(
+        f"publish to {control.TOPIC} at {kafka}, acks=all, new producer each: "
+        f"median {statistics.median(lat):.1f} ms, max {max(lat):.1f} ms over {len(lat)} commands"
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Operator commands to the enforcers (paper section 5): ControlCommand records on cpi2.control,
 in the project's wire format (cpi2.schemas.wire: C3 01, CRC-64-AVRO fingerprint, payload).
 Key: the target host, or '*' for the whole cluster (what the enforcers filter on)."""
+
 import getpass
 import json
 import math
@@ -91,16 +92,18 @@ def publish(record, bootstrap, timeout_s=10.0, topic=TOPIC, client_file=""):
     except repo.ClientFileError as e:
         raise DeliveryError(str(e)) from None
     errors = []
-    producer = Producer({
-        **client,
-        "bootstrap.servers": bootstrap,
-        "acks": "all",
-        "enable.idempotence": True,
-        "message.timeout.ms": int(timeout_s * 1000),
-        "socket.connection.setup.timeout.ms": max(1000, int(timeout_s * 1000)),
-        "error_cb": lambda e: errors.append(e),
-        "log_level": 0,
-    })
+    producer = Producer(
+        {
+            **client,
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "enable.idempotence": True,
+            "message.timeout.ms": int(timeout_s * 1000),
+            "socket.connection.setup.timeout.ms": max(1000, int(timeout_s * 1000)),
+            "error_cb": lambda e: errors.append(e),
+            "log_level": 0,
+        }
+    )
     try:
         md = producer.list_topics(topic, timeout=timeout_s)
     except KafkaException as e:
@@ -126,9 +129,12 @@ def publish(record, bootstrap, timeout_s=10.0, topic=TOPIC, client_file=""):
 
 
 def add_parsers(sub):
-    cap = sub.add_parser("cap", help="cap a task's CPU on a host by hand",
-                         description="Publish a CAP command: the host's enforcer caps TASK (a cgroup under its root) "
-                                     "to --cpu CPU-seconds per second for --duration seconds.")
+    cap = sub.add_parser(
+        "cap",
+        help="cap a task's CPU on a host by hand",
+        description="Publish a CAP command: the host's enforcer caps TASK (a cgroup under its root) "
+        "to --cpu CPU-seconds per second for --duration seconds.",
+    )
     cap.add_argument("task", metavar="TASK", help="cgroup of the task, relative to the enforcer's cgroup root")
     cap.add_argument("--host", required=True, help="machine whose enforcer applies the cap")
     cap.add_argument("--cpu", type=float, default=0.1, help="cap, CPU-seconds per second (default %(default)s)")
@@ -136,16 +142,22 @@ def add_parsers(sub):
     _common(cap)
     cap.set_defaults(func=run, kind="CAP")
 
-    uncap = sub.add_parser("uncap", help="lift a task's cap on a host",
-                           description="Publish an UNCAP command: the host's enforcer restores TASK's previous limit.")
+    uncap = sub.add_parser(
+        "uncap",
+        help="lift a task's cap on a host",
+        description="Publish an UNCAP command: the host's enforcer restores TASK's previous limit.",
+    )
     uncap.add_argument("task", metavar="TASK", help="cgroup of the task, relative to the enforcer's cgroup root")
     uncap.add_argument("--host", required=True, help="machine whose enforcer lifts the cap")
     _common(uncap)
     uncap.set_defaults(func=run, kind="UNCAP", cpu=None, duration=None)
 
-    prot = sub.add_parser("protection", help="switch CPI2 protection on or off for a host or the cluster",
-                          description="Publish PROTECTION_ON / PROTECTION_OFF. Off lifts the caps in force and "
-                                      "refuses new incident caps until switched on again.")
+    prot = sub.add_parser(
+        "protection",
+        help="switch CPI2 protection on or off for a host or the cluster",
+        description="Publish PROTECTION_ON / PROTECTION_OFF. Off lifts the caps in force and "
+        "refuses new incident caps until switched on again.",
+    )
     prot.add_argument("state", choices=["on", "off"], help="on or off")
     target = prot.add_mutually_exclusive_group(required=True)
     target.add_argument("--host", help="one machine")
@@ -164,16 +176,28 @@ def _common(p):
 
 def run(args, out):
     kind = args.kind or ("PROTECTION_ON" if args.state == "on" else "PROTECTION_OFF")
-    rec = command(kind, host=args.host, task=args.task, cap_cpu=args.cpu, duration_s=args.duration,
-                  operator=args.operator, reason=args.reason)
+    rec = command(
+        kind,
+        host=args.host,
+        task=args.task,
+        cap_cpu=args.cpu,
+        duration_s=args.duration,
+        operator=args.operator,
+        reason=args.reason,
+    )
     partition, offset = publish(rec, args.kafka, args.timeout, args.topic, args.kafka_client_file)
     if args.json:
         print(json.dumps(dict(rec, topic=args.topic, partition=partition, offset=offset)), file=out)
     else:
         target = f"host {rec['host']}" if rec["host"] else "the cluster"
-        what = {"CAP": lambda: f"cap {rec['task']} to {rec['cap_cpu']:g} CPU for {rec['duration_s']} s",
-                "UNCAP": lambda: f"uncap {rec['task']}", "PROTECTION_ON": lambda: "protection on",
-                "PROTECTION_OFF": lambda: "protection off"}[kind]()
-        print(f"sent {what} on {target}: command {rec['command_id']} ({args.topic} partition {partition} offset {offset})",
-              file=out)
+        what = {
+            "CAP": lambda: f"cap {rec['task']} to {rec['cap_cpu']:g} CPU for {rec['duration_s']} s",
+            "UNCAP": lambda: f"uncap {rec['task']}",
+            "PROTECTION_ON": lambda: "protection on",
+            "PROTECTION_OFF": lambda: "protection off",
+        }[kind]()
+        print(
+            f"sent {what} on {target}: command {rec['command_id']} ({args.topic} partition {partition} offset {offset})",
+            file=out,
+        )
     return 0

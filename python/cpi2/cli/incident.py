@@ -1,6 +1,7 @@
 """`cpi2ctl incident show ID`: the victim's CPI next to the antagonist's CPU usage around an
 incident, with the antagonist's caps shaded (paper figure 9), written to a PNG. The series come
 from the forensics query victim_vs_antagonist; only the incident itself is looked up here."""
+
 import datetime as dt
 import re
 
@@ -46,12 +47,24 @@ def series(inc, url, database, before_s, after_s, bucket_s, antagonist=None):
         raise IncidentError(f"incident {inc['incident_id']} has no antagonist and no suspect; give --antagonist TASK")
     from_us = min(inc["window_start_us"], inc["detected_at_us"]) - before_s * 1_000_000
     to_us = inc["detected_at_us"] + (max(inc["cap_duration_s"], 0) + after_s) * 1_000_000
-    cols, rows = forensics.run("victim_vs_antagonist", {
-        "host": inc["host"], "victim_task": inc["victim_task"], "antagonist_task": ant,
-        "from_us": from_us, "to_us": to_us, "bucket_s": bucket_s}, url=url, database=database)
+    cols, rows = forensics.run(
+        "victim_vs_antagonist",
+        {
+            "host": inc["host"],
+            "victim_task": inc["victim_task"],
+            "antagonist_task": ant,
+            "from_us": from_us,
+            "to_us": to_us,
+            "bucket_s": bucket_s,
+        },
+        url=url,
+        database=database,
+    )
     if not rows:
-        raise IncidentError(f"no samples of {inc['victim_task']} or {ant} on {inc['host']} between "
-                            f"{timerange.iso(from_us)} and {timerange.iso(to_us)}")
+        raise IncidentError(
+            f"no samples of {inc['victim_task']} or {ant} on {inc['host']} between "
+            f"{timerange.iso(from_us)} and {timerange.iso(to_us)}"
+        )
     return ant, from_us, to_us, cols, rows
 
 
@@ -80,8 +93,11 @@ def plot(inc, ant, cols, rows, bucket_s, path):
     t = lambda us: dt.datetime.fromtimestamp(us / 1e6, dt.timezone.utc)  # noqa: E731
     spans = cap_spans(rows, idx, bucket_s * 1_000_000)
     victim = [(t(r[idx["bucket_start_us"]]), r[idx["victim_cpi"]]) for r in rows if r[idx["victim_cpi"]] is not None]
-    usage = [(t(r[idx["bucket_start_us"]]), r[idx["antagonist_cpu_usage"]]) for r in rows
-             if r[idx["antagonist_cpu_usage"]] is not None]
+    usage = [
+        (t(r[idx["bucket_start_us"]]), r[idx["antagonist_cpu_usage"]])
+        for r in rows
+        if r[idx["antagonist_cpu_usage"]] is not None
+    ]
 
     fig, ax = plt.subplots(figsize=(10, 4.5), dpi=100)
     ax2 = ax.twinx()
@@ -116,14 +132,21 @@ def default_path(incident_id):
 def add_parsers(sub):
     p = sub.add_parser("incident", help="look at one incident")
     s = p.add_subparsers(dest="incident_cmd", metavar="COMMAND", required=True)
-    show = s.add_parser("show", help="plot victim CPI vs antagonist CPU usage with caps shaded (PNG)",
-                        description="Plot the victim's CPI and the antagonist's CPU usage around incident ID, "
-                                    "with the antagonist's caps shaded (paper figure 9), to a PNG.")
+    show = s.add_parser(
+        "show",
+        help="plot victim CPI vs antagonist CPU usage with caps shaded (PNG)",
+        description="Plot the victim's CPI and the antagonist's CPU usage around incident ID, "
+        "with the antagonist's caps shaded (paper figure 9), to a PNG.",
+    )
     show.add_argument("incident_id", metavar="ID", help="incident id (see `cpi2ctl query victim-incidents`)")
     show.add_argument("-o", "--output", help="PNG path (default incident-<ID>.png)")
     show.add_argument("--antagonist", help="task to plot against the victim (default: the capped one, else suspect 1)")
-    show.add_argument("--before", type=int, default=600, help="seconds shown before the correlation window (default %(default)s)")
-    show.add_argument("--after", type=int, default=600, help="seconds shown after detection + cap duration (default %(default)s)")
+    show.add_argument(
+        "--before", type=int, default=600, help="seconds shown before the correlation window (default %(default)s)"
+    )
+    show.add_argument(
+        "--after", type=int, default=600, help="seconds shown after detection + cap duration (default %(default)s)"
+    )
     show.add_argument("--bucket", type=int, default=60, help="seconds per point (default %(default)s)")
     show.add_argument("--json", action="store_true", help="also print the plotted series as JSON")
     show.set_defaults(func=run)
@@ -132,16 +155,22 @@ def add_parsers(sub):
 def run(args, out):
     for name in ("before", "after", "bucket"):
         if getattr(args, name) < (1 if name == "bucket" else 0):
-            raise timerange.TimeError(f"--{name} {getattr(args, name)}: must be {'positive' if name == 'bucket' else '0 or more'}")
+            raise timerange.TimeError(
+                f"--{name} {getattr(args, name)}: must be {'positive' if name == 'bucket' else '0 or more'}"
+            )
     inc = lookup(args.incident_id, args.clickhouse, args.database)
-    ant, from_us, to_us, cols, rows = series(inc, args.clickhouse, args.database, args.before, args.after,
-                                             args.bucket, args.antagonist)
+    ant, from_us, to_us, cols, rows = series(
+        inc, args.clickhouse, args.database, args.before, args.after, args.bucket, args.antagonist
+    )
     path = args.output or default_path(inc["incident_id"])
     spans = plot(inc, ant, cols, rows, args.bucket, path)
     if args.json:
         print(output.as_json(cols, rows), file=out)
-    print(f"incident {inc['incident_id']} on {inc['host']} at {timerange.iso(inc['detected_at_us'])}: "
-          f"victim {inc['victim_task']} (CPI {inc['victim_cpi']:g}, threshold {inc['cpi_threshold']:g}), "
-          f"antagonist {ant}, decision {inc['decision']}; {len(rows)} points, {len(spans)} cap interval(s) "
-          f"from {timerange.iso(from_us)} to {timerange.iso(to_us)} -> {path}", file=out)
+    print(
+        f"incident {inc['incident_id']} on {inc['host']} at {timerange.iso(inc['detected_at_us'])}: "
+        f"victim {inc['victim_task']} (CPI {inc['victim_cpi']:g}, threshold {inc['cpi_threshold']:g}), "
+        f"antagonist {ant}, decision {inc['decision']}; {len(rows)} points, {len(spans)} cap interval(s) "
+        f"from {timerange.iso(from_us)} to {timerange.iso(to_us)} -> {path}",
+        file=out,
+    )
     return 0

@@ -7,6 +7,7 @@
   cpi2ctl protection off --host h1 | --cluster
 
 Exit status: 0 done, 1 a server failed or refused, 2 bad arguments (bad time range, unknown id...)."""
+
 import argparse
 import os
 import sys
@@ -17,16 +18,33 @@ from cpi2.clickhouse import chclient, forensics
 
 
 def parser():
-    p = argparse.ArgumentParser(prog="cpi2ctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--clickhouse", default=repo.default_clickhouse_url(), metavar="URL",
-                   help="ClickHouse HTTP URL (default %(default)s; env CPI2_CLICKHOUSE_URL)")
-    p.add_argument("--database", default=os.environ.get("CPI2_DATABASE", "cpi2"),
-                   help="ClickHouse database (default %(default)s; env CPI2_DATABASE)")
-    p.add_argument("--kafka", default=repo.default_kafka_bootstrap(), metavar="HOST:PORT",
-                   help="Kafka bootstrap servers (default %(default)s; env CPI2_KAFKA_BOOTSTRAP)")
-    p.add_argument("--kafka-client-file", default=repo.default_kafka_client_file(), metavar="PATH",
-                   help="Kafka client file of the principal (librdkafka properties: SASL, TLS, password; mode 0600;"
-                        " default: env CPI2_KAFKA_CLIENT_FILE, else the local stack's operator file if any: %(default)s)")
+    p = argparse.ArgumentParser(
+        prog="cpi2ctl", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--clickhouse",
+        default=repo.default_clickhouse_url(),
+        metavar="URL",
+        help="ClickHouse HTTP URL (default %(default)s; env CPI2_CLICKHOUSE_URL)",
+    )
+    p.add_argument(
+        "--database",
+        default=os.environ.get("CPI2_DATABASE", "cpi2"),
+        help="ClickHouse database (default %(default)s; env CPI2_DATABASE)",
+    )
+    p.add_argument(
+        "--kafka",
+        default=repo.default_kafka_bootstrap(),
+        metavar="HOST:PORT",
+        help="Kafka bootstrap servers (default %(default)s; env CPI2_KAFKA_BOOTSTRAP)",
+    )
+    p.add_argument(
+        "--kafka-client-file",
+        default=repo.default_kafka_client_file(),
+        metavar="PATH",
+        help="Kafka client file of the principal (librdkafka properties: SASL, TLS, password; mode 0600;"
+        " default: env CPI2_KAFKA_CLIENT_FILE, else the local stack's operator file if any: %(default)s)",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     queries.add_parsers(sub)
     incident.add_parsers(sub)

@@ -1,4 +1,5 @@
 """Query results on the terminal: an aligned table (times as ISO 8601) or JSON."""
+
 import json
 
 from cpi2.cli import timerange
@@ -6,6 +7,7 @@ from cpi2.cli import timerange
 
 def table(cols, rows, raw_times=False):
     """Aligned text table; columns named *_us hold times and are shown as ISO 8601 unless raw_times."""
+
     def cell(col, v):
         if v is None:
             return "NULL"

@@ -1,5 +1,6 @@
 """`cpi2ctl query NAME`: one subcommand per forensics query of clickhouse/queries/*.sql, with the
 options generated from the query's own '-- param' declarations (forensics.params)."""
+
 import re
 
 from cpi2.cli import output, timerange
@@ -14,9 +15,12 @@ def cli_name(query):
 
 def add_parsers(sub):
     """Adds `query` and its subcommands to an argparse subparsers object."""
-    q = sub.add_parser("query", help="run a forensics query (clickhouse/queries/*.sql)",
-                       description="Run a named forensics query over the CPI2 tables. Times: now, -2h, -1d, "
-                                   "ISO 8601 (UTC unless an offset is given) or microseconds since the epoch.")
+    q = sub.add_parser(
+        "query",
+        help="run a forensics query (clickhouse/queries/*.sql)",
+        description="Run a named forensics query over the CPI2 tables. Times: now, -2h, -1d, "
+        "ISO 8601 (UTC unless an offset is given) or microseconds since the epoch.",
+    )
     qs = q.add_subparsers(dest="query", metavar="QUERY", required=True)
     for name in forensics.names():
         ps = forensics.params(name)
@@ -25,12 +29,22 @@ def add_parsers(sub):
         for prm in ps:
             if prm.name in TIME_PARAMS:
                 flag, default = TIME_PARAMS[prm.name]
-                p.add_argument(flag, dest=prm.name, default=default, metavar="TIME",
-                               help=f"{prm.doc.split(',')[0]} (default {default})")
+                p.add_argument(
+                    flag,
+                    dest=prm.name,
+                    default=default,
+                    metavar="TIME",
+                    help=f"{prm.doc.split(',')[0]} (default {default})",
+                )
             else:
                 flag = "--" + prm.name.replace("_", "-")
-                p.add_argument(flag, dest=prm.name, required=prm.default is None, metavar=prm.type.upper(),
-                               help=prm.doc + ("" if prm.default is None else f" (default {prm.default})"))
+                p.add_argument(
+                    flag,
+                    dest=prm.name,
+                    required=prm.default is None,
+                    metavar=prm.type.upper(),
+                    help=prm.doc + ("" if prm.default is None else f" (default {prm.default})"),
+                )
         p.add_argument("--json", action="store_true", help="JSON array of rows (times stay in microseconds)")
         p.add_argument("--raw-times", action="store_true", help="table with times in microseconds, not ISO 8601")
         p.add_argument("--sql", action="store_true", help="print the rendered SQL instead of running it")

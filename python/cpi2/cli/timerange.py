@@ -1,6 +1,7 @@
 """Times on the command line: 'now', relative ('-2h', '-30m', '-1d', '-45s'), ISO 8601
 ('2026-11-22T10:00:00Z', '2026-11-22 10:00', '2026-11-22'; UTC unless an offset is given)
 or microseconds since the epoch (an integer of at least 13 digits). Windows are [from, to)."""
+
 import datetime as dt
 import re
 import time
@@ -37,8 +38,10 @@ def parse(text, now=None):
     try:
         t = dt.datetime.fromisoformat(iso)
     except ValueError:
-        raise TimeError(f"time {text!r} not understood; use now, -2h/-30m/-1d, ISO 8601 "
-                        f"(2026-11-22T10:00:00Z) or microseconds since the epoch") from None
+        raise TimeError(
+            f"time {text!r} not understood; use now, -2h/-30m/-1d, ISO 8601 "
+            f"(2026-11-22T10:00:00Z) or microseconds since the epoch"
+        ) from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=dt.timezone.utc)
     return int(t.timestamp()) * 1_000_000 + t.microsecond

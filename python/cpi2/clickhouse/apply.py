@@ -6,6 +6,7 @@ Run as python -m cpi2.clickhouse.apply (standard library only).
   apply.py --kafka-brokers 127.0.0.1:9092   also feed host_metrics from Telegraf's topic
   apply.py --retention     drop day partitions past retention (servers without TTL, e.g. 18.16)
   --url chdb:/some/dir applies to chdb-core in-process instead of a server."""
+
 import argparse
 import sys
 
@@ -16,7 +17,9 @@ from cpi2.clickhouse.chclient import ClickHouseError, connect
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default="http://127.0.0.1:8123", help="ClickHouse HTTP URL or chdb:DIR (default %(default)s)")
+    p.add_argument(
+        "--url", default="http://127.0.0.1:8123", help="ClickHouse HTTP URL or chdb:DIR (default %(default)s)"
+    )
     p.add_argument("--database", default="cpi2", help="target database (default %(default)s)")
     p.add_argument("--kafka-brokers", help="also create the Kafka engine table feeding host_metrics from these brokers")
     p.add_argument("--kafka-topic", default=names.HOST_METRICS, help="Telegraf's topic (default %(default)s)")

@@ -3,6 +3,7 @@
 
 Both return the result as text in the requested format (TabSeparated by default) and
 raise ClickHouseError with the server's message on any failure."""
+
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -36,7 +37,9 @@ class HttpClickHouse:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 return resp.read().decode()
         except urllib.error.HTTPError as e:
-            raise ClickHouseError(f"{self.url}: {e.read().decode(errors='replace').strip()}\nstatement: {_short(text)}") from None
+            raise ClickHouseError(
+                f"{self.url}: {e.read().decode(errors='replace').strip()}\nstatement: {_short(text)}"
+            ) from None
         except (urllib.error.URLError, OSError) as e:
             raise ClickHouseError(f"ClickHouse unreachable at {self.url}: {e}") from None
 
@@ -83,7 +86,9 @@ def connect(url):
 
 def _returns_rows(sql):
     head = sql.lstrip("( \n\t").split(None, 1)[0].upper() if sql.strip() else ""
-    return head in ("SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXISTS") and " FORMAT " not in sql.upper().replace("\n", " ")
+    return head in ("SELECT", "WITH", "SHOW", "DESCRIBE", "DESC", "EXISTS") and " FORMAT " not in sql.upper().replace(
+        "\n", " "
+    )
 
 
 def _short(sql, n=300):

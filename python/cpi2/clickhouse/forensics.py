@@ -11,6 +11,7 @@ current versions. Library use (the operator CLI):
     forensics.params("top_antagonists")                 # [Param(name, type, default, doc)]
     cols, rows = forensics.run("top_antagonists", {"job": "websearch", "from_us": 0, "to_us": 2**62})
 """
+
 import argparse
 import json
 import math
@@ -25,7 +26,12 @@ from cpi2.clickhouse.chclient import ClickHouseError, connect
 QUERIES = repo.CLICKHOUSE_DIR / "queries"
 _PARAM_DECL = re.compile(r"^-- param (\w+) (\w+)(?: = ('(?:[^'\\]|\\.)*'|[-\w.]+))?: (.*)$", re.M)
 _PLACEHOLDER = re.compile(r"\{(\w+):(\w+)\}")
-_INT_RANGES = {"Int32": (-(2**31), 2**31 - 1), "Int64": (-(2**63), 2**63 - 1), "UInt32": (0, 2**32 - 1), "UInt64": (0, 2**64 - 1)}
+_INT_RANGES = {
+    "Int32": (-(2**31), 2**31 - 1),
+    "Int64": (-(2**63), 2**63 - 1),
+    "UInt32": (0, 2**32 - 1),
+    "UInt64": (0, 2**64 - 1),
+}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -97,7 +103,9 @@ def convert(name, ptype, value):
 def literal(ptype, v):
     """A ClickHouse literal of type ptype for the already converted value v."""
     if ptype == "String":
-        escaped = v.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r").replace("\0", "\\0")
+        escaped = (
+            v.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r").replace("\0", "\\0")
+        )
         return f"'{escaped}'"
     if ptype == "Float64":
         return repr(v)
@@ -159,11 +167,14 @@ def _value(ctype, v):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Run a named CPI2 forensics query.",
-                                epilog="queries: " + ", ".join(names()))
+    p = argparse.ArgumentParser(
+        description="Run a named CPI2 forensics query.", epilog="queries: " + ", ".join(names())
+    )
     p.add_argument("query", nargs="?", help="query name; omit to list queries and their parameters")
     p.add_argument("param", nargs="*", help="NAME=VALUE")
-    p.add_argument("--url", default="http://127.0.0.1:8123", help="ClickHouse HTTP URL or chdb:DIR (default %(default)s)")
+    p.add_argument(
+        "--url", default="http://127.0.0.1:8123", help="ClickHouse HTTP URL or chdb:DIR (default %(default)s)"
+    )
     p.add_argument("--database", default="cpi2", help="database (default %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object per row instead of a table")
     p.add_argument("--sql", action="store_true", help="print the rendered SQL and exit")

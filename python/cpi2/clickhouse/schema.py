@@ -9,6 +9,7 @@ Markers (one schema source for ClickHouse 18.16 and current versions):
                          then drops whole day partitions older than the same interval.
 Support is probed by creating a throw-away table in the target database, not guessed from the
 version string."""
+
 import hashlib
 import re
 
@@ -101,7 +102,9 @@ def apply(ch, db="cpi2", log=print):
     for version, name, text in migrations():
         if version in done:
             if done[version] != checksum(text):
-                raise ValueError(f"migration {version:03d}_{name}.sql changed after it was applied; add a new migration instead")
+                raise ValueError(
+                    f"migration {version:03d}_{name}.sql changed after it was applied; add a new migration instead"
+                )
             continue
         todo.append((version, name, text))
     if not todo:
@@ -130,7 +133,11 @@ def apply_kafka(ch, db, brokers, topic=names.HOST_METRICS, group="cpi2-clickhous
         if not _KAFKA_VALUE.match(value):
             raise ValueError(f"Kafka {what} {value!r} has characters other than letters, digits and _.:,-")
     text = KAFKA_SQL.read_text().replace("{{KAFKA_BROKERS}}", brokers).replace("{{KAFKA_TOPIC}}", topic)
-    text = re.sub(r"\{\{PARSE_FROM\((\w+)\)\}\}", lambda m: host_metrics_parse().replace("{{DB}}.host_metrics_raw", "{{DB}}." + m.group(1)), text)
+    text = re.sub(
+        r"\{\{PARSE_FROM\((\w+)\)\}\}",
+        lambda m: host_metrics_parse().replace("{{DB}}.host_metrics_raw", "{{DB}}." + m.group(1)),
+        text,
+    )
     for stmt in statements(text.replace("{{KAFKA_GROUP}}", group).replace("{{DB}}", db)):
         ch.query(stmt)
     log(f"{db}: host_metrics fed from Kafka {brokers} topic {topic} (group {group})")

@@ -28,7 +28,11 @@ def play(spec):
     finally:
         run.stop()
     q = quality.measure(run.truth(), run.monitor)
-    q["scenario"], q["speed"], q["wall_s"] = "%s (%s at %gx)" % (name, duration, float(speed)), float(speed), time.time() - t0
+    q["scenario"], q["speed"], q["wall_s"] = (
+        "%s (%s at %gx)" % (name, duration, float(speed)),
+        float(speed),
+        time.time() - t0,
+    )
     run.cleanup()
     return q
 
@@ -36,14 +40,30 @@ def play(spec):
 def main(specs):
     rows = [play(s) for s in specs]
     f = quality.fmt
-    print("detection quality against the simulator's ground truth (fresh job per scenario, seed 1; the 6 h warm-up played first and read by the job before the scripted part)")
-    print("  %-28s %9s %9s %11s %9s %15s %9s %8s %7s" % ("scenario", "throttles", "right", "precision", "recall",
-                                                           "latency med/max", "event med", "LS caps", "wall s"))
+    print(
+        "detection quality against the simulator's ground truth (fresh job per scenario, seed 1; the 6 h warm-up played first and read by the job before the scripted part)"
+    )
+    print(
+        "  %-28s %9s %9s %11s %9s %15s %9s %8s %7s"
+        % ("scenario", "throttles", "right", "precision", "recall", "latency med/max", "event med", "LS caps", "wall s")
+    )
     for q in rows:
-        print("  %-28s %9d %9d %11s %4d/%-4d %7s/%-7s %9s %8d %7.0f" % (
-            q["scenario"], q["throttles"], q["correct"], f(q["precision"]), q["found"], q["real"],
-            f(q["latency_median"], "%.0f"), f(q["latency_max"], "%.0f"), f(q["event_latency_median"], "%.0f"),
-            q["ls_caps"], q["wall_s"]))
+        print(
+            "  %-28s %9d %9d %11s %4d/%-4d %7s/%-7s %9s %8d %7.0f"
+            % (
+                q["scenario"],
+                q["throttles"],
+                q["correct"],
+                f(q["precision"]),
+                q["found"],
+                q["real"],
+                f(q["latency_median"], "%.0f"),
+                f(q["latency_max"], "%.0f"),
+                f(q["event_latency_median"], "%.0f"),
+                q["ls_caps"],
+                q["wall_s"],
+            )
+        )
     for q in rows:
         for host, antagonist in q["missed"]:
             print("  missed in %s: %s on %s" % (q["scenario"], antagonist, host))
@@ -55,14 +75,25 @@ def main(specs):
 
     def verdict(ok):
         return "met" if ok else "NOT met"
+
     p = correct / throttles if throttles else None
     r = found / real if real else None
-    print("  all: precision %s (target >= 0.95: %s), recall %s (target >= 0.9: %s)"
-          % (f(p), verdict(p is not None and p >= 0.95), f(r), verdict(r is not None and r >= 0.9)))
+    print(
+        "  all: precision %s (target >= 0.95: %s), recall %s (target >= 0.9: %s)"
+        % (f(p), verdict(p is not None and p >= 0.95), f(r), verdict(r is not None and r >= 0.9))
+    )
     if lat:
-        print("  detection latency (onset to cap) over %d capped antagonists%s: median %.0f s, max %.0f s (target <= %d s: %s)"
-              % (len(lat), " of the real-time runs" if realtime else " (accelerated runs: wall delays x speed)",
-                 lat[len(lat) // 2], lat[-1], quality.LATENCY_TARGET_S, verdict(lat[-1] <= quality.LATENCY_TARGET_S)))
+        print(
+            "  detection latency (onset to cap) over %d capped antagonists%s: median %.0f s, max %.0f s (target <= %d s: %s)"
+            % (
+                len(lat),
+                " of the real-time runs" if realtime else " (accelerated runs: wall delays x speed)",
+                lat[len(lat) // 2],
+                lat[-1],
+                quality.LATENCY_TARGET_S,
+                verdict(lat[-1] <= quality.LATENCY_TARGET_S),
+            )
+        )
     print("  caps on latency-sensitive tasks: %d (target 0: %s)" % (ls, verdict(ls == 0)))
 
 

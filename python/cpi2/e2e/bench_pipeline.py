@@ -74,7 +74,7 @@ def stat_cpu(path):
     """(name, CPU seconds so far) from a /proc stat file: a process's or a thread's."""
     stat = open(path).read()
     fields = stat.rsplit(")", 1)[1].split()  # fields[0] is field 3 (state); utime, stime are 14, 15
-    return stat[stat.index("(") + 1:stat.rindex(")")], (int(fields[11]) + int(fields[12])) / TICK
+    return stat[stat.index("(") + 1 : stat.rindex(")")], (int(fields[11]) + int(fields[12])) / TICK
 
 
 def process_cpu(pid):
@@ -131,15 +131,20 @@ def cpu_per_sample(before, after, samples):
     """'server x.x µs (part y.y, ...)' for each server's CPU per sample between two cpu_seconds().
     A part counts the threads alive at the end (one that ended in between is left out); the
     server's total counts every thread."""
+
     def used(k):
         if isinstance(after[k], dict):
             return sum(cpu - before.get(k, {}).get(tid, 0) for tid, cpu in after[k].items())
         return after[k] - before.get(k, 0)
+
     out = []
     for k in ("flink-taskmanager", "clickhouse", "kafka", "cpi2-fleetsim", "flink-jobmanager"):
         if k in after:
-            parts = ["%s %.1f" % (part, used(k + "/" + part) / samples * 1e6) for part, _ in THREAD_PARTS.get(k, ())
-                     if k + "/" + part in after]
+            parts = [
+                "%s %.1f" % (part, used(k + "/" + part) / samples * 1e6)
+                for part, _ in THREAD_PARTS.get(k, ())
+                if k + "/" + part in after
+            ]
             out.append("%s %.1f%s" % (k, used(k) / samples * 1e6, " (%s)" % ", ".join(parts) if parts else ""))
     return "CPU per sample (µs): " + ", ".join(out)
 
@@ -147,8 +152,10 @@ def cpu_per_sample(before, after, samples):
 def published_offsets(consumer):
     """The sum of cpi2.samples' partitions' end offsets."""
     md = consumer.list_topics(names.SAMPLES, timeout=10)
-    return sum(consumer.get_watermark_offsets(TopicPartition(names.SAMPLES, p), timeout=10)[1]
-               for p in md.topics[names.SAMPLES].partitions)
+    return sum(
+        consumer.get_watermark_offsets(TopicPartition(names.SAMPLES, p), timeout=10)[1]
+        for p in md.topics[names.SAMPLES].partitions
+    )
 
 
 def seconds_of(duration):
@@ -162,18 +169,54 @@ def seconds_of(duration):
 def fleetsim(speed, duration, start_s):
     """cpi2-fleetsim from simulated time start_s: each phase starts where the one before ended, so
     that its samples are live for the job (ahead of its watermark), not late."""
-    return subprocess.Popen([pipeline.FLEETSIM, "-s", SCENARIO, "--speed", speed, "--warmup", "0", "--duration", duration,
-                             "--start", str(start_s),
-                             "--brokers", stack.KAFKA, "--progress", "1", "--truth", "/tmp/cpi2-bench-fleetsim.truth.jsonl"]
-                            + stack.agent_kafka_args("collector")
-                            + shlex.split(os.environ.get("BENCH_SIM_ARGS", "")),
-                            stdout=open(LOG, "w"), stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [
+            pipeline.FLEETSIM,
+            "-s",
+            SCENARIO,
+            "--speed",
+            speed,
+            "--warmup",
+            "0",
+            "--duration",
+            duration,
+            "--start",
+            str(start_s),
+            "--brokers",
+            stack.KAFKA,
+            "--progress",
+            "1",
+            "--truth",
+            "/tmp/cpi2-bench-fleetsim.truth.jsonl",
+        ]
+        + stack.agent_kafka_args("collector")
+        + shlex.split(os.environ.get("BENCH_SIM_ARGS", "")),
+        stdout=open(LOG, "w"),
+        stderr=subprocess.STDOUT,
+    )
 
 
 def tasks_of_scenario():
     """The scenario's task count, from a one-minute dry run's first line."""
-    out = subprocess.run([pipeline.FLEETSIM, "-s", SCENARIO, "--dry-run", "--warmup", "0", "--duration", "1m", "--speed", "max",
-                          "--truth", "none"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            pipeline.FLEETSIM,
+            "-s",
+            SCENARIO,
+            "--dry-run",
+            "--warmup",
+            "0",
+            "--duration",
+            "1m",
+            "--speed",
+            "max",
+            "--truth",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(re.search(r"(\d+) tasks", out.stdout + out.stderr).group(1))
 
 
@@ -267,7 +310,13 @@ def lag(jid, consumer, tasks, start_s):
     wait_taken_in(jid, base_read + published)
     if warm is None:
         raise SystemExit("pipeline bench: phase 2 ended within its warm-up; see " + LOG)
-    return speed, published - warm[1], time.time() - warm[0], figures, cpu_per_sample(warm[2], cpu_seconds(), published - warm[1])
+    return (
+        speed,
+        published - warm[1],
+        time.time() - warm[0],
+        figures,
+        cpu_per_sample(warm[2], cpu_seconds(), published - warm[1]),
+    )
 
 
 def wait_merges_done(timeout_s=300):
@@ -284,8 +333,16 @@ def main():
     stack.query("DROP DATABASE IF EXISTS " + DATABASE)
     pipeline.apply_clickhouse_schema(DATABASE)
     # The sinks are named here: the submit script turns them on only where the cpi2 tables exist.
-    args = ["--checkpoint.interval-ms", "30000", "--job.parallelism", PARALLELISM, "--clickhouse.url", stack.CLICKHOUSE,
-            "--clickhouse.database", DATABASE] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
+    args = [
+        "--checkpoint.interval-ms",
+        "30000",
+        "--job.parallelism",
+        PARALLELISM,
+        "--clickhouse.url",
+        stack.CLICKHOUSE,
+        "--clickhouse.database",
+        DATABASE,
+    ] + shlex.split(os.environ.get("BENCH_JOB_ARGS", ""))
     # BENCH_JOB_ARGS="--clickhouse.url ''" turns them off again, for a diagnostic (the last one wins).
     sinks_on = bool(dict(zip(args[::2], args[1::2]))["--clickhouse.url"])
     consumer = Consumer(stack.kafka_conf("admin", **{"group.id": "cpi2-bench-offsets"}))
@@ -296,20 +353,36 @@ def main():
         published, seconds, capacity_cpu = capacity(jid, consumer, start_s)
         rate = published / seconds
         if LAG_S > 0:
-            speed, lag_published, lag_seconds, figures, lag_cpu = lag(jid, consumer, tasks, start_s + seconds_of(DURATION))
+            speed, lag_published, lag_seconds, figures, lag_cpu = lag(
+                jid, consumer, tasks, start_s + seconds_of(DURATION)
+            )
         stored = int(stack.query("SELECT count() FROM %s.samples" % DATABASE)) if sinks_on else 0
     finally:
         pipeline.cancel_running_jobs()
         stack.query("DROP DATABASE IF EXISTS " + DATABASE)
     if sinks_on and stored == 0:
-        raise SystemExit("pipeline bench: the job stored no sample in ClickHouse (%s.samples): its sinks were off" % DATABASE)
-    print("pipeline: end-to-end throughput and lag of the Flink job, cpi2-fleetsim (%s, %d tasks) as the source" % (SCENARIO, tasks))
-    print("  conditions: local Kafka 4.3.1, Flink 2.2.1 session cluster, job parallelism %s, checkpoints every 30 s,"
-          " %s; %d cores shared by the simulator, Kafka, Flink and ClickHouse%s"
-          % (PARALLELISM, "ClickHouse sinks on (%d samples stored by the end)" % stored if sinks_on else "ClickHouse sinks OFF",
-             os.cpu_count(), "; job options " + os.environ["BENCH_JOB_ARGS"] if os.environ.get("BENCH_JOB_ARGS") else ""))
-    print("  capacity: %d samples (%s simulated, as fast as possible) taken in by the detection chain in %.1f s:"
-          " %.0f samples/s (target >= 100,000/s: %s)" % (published, DURATION, seconds, rate, "met" if rate >= 100000 else "NOT met"))
+        raise SystemExit(
+            "pipeline bench: the job stored no sample in ClickHouse (%s.samples): its sinks were off" % DATABASE
+        )
+    print(
+        "pipeline: end-to-end throughput and lag of the Flink job, cpi2-fleetsim (%s, %d tasks) as the source"
+        % (SCENARIO, tasks)
+    )
+    print(
+        "  conditions: local Kafka 4.3.1, Flink 2.2.1 session cluster, job parallelism %s, checkpoints every 30 s,"
+        " %s; %d cores shared by the simulator, Kafka, Flink and ClickHouse%s"
+        % (
+            PARALLELISM,
+            "ClickHouse sinks on (%d samples stored by the end)" % stored if sinks_on else "ClickHouse sinks OFF",
+            os.cpu_count(),
+            "; job options " + os.environ["BENCH_JOB_ARGS"] if os.environ.get("BENCH_JOB_ARGS") else "",
+        )
+    )
+    print(
+        "  capacity: %d samples (%s simulated, as fast as possible) taken in by the detection chain in %.1f s:"
+        " %.0f samples/s (target >= 100,000/s: %s)"
+        % (published, DURATION, seconds, rate, "met" if rate >= 100000 else "NOT met")
+    )
     print("    " + capacity_cpu)
     if LAG_S <= 0:
         print("  lag at %.0f samples/s: not measured (BENCH_LAG_S=0)" % RATE)
@@ -321,16 +394,32 @@ def main():
         raise SystemExit("pipeline bench: the job's count of samples taken in never changed after the warm-up")
     p = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731
     lags, backlog_lags = figures["measured"]
-    print("  lag at %.0f samples/s (--speed %.0f), after %.0f s at that rate, %d samples over %.0f s, from Kafka to the"
-          " detector, %d counts: p50 %.2f s, p99 %.2f s, max %.2f s (target p99 < 2 s: %s)"
-          % (RATE, speed, WARMUP_S, lag_published, lag_seconds, len(lags), p(lags, 0.5), p(lags, 0.99), lags[-1],
-             "met" if p(lags, 0.99) < 2 else "NOT met"))
-    print("    backlog over the rate (with the count's age): p50 %.2f s, p99 %.2f s, max %.2f s"
-          % (p(backlog_lags, 0.5), p(backlog_lags, 0.99), backlog_lags[-1]))
+    print(
+        "  lag at %.0f samples/s (--speed %.0f), after %.0f s at that rate, %d samples over %.0f s, from Kafka to the"
+        " detector, %d counts: p50 %.2f s, p99 %.2f s, max %.2f s (target p99 < 2 s: %s)"
+        % (
+            RATE,
+            speed,
+            WARMUP_S,
+            lag_published,
+            lag_seconds,
+            len(lags),
+            p(lags, 0.5),
+            p(lags, 0.99),
+            lags[-1],
+            "met" if p(lags, 0.99) < 2 else "NOT met",
+        )
+    )
+    print(
+        "    backlog over the rate (with the count's age): p50 %.2f s, p99 %.2f s, max %.2f s"
+        % (p(backlog_lags, 0.5), p(backlog_lags, 0.99), backlog_lags[-1])
+    )
     w = figures["warm-up"][0]
     if w:
-        print("    during the %.0f s of warm-up at that rate (the JVMs still compiling): p50 %.2f s, p99 %.2f s, max %.2f s"
-              % (WARMUP_S, p(w, 0.5), p(w, 0.99), w[-1]))
+        print(
+            "    during the %.0f s of warm-up at that rate (the JVMs still compiling): p50 %.2f s, p99 %.2f s, max %.2f s"
+            % (WARMUP_S, p(w, 0.5), p(w, 0.99), w[-1])
+        )
     print("    " + lag_cpu)
 
 

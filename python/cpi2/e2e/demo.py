@@ -25,51 +25,95 @@ def summary(run):
     print()
     print("==== CPI² demo summary (%s) ====" % run.scenario)
     print("incidents: %d; by decision: %s" % (len(m.incidents), dict(m.decisions())))
-    print("antagonists named (THROTTLE incidents): %d, of them right per the ground truth: %d (precision %s)"
-          % (q["throttles"], q["correct"], quality.fmt(q["precision"])))
-    print("real antagonists the policy caps (batch or best-effort hurting a latency-sensitive task): %d, found: %d"
-          " (recall %s)" % (q["real"], q["found"], quality.fmt(q["recall"])))
-    print("caps applied %d, renewed %d, lifted %d, refused %d, failed %d; in force now %d"
-          % (kinds.get("APPLIED", 0), kinds.get("RENEWED", 0), kinds.get("RELEASED", 0), kinds.get("REFUSED", 0),
-             kinds.get("FAILED", 0), len(m.caps)))
-    print("outcomes: %s; median relative victim CPI while capped: %s"
-          % (dict(m.verdicts()), "%.2f" % statistics.median(rel) if rel else "n/a"))
+    print(
+        "antagonists named (THROTTLE incidents): %d, of them right per the ground truth: %d (precision %s)"
+        % (q["throttles"], q["correct"], quality.fmt(q["precision"]))
+    )
+    print(
+        "real antagonists the policy caps (batch or best-effort hurting a latency-sensitive task): %d, found: %d"
+        " (recall %s)" % (q["real"], q["found"], quality.fmt(q["recall"]))
+    )
+    print(
+        "caps applied %d, renewed %d, lifted %d, refused %d, failed %d; in force now %d"
+        % (
+            kinds.get("APPLIED", 0),
+            kinds.get("RENEWED", 0),
+            kinds.get("RELEASED", 0),
+            kinds.get("REFUSED", 0),
+            kinds.get("FAILED", 0),
+            len(m.caps),
+        )
+    )
+    print(
+        "outcomes: %s; median relative victim CPI while capped: %s"
+        % (dict(m.verdicts()), "%.2f" % statistics.median(rel) if rel else "n/a")
+    )
     print("dead letters: %d" % len(m.dead_letters))
     if q["latencies"]:
-        print("detection latency, antagonist onset to its first cap (simulated s): median %.0f, max %.0f over %d"
-              " antagonists (target: 3 sampling periods + 5 s = %d s)"
-              % (q["latency_median"], q["latency_max"], len(q["latencies"]), quality.LATENCY_TARGET_S))
+        print(
+            "detection latency, antagonist onset to its first cap (simulated s): median %.0f, max %.0f over %d"
+            " antagonists (target: 3 sampling periods + 5 s = %d s)"
+            % (q["latency_median"], q["latency_max"], len(q["latencies"]), quality.LATENCY_TARGET_S)
+        )
     if q["ls_caps"]:
         print("WARNING: %d caps on latency-sensitive tasks" % q["ls_caps"])
     if throttles:
         worst = max(throttles, key=lambda i: i["victim_cpi"] / max(i["spec_mean"], 1e-9))
-        print("\nmost severe incident: %s on %s, victim %s (CPI %.2f vs spec %.2f), antagonist %s"
-              % (worst["incident_id"], worst["host"], worst["victim_task"], worst["victim_cpi"], worst["spec_mean"],
-                 worst["antagonist_task"]))
+        print(
+            "\nmost severe incident: %s on %s, victim %s (CPI %.2f vs spec %.2f), antagonist %s"
+            % (
+                worst["incident_id"],
+                worst["host"],
+                worst["victim_task"],
+                worst["victim_cpi"],
+                worst["spec_mean"],
+                worst["antagonist_task"],
+            )
+        )
         try:  # the ClickHouse sinks write in batches: wait (bounded) for this incident's rows
-            stack.wait_until(lambda: stack.query(
-                "SELECT (SELECT count() FROM cpi2.incidents WHERE incident_id = '{0}') * "
-                "(SELECT count() FROM cpi2.incident_suspects WHERE incident_id = '{0}')".format(worst["incident_id"])) != "0",
-                120, "the incident's rows in ClickHouse", 2)
+            stack.wait_until(
+                lambda: (
+                    stack.query(
+                        "SELECT (SELECT count() FROM cpi2.incidents WHERE incident_id = '{0}') * "
+                        "(SELECT count() FROM cpi2.incident_suspects WHERE incident_id = '{0}')".format(
+                            worst["incident_id"]
+                        )
+                    )
+                    != "0"
+                ),
+                120,
+                "the incident's rows in ClickHouse",
+                2,
+            )
         except AssertionError as e:
             print("(%s: the queries below may miss it)" % e)
         t0 = min(i["detected_at_us"] for i in m.incidents) - 3600_000_000
         t1 = max(i["detected_at_us"] for i in m.incidents) + 3600_000_000
-        queries = [("top_antagonists", ["job=" + worst["victim_job"], "from_us=%d" % t0, "to_us=%d" % t1]),
-                   ("victim_incidents", ["victim_task=" + worst["victim_task"],
-                                         "from_us=%d" % t0, "to_us=%d" % t1])]
+        queries = [
+            ("top_antagonists", ["job=" + worst["victim_job"], "from_us=%d" % t0, "to_us=%d" % t1]),
+            ("victim_incidents", ["victim_task=" + worst["victim_task"], "from_us=%d" % t0, "to_us=%d" % t1]),
+        ]
         for name, params in queries:
             print("\n-- forensics query %s %s --" % (name, " ".join(params)))
-            subprocess.run([sys.executable, "-m", "cpi2.clickhouse.forensics", "--url", stack.CLICKHOUSE,
-                            name] + params, check=False)
+            subprocess.run(
+                [sys.executable, "-m", "cpi2.clickhouse.forensics", "--url", stack.CLICKHOUSE, name] + params,
+                check=False,
+            )
         png = os.path.join(run.dir, "most-severe-incident.png")
-        r = subprocess.run([os.path.join(ROOT, "cli", "bin", "cpi2ctl"), "incident", "show", worst["incident_id"], "-o", png],
-                           capture_output=True, text=True)
-        print("\nplot of the most severe incident (victim CPI against the antagonist's CPU usage, caps shaded): %s"
-              % (png if r.returncode == 0 else "not written: " + (r.stderr or r.stdout).strip()[-500:]))
+        r = subprocess.run(
+            [os.path.join(ROOT, "cli", "bin", "cpi2ctl"), "incident", "show", worst["incident_id"], "-o", png],
+            capture_output=True,
+            text=True,
+        )
+        print(
+            "\nplot of the most severe incident (victim CPI against the antagonist's CPU usage, caps shaded): %s"
+            % (png if r.returncode == 0 else "not written: " + (r.stderr or r.stdout).strip()[-500:])
+        )
     print("\nFlink web UI: %s" % stack.FLINK)
-    print("ClickHouse:   curl '%s/?query=SELECT+decision,count()+FROM+cpi2.incidents+FINAL+GROUP+BY+decision'"
-          % stack.CLICKHOUSE)
+    print(
+        "ClickHouse:   curl '%s/?query=SELECT+decision,count()+FROM+cpi2.incidents+FINAL+GROUP+BY+decision'"
+        % stack.CLICKHOUSE
+    )
     print("Work dir (ground truth, logs): %s" % run.dir)
     print("The stack stays up: make status, make logs, make down.")
 

@@ -23,15 +23,18 @@ class Monitor:
         as self.samples[(host, task)] = [(window_start_us, cpi, cpu_usage), ...]."""
         self.sample_hosts = {h.encode() for h in sample_hosts}
         self.samples = collections.defaultdict(list)
-        self.consumer = Consumer({
-            **kafka_conf,
-            "group.id": "cpi2-monitor-" + uuid.uuid4().hex[:8],
-            "auto.offset.reset": "earliest" if from_beginning else "latest",
-            "enable.auto.commit": False,
-        })
+        self.consumer = Consumer(
+            {
+                **kafka_conf,
+                "group.id": "cpi2-monitor-" + uuid.uuid4().hex[:8],
+                "auto.offset.reset": "earliest" if from_beginning else "latest",
+                "enable.auto.commit": False,
+            }
+        )
         self.assigned = False
-        self.consumer.subscribe(list(TOPICS) + ([names.SAMPLES] if self.sample_hosts else []),
-                                on_assign=self._on_assign)
+        self.consumer.subscribe(
+            list(TOPICS) + ([names.SAMPLES] if self.sample_hosts else []), on_assign=self._on_assign
+        )
         self.incidents = []
         self.actions = []
         self.outcomes = []
@@ -102,8 +105,14 @@ class Monitor:
         d = self.decisions()
         k = self.action_kinds()
         return "incidents %d (throttle %d), caps applied %d, lifted %d, in force %d, outcomes %d, dead letters %d" % (
-            len(self.incidents), d.get("THROTTLE", 0), k.get("APPLIED", 0), k.get("RELEASED", 0),
-            len(self.caps), len(self.outcomes), len(self.dead_letters))
+            len(self.incidents),
+            d.get("THROTTLE", 0),
+            k.get("APPLIED", 0),
+            k.get("RELEASED", 0),
+            len(self.caps),
+            len(self.outcomes),
+            len(self.dead_letters),
+        )
 
     def close(self):
         self.consumer.close()

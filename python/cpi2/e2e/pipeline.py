@@ -34,8 +34,12 @@ def log(msg):
 def apply_clickhouse_schema(database="cpi2"):
     """The schema into database; the cpi2 database also gets Telegraf's Kafka feed."""
     feed = ["--kafka-brokers", stack.KAFKA] if database == "cpi2" else []
-    r = subprocess.run([sys.executable, "-m", "cpi2.clickhouse.apply",
-                        "--url", stack.CLICKHOUSE, "--database", database] + feed, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "cpi2.clickhouse.apply", "--url", stack.CLICKHOUSE, "--database", database] + feed,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if r.returncode != 0:
         raise RuntimeError("clickhouse schema: " + r.stdout + r.stderr)
 
@@ -45,14 +49,26 @@ def cancel_running_jobs():
     for j in jobs:
         if j["state"] in ("RUNNING", "CREATED", "INITIALIZING", "RESTARTING"):
             requests.patch(stack.FLINK + "/jobs/%s?mode=cancel" % j["jid"], timeout=10)
-            stack.wait_until(lambda jid=j["jid"]: requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()["state"]
-                             in ("CANCELED", "FAILED", "FINISHED"), 60, "job %s to cancel" % j["jid"])
+            stack.wait_until(
+                lambda jid=j["jid"]: (
+                    requests.get(stack.FLINK + "/jobs/" + jid, timeout=10).json()["state"]
+                    in ("CANCELED", "FAILED", "FINISHED")
+                ),
+                60,
+                "job %s to cancel" % j["jid"],
+            )
 
 
 def rest(*args, timeout=180):
     """flink-rest.sh with this stack's environment; returns its last line of stdout."""
-    env = dict(os.environ, STACK_DIR=stack.STACK_DIR, STACK_HOST=stack.HOST, FLINK_REST_PORT=stack.E["FLINK_REST_PORT"],
-               KAFKA_PORT=stack.E["KAFKA_PORT"], CLICKHOUSE_HTTP_PORT=stack.E["CLICKHOUSE_HTTP_PORT"])
+    env = dict(
+        os.environ,
+        STACK_DIR=stack.STACK_DIR,
+        STACK_HOST=stack.HOST,
+        FLINK_REST_PORT=stack.E["FLINK_REST_PORT"],
+        KAFKA_PORT=stack.E["KAFKA_PORT"],
+        CLICKHOUSE_HTTP_PORT=stack.E["CLICKHOUSE_HTTP_PORT"],
+    )
     r = subprocess.run([REST] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError("flink-rest.sh %s failed:\n%s" % (args[0], r.stderr))
@@ -61,8 +77,14 @@ def rest(*args, timeout=180):
 
 def job_options(extra_args=()):
     """A fresh job's options: it reads only what is produced from now on (its own consumer group)."""
-    return ["--kafka.group", "cpi2-flink-e2e-" + uuid.uuid4().hex[:8], "--kafka.start", "latest",
-            "--checkpoint.interval-ms", "5000"] + list(extra_args)
+    return [
+        "--kafka.group",
+        "cpi2-flink-e2e-" + uuid.uuid4().hex[:8],
+        "--kafka.start",
+        "latest",
+        "--checkpoint.interval-ms",
+        "5000",
+    ] + list(extra_args)
 
 
 def submit_job(extra_args=(), options=None, savepoint=""):
@@ -89,8 +111,20 @@ def samples_read(jid):
 class Run:
     """One scenario through the whole pipeline. Call start(), then wait(), then stop()."""
 
-    def __init__(self, scenario, speed=60, duration=None, warmup=None, seed=1, workdir=None, job_args=(),
-                 fleetsim_args=(), enforcer_args=(), sample_hosts=(), settle_warmup=False):
+    def __init__(
+        self,
+        scenario,
+        speed=60,
+        duration=None,
+        warmup=None,
+        seed=1,
+        workdir=None,
+        job_args=(),
+        fleetsim_args=(),
+        enforcer_args=(),
+        sample_hosts=(),
+        settle_warmup=False,
+    ):
         """settle_warmup: play the warm-up first on its own, as fast as possible, and start the
         scripted part only once the job has read all of it (for large fleets, whose warm-up the
         job takes a while to read: otherwise the simulated clock runs ahead of the pipeline)."""
@@ -121,22 +155,52 @@ class Run:
         warmup = ["--warmup", self.warmup] if self.warmup else []
         if self.settle_warmup:
             warmup = ["--warmup", "0", "--start", "%d" % self.play_warmup(warmup)]
-        cmd = [FLEETSIM, "-s", self.scenario, "--speed", str(self.speed), "--seed", str(self.seed),
-               "--cgroup-root", self.cgroot, "--truth", self.truth_path, "--brokers", stack.KAFKA, "--progress", "5"]
+        cmd = [
+            FLEETSIM,
+            "-s",
+            self.scenario,
+            "--speed",
+            str(self.speed),
+            "--seed",
+            str(self.seed),
+            "--cgroup-root",
+            self.cgroot,
+            "--truth",
+            self.truth_path,
+            "--brokers",
+            stack.KAFKA,
+            "--progress",
+            "5",
+        ]
         cmd += stack.agent_kafka_args("collector")
         if self.duration:
             cmd += ["--duration", self.duration]
         cmd += warmup + self.fleetsim_args
         self.sim_log = open(os.path.join(self.dir, "fleetsim.log"), "w")
         self.sim = subprocess.Popen(cmd, stdout=self.sim_log, stderr=subprocess.STDOUT)
-        stack.wait_until(lambda: os.path.exists(os.path.join(self.cgroot, "clock")) or self.sim.poll() is not None,
-                         120, "the simulator's cgroup tree")
+        stack.wait_until(
+            lambda: os.path.exists(os.path.join(self.cgroot, "clock")) or self.sim.poll() is not None,
+            120,
+            "the simulator's cgroup tree",
+        )
         if self.sim.poll() is not None:
             raise RuntimeError("cpi2-fleetsim exited:\n" + open(self.sim_log.name).read()[-3000:])
         self.enf_log = open(os.path.join(self.dir, "enforcer.log"), "a")
-        self.enforcer_cmd = [ENFORCER, "--sim-hosts-root", self.cgroot, "--clock-file", os.path.join(self.cgroot, "clock"),
-                             "--state-dir", os.path.join(self.dir, "enforcer-state"), "--brokers", stack.KAFKA,
-                             "--group-id", "cpi2-enforcer-e2e-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
+        self.enforcer_cmd = [
+            ENFORCER,
+            "--sim-hosts-root",
+            self.cgroot,
+            "--clock-file",
+            os.path.join(self.cgroot, "clock"),
+            "--state-dir",
+            os.path.join(self.dir, "enforcer-state"),
+            "--brokers",
+            stack.KAFKA,
+            "--group-id",
+            "cpi2-enforcer-e2e-" + uuid.uuid4().hex[:8],
+            "-X",
+            "auto.offset.reset=latest",
+        ]
         self.enforcer_cmd += stack.agent_kafka_args("enforcer")
         self.enforcer_cmd += self.enforcer_args
         self.start_enforcer()
@@ -146,8 +210,24 @@ class Run:
         """The warm-up alone, at full speed; returns once the job has read all of it, with the
         simulated time (s) where it ended, for the scripted part to start at."""
         truth = os.path.join(self.dir, "warmup.truth.jsonl")
-        cmd = [FLEETSIM, "-s", self.scenario, "--seed", str(self.seed), "--duration", "0", "--truth", truth,
-               "--brokers", stack.KAFKA] + stack.agent_kafka_args("collector") + warmup + self.fleetsim_args
+        cmd = (
+            [
+                FLEETSIM,
+                "-s",
+                self.scenario,
+                "--seed",
+                str(self.seed),
+                "--duration",
+                "0",
+                "--truth",
+                truth,
+                "--brokers",
+                stack.KAFKA,
+            ]
+            + stack.agent_kafka_args("collector")
+            + warmup
+            + self.fleetsim_args
+        )
         path = os.path.join(self.dir, "fleetsim-warmup.log")
         with open(path, "w") as f:
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=1800)
@@ -160,9 +240,11 @@ class Run:
             end_us = json.loads(t.readline())["warmup_end_us"]
         log("warm-up: %d samples published; waiting until the job has read them" % n)
         t0 = time.time()
+
         def read_all():
             self.monitor.poll(1)  # follows the outputs meanwhile: the consumer stays in its group
             return samples_read(self.job)[0] >= n
+
         stack.wait_until(read_all, 1200, "the job to read the warm-up's %d samples" % n, interval=1)
         log("the job read the warm-up in %.0f s" % (time.time() - t0))
         return end_us // 1_000_000

@@ -23,8 +23,12 @@ FADE_US = 600_000_000
 def truth_matches(truth, incident):
     """Is the incident's named antagonist a real one for its host at that (simulated) time?"""
     for t in truth:
-        if (t["type"] == "antagonism" and t["host"] == incident["host"] and t["antagonist"] == incident["antagonist_task"]
-                and t["start_us"] <= incident["detected_at_us"] <= t["end_us"] + FADE_US):
+        if (
+            t["type"] == "antagonism"
+            and t["host"] == incident["host"]
+            and t["antagonist"] == incident["antagonist_task"]
+            and t["start_us"] <= incident["detected_at_us"] <= t["end_us"] + FADE_US
+        ):
             return True
     return False
 
@@ -55,16 +59,23 @@ def first_after_onset(onset, events):
 
 def detection_latencies(truth, actions):
     """(host, antagonist) -> simulated seconds from its onset (ground truth) to the first cap on it."""
-    return first_after_onset(onsets(truth), (((a["host"], a["task"]), a["at_us"]) for a in actions
-                                             if a["kind"] == "APPLIED"))
+    return first_after_onset(
+        onsets(truth), (((a["host"], a["task"]), a["at_us"]) for a in actions if a["kind"] == "APPLIED")
+    )
 
 
 def detection_event_latencies(truth, incidents):
     """(host, antagonist) -> simulated seconds from its onset to the event time of the first
     right THROTTLE naming it (the anomalous sample's window start): the pipeline's own delay in
     simulated time, without the wall-clock delays that a faster-than-real-time run multiplies."""
-    return first_after_onset(onsets(truth), (((i["host"], i["antagonist_task"]), i["detected_at_us"]) for i in incidents
-                                             if i["decision"] == "THROTTLE" and truth_matches(truth, i)))
+    return first_after_onset(
+        onsets(truth),
+        (
+            ((i["host"], i["antagonist_task"]), i["detected_at_us"])
+            for i in incidents
+            if i["decision"] == "THROTTLE" and truth_matches(truth, i)
+        ),
+    )
 
 
 def measure(truth, monitor):
@@ -74,14 +85,20 @@ def measure(truth, monitor):
     real = {(t["host"], t["antagonist"]) for t in truth if t["type"] == "antagonism" and eligible(t)}
     found = {(i["host"], i["antagonist_task"]) for i in correct} & real
     classes = {i["incident_id"]: i["antagonist_class"] for i in monitor.incidents}
-    ls_caps = [a for a in monitor.actions
-               if a["kind"] == "APPLIED" and classes.get(a.get("incident_id")) == "LATENCY_SENSITIVE"]
+    ls_caps = [
+        a
+        for a in monitor.actions
+        if a["kind"] == "APPLIED" and classes.get(a.get("incident_id")) == "LATENCY_SENSITIVE"
+    ]
     latencies = sorted(detection_latencies(truth, monitor.actions).values())
     event_latencies = sorted(detection_event_latencies(truth, monitor.incidents).values())
     return {
-        "throttles": len(throttles), "correct": len(correct),
+        "throttles": len(throttles),
+        "correct": len(correct),
         "precision": len(correct) / len(throttles) if throttles else None,
-        "real": len(real), "found": len(found), "recall": len(found) / len(real) if real else None,
+        "real": len(real),
+        "found": len(found),
+        "recall": len(found) / len(real) if real else None,
         "missed": sorted(real - found),
         "latencies": latencies,
         "latency_median": statistics.median(latencies) if latencies else None,

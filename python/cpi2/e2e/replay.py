@@ -35,14 +35,38 @@ class Decisions:
 def replay(scenario, seed, workdir, job_args):
     samples, truth, out = (os.path.join(workdir, f) for f in ("samples.jsonl", "truth.jsonl", "incidents.jsonl"))
     with open(samples, "w") as f:
-        subprocess.run([FLEETSIM, "-s", scenario, "--stdout", "--speed", "max", "--seed", str(seed), "--truth", truth,
-                        "--progress", "3600"], stdout=f, check=True)
+        subprocess.run(
+            [
+                FLEETSIM,
+                "-s",
+                scenario,
+                "--stdout",
+                "--speed",
+                "max",
+                "--seed",
+                str(seed),
+                "--truth",
+                truth,
+                "--progress",
+                "3600",
+            ],
+            stdout=f,
+            check=True,
+        )
     cp_file = os.path.join(JOBS, "target", "bench.classpath")
     subprocess.run(["make", "-s", "-C", JOBS, "classpath"], check=True)
-    cp = ":".join([os.path.join(JOBS, "target", "test-classes"), os.path.join(JOBS, "target", "classes"),
-                   open(cp_file).read().strip()])
-    r = subprocess.run(["java", "-Xmx3g", "-cp", cp, "org.cpi2.flink.bench.ScenarioReplay", samples, out] + job_args,
-                       capture_output=True, text=True)
+    cp = ":".join(
+        [
+            os.path.join(JOBS, "target", "test-classes"),
+            os.path.join(JOBS, "target", "classes"),
+            open(cp_file).read().strip(),
+        ]
+    )
+    r = subprocess.run(
+        ["java", "-Xmx3g", "-cp", cp, "org.cpi2.flink.bench.ScenarioReplay", samples, out] + job_args,
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         raise SystemExit("replay failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
     print([line for line in r.stdout.splitlines() if line.startswith("replayed")][-1])
@@ -62,16 +86,30 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     truth, incidents = replay(a.scenario, a.seed, workdir, a.job_args)
     q = quality.measure(truth, Decisions(incidents))
-    print("%s (seed %d, no caps in the loop): %d incidents %s" % (
-        a.scenario, a.seed, len(incidents), dict(collections.Counter(i["decision"] for i in incidents))))
-    print("  THROTTLE %d, right %d, precision %s; antagonists found %d of %d, recall %s; event-time latency median %s s"
-          % (q["throttles"], q["correct"], quality.fmt(q["precision"]), q["found"], q["real"], quality.fmt(q["recall"]),
-             quality.fmt(q["event_latency_median"], "%.0f")))
+    print(
+        "%s (seed %d, no caps in the loop): %d incidents %s"
+        % (a.scenario, a.seed, len(incidents), dict(collections.Counter(i["decision"] for i in incidents)))
+    )
+    print(
+        "  THROTTLE %d, right %d, precision %s; antagonists found %d of %d, recall %s; event-time latency median %s s"
+        % (
+            q["throttles"],
+            q["correct"],
+            quality.fmt(q["precision"]),
+            q["found"],
+            q["real"],
+            quality.fmt(q["recall"]),
+            quality.fmt(q["event_latency_median"], "%.0f"),
+        )
+    )
     for host, antagonist in q["missed"]:
         print("  missed: %s on %s" % (antagonist, host))
     wrong = [i for i in incidents if i["decision"] == "THROTTLE" and not quality.truth_matches(truth, i)]
     for i in wrong[:10]:
-        print("  wrong: %s named for %s on %s at %d" % (i["antagonist_task"], i["victim_task"], i["host"], i["detected_at_us"]))
+        print(
+            "  wrong: %s named for %s on %s at %d"
+            % (i["antagonist_task"], i["victim_task"], i["host"], i["detected_at_us"])
+        )
     if not a.keep:
         for f in os.listdir(workdir):
             os.remove(os.path.join(workdir, f))

@@ -4,6 +4,7 @@ interval for ~1000 points)
 against a ClickHouse database, best of 3. Prints the figures; nothing is asserted. A database without
 samples (a fresh stack has no cpi2) is not timed: --rows samples of clickhouse/bench.py's synthetic
 fleet are generated into <database>_grafana_bench instead, which is dropped at the end."""
+
 import argparse
 import os
 import platform
@@ -22,15 +23,22 @@ def main():
     p.add_argument("--url", default=repo.default_clickhouse_url())
     p.add_argument("--database", default="cpi2")
     p.add_argument("--hours", type=float, default=6)
-    p.add_argument("--rows", type=int, default=10_000_000,
-                   help="samples to generate when --database has none (default %(default)s; 2 days, so 1/8 in 6 hours)")
+    p.add_argument(
+        "--rows",
+        type=int,
+        default=10_000_000,
+        help="samples to generate when --database has none (default %(default)s; 2 days, so 1/8 in 6 hours)",
+    )
     a = p.parse_args()
     ch = fixtures.clickhouse(a.url)
     if _samples(ch, a.database):
         time_panels(ch, a.database, a)
         return
     generated = a.database + "_grafana_bench"
-    print(f"no samples in {a.database} at {a.url}: timing over {a.rows:,} generated ones in {generated} (dropped after)", flush=True)
+    print(
+        f"no samples in {a.database} at {a.url}: timing over {a.rows:,} generated ones in {generated} (dropped after)",
+        flush=True,
+    )
     chbench = clickhouse_bench
     ch.timeout = max(ch.timeout, 600)
     try:
@@ -55,8 +63,10 @@ def time_panels(ch, database, a):
     from_s = to_s - int(a.hours * 3600)
     interval = max(1, (to_s - from_s) // 1000)
     n = ch.query(f"SELECT count() FROM {database}.samples").strip()
-    print(f"machine: {platform.node()}, {os.cpu_count()} CPUs; {a.url} database {database} ({n} samples); "
-          f"range {a.hours} h, interval {interval} s; best of 3")
+    print(
+        f"machine: {platform.node()}, {os.cpu_count()} CPUs; {a.url} database {database} ({n} samples); "
+        f"range {a.hours} h, interval {interval} s; best of 3"
+    )
     for d in generate.DASHBOARDS:
         values = {}
         for v in d.variables:  # each variable's first value in this database, as Grafana would pick

@@ -4,6 +4,7 @@ queries of clickhouse/queries/*.sql turned into panel SQL with Grafana's macros 
 Every target records the columns its SQL must return (`Target.columns`); the tests run each
 target's SQL, macros expanded, on ClickHouse and compare. The dashboard JSON is generated from
 these definitions by generate.py (the source); the JSON files are its output."""
+
 import re
 from dataclasses import dataclass, field
 
@@ -94,8 +95,10 @@ class Panel:
 
 def override(name, **props):
     """A fieldConfig override for the field named name: props as {id: value} (custom.* allowed)."""
-    return {"matcher": {"id": "byName", "options": name},
-            "properties": [{"id": k.replace("__", "."), "value": v} for k, v in props.items()]}
+    return {
+        "matcher": {"id": "byName", "options": name},
+        "properties": [{"id": k.replace("__", "."), "value": v} for k, v in props.items()],
+    }
 
 
 @dataclass
@@ -110,8 +113,17 @@ class Variable:
     def json(self):
         v = {"name": self.name, "label": self.label, "type": self.kind, "hide": self.hide}
         if self.kind == "query":
-            v.update({"datasource": dict(DATASOURCE), "query": self.sql.strip(), "refresh": 2,
-                      "sort": 1, "includeAll": False, "multi": False, "options": []})
+            v.update(
+                {
+                    "datasource": dict(DATASOURCE),
+                    "query": self.sql.strip(),
+                    "refresh": 2,
+                    "sort": 1,
+                    "includeAll": False,
+                    "multi": False,
+                    "options": [],
+                }
+            )
         else:  # textbox
             v.update({"query": self.test_value, "options": []})
         return v
@@ -150,9 +162,19 @@ class Dashboard:
             "time": {"from": self.time_from, "to": "now"},
             "timepicker": {},
             "annotations": {"list": []},
-            "links": [{"title": "CPI2 dashboards", "type": "dashboards", "tags": ["cpi2"], "asDropdown": True,
-                       "icon": "external link", "includeVars": False, "keepTime": True, "targetBlank": False,
-                       "tooltip": ""}],
+            "links": [
+                {
+                    "title": "CPI2 dashboards",
+                    "type": "dashboards",
+                    "tags": ["cpi2"],
+                    "asDropdown": True,
+                    "icon": "external link",
+                    "includeVars": False,
+                    "keepTime": True,
+                    "targetBlank": False,
+                    "tooltip": "",
+                }
+            ],
             "templating": {"list": [v.json() for v in self.variables]},
             "panels": out,
         }
@@ -193,8 +215,13 @@ def forensics_columns(name):
 
 
 def forensics_target(name, variables=None, **kw):
-    return Target(forensics_sql(name, variables), forensics_columns(name), forensics=name,
-                  forensics_vars=dict(variables or {}), **kw)
+    return Target(
+        forensics_sql(name, variables),
+        forensics_columns(name),
+        forensics=name,
+        forensics_vars=dict(variables or {}),
+        **kw,
+    )
 
 
 def sql(text):

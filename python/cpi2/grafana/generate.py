@@ -2,6 +2,7 @@
 """Generates grafana/dashboards/*.json, the CPI2 dashboards, from the definitions below (the
 source: edit here, run `make -C grafana build`, commit both). `--check` exits 1 when a JSON file
 differs from what this script generates (the tests run it)."""
+
 import argparse
 import json
 import sys
@@ -36,7 +37,10 @@ def bucket_s(expr):
     return f"toDateTime(intDiv(toUInt32({expr}), $__interval_s) * $__interval_s)"
 
 
-INCIDENT_LINK = {"title": "Incident drill-down", "url": "/d/cpi2-incident/cpi2-incident?var-incident=${__value.raw}&${__url_time_range}"}
+INCIDENT_LINK = {
+    "title": "Incident drill-down",
+    "url": "/d/cpi2-incident/cpi2-incident?var-incident=${__value.raw}&${__url_time_range}",
+}
 TS = {"drawStyle": "line", "lineWidth": 1, "fillOpacity": 10, "showPoints": "auto", "spanNulls": False}
 STACKED = dict(TS, stacking={"mode": "normal", "group": "A"}, fillOpacity=60, drawStyle="bars")
 
@@ -46,7 +50,7 @@ def fleet():
         SELECT
             toInt64(toUnixTimestamp($__toTime)) - intDiv(max(window_start_us + window_us), 1000000) AS samples_lag_s,
             (SELECT toInt64(toUnixTimestamp($__toTime)) - intDiv(max(period_end_us), 1000000)
-             FROM {DB}.specs WHERE $__dateFilter(event_date) AND {us_range('period_end_us')}) AS specs_age_s,
+             FROM {DB}.specs WHERE $__dateFilter(event_date) AND {us_range("period_end_us")}) AS specs_age_s,
             (SELECT toInt64(toUnixTimestamp($__toTime)) - intDiv(max(timestamp_ms), 1000)
              FROM {DB}.host_metrics WHERE $__dateTimeFilter(event_date, ts)) AS host_metrics_lag_s
         FROM {DB}.samples
@@ -62,101 +66,241 @@ def fleet():
         )
         WHERE last_kind IN ('APPLIED', 'RENEWED') AND expires >= {TO_US}"""
     return Dashboard(
-        "cpi2-fleet", "CPI2 fleet overview",
+        "cpi2-fleet",
+        "CPI2 fleet overview",
         "The whole fleet: sample rate, incidents, caps in force and how fresh each stream is in ClickHouse.",
         variables=[],
         panels=[
-            Panel("Samples per second", "stat", [Target(sql(f"""
+            Panel(
+                "Samples per second",
+                "stat",
+                [
+                    Target(
+                        sql(f"""
                 SELECT count() / greatest(1, toInt64(toUnixTimestamp($__toTime)) - toInt64(toUnixTimestamp($__fromTime))) AS samples_per_s
                 FROM {DB}.samples
-                WHERE $__dateTimeFilter(event_date, ts)"""), ["samples_per_s"])], w=6, h=5, unit="short", decimals=1,
-                  description="CPI samples stored per second over the time range (every cgroup of every host, one per window)."),
-            Panel("Incidents per hour", "stat", [Target(sql(f"""
+                WHERE $__dateTimeFilter(event_date, ts)"""),
+                        ["samples_per_s"],
+                    )
+                ],
+                w=6,
+                h=5,
+                unit="short",
+                decimals=1,
+                description="CPI samples stored per second over the time range (every cgroup of every host, one per window).",
+            ),
+            Panel(
+                "Incidents per hour",
+                "stat",
+                [
+                    Target(
+                        sql(f"""
                 SELECT count() * 3600 / greatest(1, toInt64(toUnixTimestamp($__toTime)) - toInt64(toUnixTimestamp($__fromTime))) AS incidents_per_h
                 FROM {DB}.incidents FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('detected_at_us')}"""), ["incidents_per_h"])],
-                  w=6, h=5, decimals=2),
-            Panel("Caps in force", "stat", [Target(sql(caps_in_force), ["caps_in_force"])], w=6, h=5,
-                  description="Tasks whose last cap action before the end of the range applied or renewed a cap that has not expired."),
-            Panel("Pipeline lag", "stat", [Target(sql(newest), ["samples_lag_s", "specs_age_s", "host_metrics_lag_s"])],
-                  w=6, h=5, unit="s",
-                  description="Seconds between the end of the range and the newest sample window, spec period and Telegraf metric in ClickHouse (collector → Kafka → Flink → ClickHouse)."),
-            Panel("Samples per second", "timeseries", [Target(sql(f"""
-                SELECT {bucket_s('ts')} AS time, count() / $__interval_s AS samples_per_s
+                WHERE $__dateFilter(event_date) AND {us_range("detected_at_us")}"""),
+                        ["incidents_per_h"],
+                    )
+                ],
+                w=6,
+                h=5,
+                decimals=2,
+            ),
+            Panel(
+                "Caps in force",
+                "stat",
+                [Target(sql(caps_in_force), ["caps_in_force"])],
+                w=6,
+                h=5,
+                description="Tasks whose last cap action before the end of the range applied or renewed a cap that has not expired.",
+            ),
+            Panel(
+                "Pipeline lag",
+                "stat",
+                [Target(sql(newest), ["samples_lag_s", "specs_age_s", "host_metrics_lag_s"])],
+                w=6,
+                h=5,
+                unit="s",
+                description="Seconds between the end of the range and the newest sample window, spec period and Telegraf metric in ClickHouse (collector → Kafka → Flink → ClickHouse).",
+            ),
+            Panel(
+                "Samples per second",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_s("ts")} AS time, count() / $__interval_s AS samples_per_s
                 FROM {DB}.samples
                 WHERE $__dateTimeFilter(event_date, ts)
                 GROUP BY time
-                ORDER BY time"""), ["time", "samples_per_s"], TIMESERIES)], custom=TS),
-            Panel("Incidents per hour by decision", "timeseries", [Target(sql(f"""
-                SELECT {bucket_us('detected_at_us')} AS time, decision, count() * 3600 / $__interval_s AS incidents_per_h
+                ORDER BY time"""),
+                        ["time", "samples_per_s"],
+                        TIMESERIES,
+                    )
+                ],
+                custom=TS,
+            ),
+            Panel(
+                "Incidents per hour by decision",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_us("detected_at_us")} AS time, decision, count() * 3600 / $__interval_s AS incidents_per_h
                 FROM {DB}.incidents FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('detected_at_us')}
+                WHERE $__dateFilter(event_date) AND {us_range("detected_at_us")}
                 GROUP BY time, decision
-                ORDER BY time, decision"""), ["time", "decision", "incidents_per_h"], TIMESERIES)], custom=STACKED),
-            Panel("Cap actions per hour by kind", "timeseries", [Target(sql(f"""
-                SELECT {bucket_us('at_us')} AS time, kind, count() * 3600 / $__interval_s AS actions_per_h
+                ORDER BY time, decision"""),
+                        ["time", "decision", "incidents_per_h"],
+                        TIMESERIES,
+                    )
+                ],
+                custom=STACKED,
+            ),
+            Panel(
+                "Cap actions per hour by kind",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_us("at_us")} AS time, kind, count() * 3600 / $__interval_s AS actions_per_h
                 FROM {DB}.actions FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('at_us')}
+                WHERE $__dateFilter(event_date) AND {us_range("at_us")}
                 GROUP BY time, kind
-                ORDER BY time, kind"""), ["time", "kind", "actions_per_h"], TIMESERIES)], custom=STACKED),
-            Panel("Dead letters by component", "timeseries", [Target(sql(f"""
-                SELECT {bucket_us('at_us')} AS time, component, count() AS dead_letters
+                ORDER BY time, kind"""),
+                        ["time", "kind", "actions_per_h"],
+                        TIMESERIES,
+                    )
+                ],
+                custom=STACKED,
+            ),
+            Panel(
+                "Dead letters by component",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_us("at_us")} AS time, component, count() AS dead_letters
                 FROM {DB}.dead_letters FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('at_us')}
+                WHERE $__dateFilter(event_date) AND {us_range("at_us")}
                 GROUP BY time, component
-                ORDER BY time, component"""), ["time", "component", "dead_letters"], TIMESERIES)], custom=STACKED,
-                  description="Records refused by the pipeline (bad wire format, unknown schema...), with the reason in cpi2.dead_letters."),
-            Panel("Latest incidents", "table", [Target(sql(f"""
-                SELECT {us_time('detected_at_us')} AS time, incident_id, host, victim_task, victim_job, decision,
+                ORDER BY time, component"""),
+                        ["time", "component", "dead_letters"],
+                        TIMESERIES,
+                    )
+                ],
+                custom=STACKED,
+                description="Records refused by the pipeline (bad wire format, unknown schema...), with the reason in cpi2.dead_letters.",
+            ),
+            Panel(
+                "Latest incidents",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {us_time("detected_at_us")} AS time, incident_id, host, victim_task, victim_job, decision,
                        ifNull(antagonist_task, '') AS antagonist, round(ifNull(correlation, 0.), 3) AS antagonist_correlation
                 FROM {DB}.incidents FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('detected_at_us')}
+                WHERE $__dateFilter(event_date) AND {us_range("detected_at_us")}
                 ORDER BY detected_at_us DESC
-                LIMIT 100"""), ["time", "incident_id", "host", "victim_task", "victim_job", "decision", "antagonist",
-                                "antagonist_correlation"])],
-                  w=24, h=9, overrides=[override("incident_id", links=[INCIDENT_LINK])]),
-        ])
+                LIMIT 100"""),
+                        [
+                            "time",
+                            "incident_id",
+                            "host",
+                            "victim_task",
+                            "victim_job",
+                            "decision",
+                            "antagonist",
+                            "antagonist_correlation",
+                        ],
+                    )
+                ],
+                w=24,
+                h=9,
+                overrides=[override("incident_id", links=[INCIDENT_LINK])],
+            ),
+        ],
+    )
 
 
 def job():
     spec_filter = "job = ${job:sqlstring} AND platform = ${platform:sqlstring}"
     return Dashboard(
-        "cpi2-job", "CPI2 job view",
+        "cpi2-job",
+        "CPI2 job view",
         "One job on one CPU platform: its CPI against its spec, the tasks that are outliers, its incidents and antagonists.",
         variables=[
             Variable("job", "Job", f"SELECT DISTINCT job FROM {DB}.specs FINAL ORDER BY job", test_value="websearch"),
-            Variable("platform", "Platform", f"SELECT DISTINCT platform FROM {DB}.specs FINAL WHERE job = ${{job:sqlstring}} ORDER BY platform",
-                     test_value="p1"),
+            Variable(
+                "platform",
+                "Platform",
+                f"SELECT DISTINCT platform FROM {DB}.specs FINAL WHERE job = ${{job:sqlstring}} ORDER BY platform",
+                test_value="p1",
+            ),
         ],
         panels=[
-            Panel("CPI against the spec", "timeseries", [
-                Target(sql(f"""
-                    SELECT {bucket_s('minute')} AS time,
+            Panel(
+                "CPI against the spec",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                    SELECT {bucket_s("minute")} AS time,
                            avgMerge(cpi_avg) AS cpi_mean,
                            quantilesMerge(0.5, 0.9, 0.99)(cpi_quantiles)[2] AS cpi_p90,
                            quantilesMerge(0.5, 0.9, 0.99)(cpi_quantiles)[3] AS cpi_p99
                     FROM {DB}.samples_1m
                     WHERE {spec_filter} AND $__timeFilter(minute)
                     GROUP BY time
-                    ORDER BY time"""), ["time", "cpi_mean", "cpi_p90", "cpi_p99"], TIMESERIES),
-                Target(sql(f"""
-                    SELECT {us_time('period_end_us')} AS time, cpi_mean AS spec_mean, cpi_mean + 2 * cpi_stddev AS outlier_threshold
+                    ORDER BY time"""),
+                        ["time", "cpi_mean", "cpi_p90", "cpi_p99"],
+                        TIMESERIES,
+                    ),
+                    Target(
+                        sql(f"""
+                    SELECT {us_time("period_end_us")} AS time, cpi_mean AS spec_mean, cpi_mean + 2 * cpi_stddev AS outlier_threshold
                     FROM {DB}.specs FINAL
-                    WHERE {spec_filter} AND $__dateFilter(event_date) AND {us_range('period_end_us')}
-                    ORDER BY time"""), ["time", "spec_mean", "outlier_threshold"], TIMESERIES),
-            ], w=24, h=9, custom=TS,
-                overrides=[override("outlier_threshold", custom__lineStyle={"fill": "dash", "dash": [10, 10]},
-                                    color={"mode": "fixed", "fixedColor": "red"}),
-                           override("spec_mean", color={"mode": "fixed", "fixedColor": "green"})],
-                description="Per-minute rollup (samples_1m) of the job's CPI on the platform; the spec's mean and the outlier threshold mean + 2σ (paper section 4.1)."),
-            Panel("CPI distribution", "barchart", [Target(sql(f"""
+                    WHERE {spec_filter} AND $__dateFilter(event_date) AND {us_range("period_end_us")}
+                    ORDER BY time"""),
+                        ["time", "spec_mean", "outlier_threshold"],
+                        TIMESERIES,
+                    ),
+                ],
+                w=24,
+                h=9,
+                custom=TS,
+                overrides=[
+                    override(
+                        "outlier_threshold",
+                        custom__lineStyle={"fill": "dash", "dash": [10, 10]},
+                        color={"mode": "fixed", "fixedColor": "red"},
+                    ),
+                    override("spec_mean", color={"mode": "fixed", "fixedColor": "green"}),
+                ],
+                description="Per-minute rollup (samples_1m) of the job's CPI on the platform; the spec's mean and the outlier threshold mean + 2σ (paper section 4.1).",
+            ),
+            Panel(
+                "CPI distribution",
+                "barchart",
+                [
+                    Target(
+                        sql(f"""
                 SELECT toString(floor(assumeNotNull(cpi) * 10) / 10) AS cpi_bucket, count() AS samples
                 FROM {DB}.samples
                 WHERE {spec_filter} AND $__dateTimeFilter(event_date, ts) AND cpi IS NOT NULL
                 GROUP BY cpi_bucket
-                ORDER BY toFloat64(cpi_bucket)"""), ["cpi_bucket", "samples"])],
-                options={"xField": "cpi_bucket", "orientation": "vertical", "showValue": "never"}),
-            Panel("Outlier tasks (CPI above mean + 2σ of the latest spec)", "table", [Target(sql(f"""
+                ORDER BY toFloat64(cpi_bucket)"""),
+                        ["cpi_bucket", "samples"],
+                    )
+                ],
+                options={"xField": "cpi_bucket", "orientation": "vertical", "showValue": "never"},
+            ),
+            Panel(
+                "Outlier tasks (CPI above mean + 2σ of the latest spec)",
+                "table",
+                [
+                    Target(
+                        sql(f"""
                 WITH (SELECT argMax(cpi_mean + 2 * cpi_stddev, period_end_us) FROM {DB}.specs FINAL
                       WHERE {spec_filter} AND period_end_us < {TO_US}) AS threshold
                 SELECT task, any(host) AS on_host, count() AS samples, countIf(cpi > threshold) AS outliers,
@@ -166,144 +310,344 @@ def job():
                 GROUP BY task
                 HAVING outliers > 0
                 ORDER BY outliers DESC, task
-                LIMIT 50"""), ["task", "on_host", "samples", "outliers", "mean_cpi", "max_cpi", "spec_threshold"])]),
-            Panel("Incidents of the job", "table", [Target(sql(f"""
-                SELECT {us_time('detected_at_us')} AS time, incident_id, host, victim_task, decision,
+                LIMIT 50"""),
+                        ["task", "on_host", "samples", "outliers", "mean_cpi", "max_cpi", "spec_threshold"],
+                    )
+                ],
+            ),
+            Panel(
+                "Incidents of the job",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {us_time("detected_at_us")} AS time, incident_id, host, victim_task, decision,
                        round(victim_cpi, 3) AS cpi, round(cpi_threshold, 3) AS threshold,
                        ifNull(antagonist_task, '') AS antagonist, round(ifNull(correlation, 0.), 3) AS antagonist_correlation
                 FROM {DB}.incidents FINAL
                 WHERE victim_job = ${{job:sqlstring}} AND victim_platform = ${{platform:sqlstring}}
-                  AND $__dateFilter(event_date) AND {us_range('detected_at_us')}
+                  AND $__dateFilter(event_date) AND {us_range("detected_at_us")}
                 ORDER BY detected_at_us DESC
-                LIMIT 100"""), ["time", "incident_id", "host", "victim_task", "decision", "cpi", "threshold", "antagonist",
-                                "antagonist_correlation"])],
-                  overrides=[override("incident_id", links=[INCIDENT_LINK])]),
-            Panel("Most aggressive antagonists (top_antagonists)", "table",
-                  [forensics_target("top_antagonists", {"job": "job"})],
-                  description="clickhouse/queries/top_antagonists.sql over the time range (paper section 5)."),
-            Panel("Victim CPI by machine utilisation at detection (cpi_vs_machine_utilization)", "barchart",
-                  [forensics_target("cpi_vs_machine_utilization", {"job": "job"})],
-                  options={"xField": "utilization_bucket", "orientation": "vertical", "showValue": "auto"},
-                  description="clickhouse/queries/cpi_vs_machine_utilization.sql (paper figure 14)."),
-        ])
+                LIMIT 100"""),
+                        [
+                            "time",
+                            "incident_id",
+                            "host",
+                            "victim_task",
+                            "decision",
+                            "cpi",
+                            "threshold",
+                            "antagonist",
+                            "antagonist_correlation",
+                        ],
+                    )
+                ],
+                overrides=[override("incident_id", links=[INCIDENT_LINK])],
+            ),
+            Panel(
+                "Most aggressive antagonists (top_antagonists)",
+                "table",
+                [forensics_target("top_antagonists", {"job": "job"})],
+                description="clickhouse/queries/top_antagonists.sql over the time range (paper section 5).",
+            ),
+            Panel(
+                "Victim CPI by machine utilisation at detection (cpi_vs_machine_utilization)",
+                "barchart",
+                [forensics_target("cpi_vs_machine_utilization", {"job": "job"})],
+                options={"xField": "utilization_bucket", "orientation": "vertical", "showValue": "auto"},
+                description="clickhouse/queries/cpi_vs_machine_utilization.sql (paper figure 14).",
+            ),
+        ],
+    )
 
 
 def incident():
     inc = "incident_id = ${incident:sqlstring}"
-    around = forensics_sql("victim_vs_antagonist", {"host": "host", "victim_task": "victim", "antagonist_task": "antagonist"})
+    around = forensics_sql(
+        "victim_vs_antagonist", {"host": "host", "victim_task": "victim", "antagonist_task": "antagonist"}
+    )
     body = "\n".join("    " + line for line in around.splitlines())
     return Dashboard(
-        "cpi2-incident", "CPI2 incident drill-down",
+        "cpi2-incident",
+        "CPI2 incident drill-down",
         "One incident: the victim's CPI against the antagonist's CPU usage with the caps shaded (paper figure 9), its suspects, the enforcer's actions and the judged outcome.",
         time_from="now-24h",
         variables=[
-            Variable("incident", "Incident", f"""
+            Variable(
+                "incident",
+                "Incident",
+                f"""
                 SELECT incident_id FROM {DB}.incidents FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('detected_at_us')}
-                ORDER BY detected_at_us DESC LIMIT 1000""", test_value="h1-websearch/0-1"),
-            Variable("host", "Host", f"SELECT host FROM {DB}.incidents FINAL WHERE {inc} LIMIT 1", hide=2, test_value="h1"),
-            Variable("victim", "Victim", f"SELECT victim_task FROM {DB}.incidents FINAL WHERE {inc} LIMIT 1", hide=2,
-                     test_value="websearch/0"),
-            Variable("antagonist", "Antagonist", f"""
+                WHERE $__dateFilter(event_date) AND {us_range("detected_at_us")}
+                ORDER BY detected_at_us DESC LIMIT 1000""",
+                test_value="h1-websearch/0-1",
+            ),
+            Variable(
+                "host", "Host", f"SELECT host FROM {DB}.incidents FINAL WHERE {inc} LIMIT 1", hide=2, test_value="h1"
+            ),
+            Variable(
+                "victim",
+                "Victim",
+                f"SELECT victim_task FROM {DB}.incidents FINAL WHERE {inc} LIMIT 1",
+                hide=2,
+                test_value="websearch/0",
+            ),
+            Variable(
+                "antagonist",
+                "Antagonist",
+                f"""
                 SELECT if(ifNull(antagonist_task, '') != '', assumeNotNull(antagonist_task),
                           (SELECT any(task) FROM {DB}.incident_suspects FINAL WHERE {inc} AND rank = 1))
-                FROM {DB}.incidents FINAL WHERE {inc} LIMIT 1""", hide=2, test_value="mapreduce/3"),
+                FROM {DB}.incidents FINAL WHERE {inc} LIMIT 1""",
+                hide=2,
+                test_value="mapreduce/3",
+            ),
         ],
         panels=[
-            Panel("Victim CPI vs antagonist CPU usage, caps shaded", "timeseries", [Target(
-                f"SELECT toDateTime(intDiv(bucket_start_us, 1000000)) AS time, victim_cpi, antagonist_cpu_usage, capped, cap_cpu,\n"
-                f"       (SELECT any(cpi_threshold) FROM {DB}.incidents FINAL WHERE {inc}) AS cpi_threshold\n"
-                f"FROM\n(\n{body}\n)\nORDER BY time",
-                ["time", "victim_cpi", "antagonist_cpu_usage", "capped", "cap_cpu", "cpi_threshold"], TIMESERIES)],
-                w=24, h=10, custom=dict(TS, showPoints="always", pointSize=4),
-                overrides=[
-                    override("victim_cpi", displayName="victim CPI (${victim})", color={"mode": "fixed", "fixedColor": "blue"}),
-                    override("cpi_threshold", displayName="CPI threshold", color={"mode": "fixed", "fixedColor": "blue"},
-                             custom__lineStyle={"fill": "dash", "dash": [10, 10]}, custom__showPoints="never"),
-                    override("antagonist_cpu_usage", displayName="antagonist CPU (${antagonist})", unit="short",
-                             color={"mode": "fixed", "fixedColor": "orange"}, custom__axisPlacement="right",
-                             custom__axisLabel="CPU-sec/sec"),
-                    override("capped", displayName="antagonist capped", color={"mode": "fixed", "fixedColor": "red"},
-                             custom__drawStyle="line", custom__lineInterpolation="stepAfter", custom__lineWidth=0,
-                             custom__fillOpacity=20, custom__showPoints="never", custom__axisPlacement="hidden", min=0, max=1),
-                    override("cap_cpu", displayName="cap (CPU)", custom__hideFrom={"viz": True, "legend": True, "tooltip": False}),
+            Panel(
+                "Victim CPI vs antagonist CPU usage, caps shaded",
+                "timeseries",
+                [
+                    Target(
+                        f"SELECT toDateTime(intDiv(bucket_start_us, 1000000)) AS time, victim_cpi, antagonist_cpu_usage, capped, cap_cpu,\n"
+                        f"       (SELECT any(cpi_threshold) FROM {DB}.incidents FINAL WHERE {inc}) AS cpi_threshold\n"
+                        f"FROM\n(\n{body}\n)\nORDER BY time",
+                        ["time", "victim_cpi", "antagonist_cpu_usage", "capped", "cap_cpu", "cpi_threshold"],
+                        TIMESERIES,
+                    )
                 ],
-                description="clickhouse/queries/victim_vs_antagonist.sql (paper figure 9), buckets of $__interval_s seconds; red: the antagonist's cap was in force."),
-            Panel("Incident", "table", [Target(sql(f"""
-                SELECT incident_id, host, {us_time('detected_at_us')} AS detected, victim_task, victim_job, victim_class, decision,
+                w=24,
+                h=10,
+                custom=dict(TS, showPoints="always", pointSize=4),
+                overrides=[
+                    override(
+                        "victim_cpi",
+                        displayName="victim CPI (${victim})",
+                        color={"mode": "fixed", "fixedColor": "blue"},
+                    ),
+                    override(
+                        "cpi_threshold",
+                        displayName="CPI threshold",
+                        color={"mode": "fixed", "fixedColor": "blue"},
+                        custom__lineStyle={"fill": "dash", "dash": [10, 10]},
+                        custom__showPoints="never",
+                    ),
+                    override(
+                        "antagonist_cpu_usage",
+                        displayName="antagonist CPU (${antagonist})",
+                        unit="short",
+                        color={"mode": "fixed", "fixedColor": "orange"},
+                        custom__axisPlacement="right",
+                        custom__axisLabel="CPU-sec/sec",
+                    ),
+                    override(
+                        "capped",
+                        displayName="antagonist capped",
+                        color={"mode": "fixed", "fixedColor": "red"},
+                        custom__drawStyle="line",
+                        custom__lineInterpolation="stepAfter",
+                        custom__lineWidth=0,
+                        custom__fillOpacity=20,
+                        custom__showPoints="never",
+                        custom__axisPlacement="hidden",
+                        min=0,
+                        max=1,
+                    ),
+                    override(
+                        "cap_cpu",
+                        displayName="cap (CPU)",
+                        custom__hideFrom={"viz": True, "legend": True, "tooltip": False},
+                    ),
+                ],
+                description="clickhouse/queries/victim_vs_antagonist.sql (paper figure 9), buckets of $__interval_s seconds; red: the antagonist's cap was in force.",
+            ),
+            Panel(
+                "Incident",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT incident_id, host, {us_time("detected_at_us")} AS detected, victim_task, victim_job, victim_class, decision,
                        round(victim_cpi, 3) AS cpi, round(cpi_threshold, 3) AS threshold, round(spec_mean, 3) AS mean,
                        round(spec_stddev, 3) AS stddev, ifNull(antagonist_task, '') AS antagonist,
                        round(ifNull(correlation, 0.), 3) AS antagonist_correlation, ifNull(cap_cpu, 0.) AS cap,
                        ifNull(cap_duration_s, 0) AS cap_s, round(ifNull(machine_cpu_utilization, 0.), 3) AS machine_utilization
                 FROM {DB}.incidents FINAL
-                WHERE {inc}"""), ["incident_id", "host", "detected", "victim_task", "victim_job", "victim_class", "decision",
-                                  "cpi", "threshold", "mean", "stddev", "antagonist", "antagonist_correlation", "cap", "cap_s",
-                                  "machine_utilization"])],
-                  w=24, h=4, options={"showHeader": True}),
-            Panel("Suspects", "table", [Target(sql(f"""
+                WHERE {inc}"""),
+                        [
+                            "incident_id",
+                            "host",
+                            "detected",
+                            "victim_task",
+                            "victim_job",
+                            "victim_class",
+                            "decision",
+                            "cpi",
+                            "threshold",
+                            "mean",
+                            "stddev",
+                            "antagonist",
+                            "antagonist_correlation",
+                            "cap",
+                            "cap_s",
+                            "machine_utilization",
+                        ],
+                    )
+                ],
+                w=24,
+                h=4,
+                options={"showHeader": True},
+            ),
+            Panel(
+                "Suspects",
+                "table",
+                [
+                    Target(
+                        sql(f"""
                 SELECT rank, task, job, task_class, round(correlation, 3) AS antagonist_correlation, round(cpu_usage, 3) AS cpu
                 FROM {DB}.incident_suspects FINAL
                 WHERE {inc}
-                ORDER BY rank"""), ["rank", "task", "job", "task_class", "antagonist_correlation", "cpu"])], w=8),
-            Panel("Enforcement actions", "table", [Target(sql(f"""
-                SELECT {us_time('at_us')} AS time, kind, cause, task, ifNull(cap_cpu, 0.) AS cap,
-                       if(isNull(expires_at_us), '', toString({us_time('assumeNotNull(expires_at_us)')})) AS expires, reason
+                ORDER BY rank"""),
+                        ["rank", "task", "job", "task_class", "antagonist_correlation", "cpu"],
+                    )
+                ],
+                w=8,
+            ),
+            Panel(
+                "Enforcement actions",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {us_time("at_us")} AS time, kind, cause, task, ifNull(cap_cpu, 0.) AS cap,
+                       if(isNull(expires_at_us), '', toString({us_time("assumeNotNull(expires_at_us)")})) AS expires, reason
                 FROM {DB}.actions FINAL
                 WHERE ifNull(incident_id, '') = ${{incident:sqlstring}}
-                   OR (host = ${{host:sqlstring}} AND task = ${{antagonist:sqlstring}} AND $__dateFilter(event_date) AND {us_range('at_us')})
-                ORDER BY at_us"""), ["time", "kind", "cause", "task", "cap", "expires", "reason"])], w=10),
-            Panel("Outcome", "table", [Target(sql(f"""
-                SELECT {us_time('judged_at_us')} AS judged, verdict, round(relative_cpi, 3) AS relative, round(cpi_before, 3) AS before,
+                   OR (host = ${{host:sqlstring}} AND task = ${{antagonist:sqlstring}} AND $__dateFilter(event_date) AND {us_range("at_us")})
+                ORDER BY at_us"""),
+                        ["time", "kind", "cause", "task", "cap", "expires", "reason"],
+                    )
+                ],
+                w=10,
+            ),
+            Panel(
+                "Outcome",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {us_time("judged_at_us")} AS judged, verdict, round(relative_cpi, 3) AS relative, round(cpi_before, 3) AS before,
                        round(cpi_during, 3) AS during, samples_before AS n_before, samples_during AS n_during
                 FROM {DB}.outcomes FINAL
                 WHERE ifNull(incident_id, '') = ${{incident:sqlstring}}"""),
-                ["judged", "verdict", "relative", "before", "during", "n_before", "n_during"])], w=6,
-                  description="The outcome judge's verdict (paper section 7.2): relative CPI = victim CPI while capped / before."),
-        ])
+                        ["judged", "verdict", "relative", "before", "during", "n_before", "n_during"],
+                    )
+                ],
+                w=6,
+                description="The outcome judge's verdict (paper section 7.2): relative CPI = victim CPI while capped / before.",
+            ),
+        ],
+    )
 
 
 def outcomes():
     return Dashboard(
-        "cpi2-outcomes", "CPI2 enforcement outcomes",
+        "cpi2-outcomes",
+        "CPI2 enforcement outcomes",
         "Did capping help? The enforcer's actions, the judged outcomes and the true/false-positive rates (paper figures 15 and 16).",
         time_from="now-7d",
         panels=[
-            Panel("Actions by kind", "timeseries", [Target(sql(f"""
-                SELECT {bucket_us('at_us')} AS time, kind, count() AS actions
+            Panel(
+                "Actions by kind",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_us("at_us")} AS time, kind, count() AS actions
                 FROM {DB}.actions FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('at_us')}
+                WHERE $__dateFilter(event_date) AND {us_range("at_us")}
                 GROUP BY time, kind
-                ORDER BY time, kind"""), ["time", "kind", "actions"], TIMESERIES)], custom=STACKED),
-            Panel("Verdicts", "piechart", [Target(sql(f"""
+                ORDER BY time, kind"""),
+                        ["time", "kind", "actions"],
+                        TIMESERIES,
+                    )
+                ],
+                custom=STACKED,
+            ),
+            Panel(
+                "Verdicts",
+                "piechart",
+                [
+                    Target(
+                        sql(f"""
                 SELECT verdict, count() AS outcomes
                 FROM {DB}.outcomes FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('judged_at_us')}
+                WHERE $__dateFilter(event_date) AND {us_range("judged_at_us")}
                 GROUP BY verdict
-                ORDER BY verdict"""), ["verdict", "outcomes"])], w=6,
-                  options={"reduceOptions": {"values": True, "calcs": ["lastNotNull"], "fields": "/^outcomes$/"},
-                           "pieType": "donut", "legend": {"displayMode": "table", "placement": "right", "values": ["value"]}}),
-            Panel("Verdicts over time", "timeseries", [Target(sql(f"""
-                SELECT {bucket_us('judged_at_us')} AS time, verdict, count() AS outcomes
+                ORDER BY verdict"""),
+                        ["verdict", "outcomes"],
+                    )
+                ],
+                w=6,
+                options={
+                    "reduceOptions": {"values": True, "calcs": ["lastNotNull"], "fields": "/^outcomes$/"},
+                    "pieType": "donut",
+                    "legend": {"displayMode": "table", "placement": "right", "values": ["value"]},
+                },
+            ),
+            Panel(
+                "Verdicts over time",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_us("judged_at_us")} AS time, verdict, count() AS outcomes
                 FROM {DB}.outcomes FINAL
-                WHERE $__dateFilter(event_date) AND {us_range('judged_at_us')}
+                WHERE $__dateFilter(event_date) AND {us_range("judged_at_us")}
                 GROUP BY time, verdict
-                ORDER BY time, verdict"""), ["time", "verdict", "outcomes"], TIMESERIES)], w=6, custom=STACKED),
-            Panel("True/false-positive rates by correlation threshold (fp_rates_by_threshold)", "table",
-                  [forensics_target("fp_rates_by_threshold")],
-                  description="clickhouse/queries/fp_rates_by_threshold.sql (paper figure 15)."),
-            Panel("Relative victim CPI while capped (relative_cpi_distribution)", "table",
-                  [forensics_target("relative_cpi_distribution")],
-                  description="clickhouse/queries/relative_cpi_distribution.sql (paper figure 16d): below 1, capping helped."),
-            Panel("Refused and failed actions", "table", [Target(sql(f"""
-                SELECT {us_time('at_us')} AS time, host, task, kind, cause, reason
+                ORDER BY time, verdict"""),
+                        ["time", "verdict", "outcomes"],
+                        TIMESERIES,
+                    )
+                ],
+                w=6,
+                custom=STACKED,
+            ),
+            Panel(
+                "True/false-positive rates by correlation threshold (fp_rates_by_threshold)",
+                "table",
+                [forensics_target("fp_rates_by_threshold")],
+                description="clickhouse/queries/fp_rates_by_threshold.sql (paper figure 15).",
+            ),
+            Panel(
+                "Relative victim CPI while capped (relative_cpi_distribution)",
+                "table",
+                [forensics_target("relative_cpi_distribution")],
+                description="clickhouse/queries/relative_cpi_distribution.sql (paper figure 16d): below 1, capping helped.",
+            ),
+            Panel(
+                "Refused and failed actions",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {us_time("at_us")} AS time, host, task, kind, cause, reason
                 FROM {DB}.actions FINAL
-                WHERE kind IN ('REFUSED', 'FAILED') AND $__dateFilter(event_date) AND {us_range('at_us')}
+                WHERE kind IN ('REFUSED', 'FAILED') AND $__dateFilter(event_date) AND {us_range("at_us")}
                 ORDER BY at_us DESC
-                LIMIT 200"""), ["time", "host", "task", "kind", "cause", "reason"])]),
-            Panel("Job pairs that interfere most (interfering_job_pairs)", "table",
-                  [forensics_target("interfering_job_pairs")],
-                  description="clickhouse/queries/interfering_job_pairs.sql: placement advice, keep these jobs apart."),
-        ])
+                LIMIT 200"""),
+                        ["time", "host", "task", "kind", "cause", "reason"],
+                    )
+                ],
+            ),
+            Panel(
+                "Job pairs that interfere most (interfering_job_pairs)",
+                "table",
+                [forensics_target("interfering_job_pairs")],
+                description="clickhouse/queries/interfering_job_pairs.sql: placement advice, keep these jobs apart.",
+            ),
+        ],
+    )
 
 
 def host():
@@ -312,56 +656,122 @@ def host():
     def metric(name, cols):
         averages = ", ".join(f"avg({c}) AS {c}" for c in cols)
         cpu_total = " AND cpu = 'cpu-total'" if name == "cpu" else ""
-        return Target(sql(f"""
-            SELECT {bucket_s('ts')} AS time, {averages}
+        return Target(
+            sql(f"""
+            SELECT {bucket_s("ts")} AS time, {averages}
             FROM {DB}.host_metrics FINAL
             WHERE {h} AND name = '{name}'{cpu_total} AND $__dateTimeFilter(event_date, ts)
             GROUP BY time
-            ORDER BY time"""), ["time"] + cols, TIMESERIES)
+            ORDER BY time"""),
+            ["time"] + cols,
+            TIMESERIES,
+        )
+
     return Dashboard(
-        "cpi2-host", "CPI2 host view",
+        "cpi2-host",
+        "CPI2 host view",
         "One machine: Telegraf's CPU, memory and load next to the CPU usage and CPI of each task (cgroup), its incidents and caps.",
-        variables=[Variable("host", "Host", f"""
+        variables=[
+            Variable(
+                "host",
+                "Host",
+                f"""
             SELECT DISTINCT host FROM
             (
                 SELECT host FROM {DB}.host_metrics WHERE $__dateTimeFilter(event_date, ts)
                 UNION ALL
                 SELECT host FROM {DB}.samples WHERE $__dateTimeFilter(event_date, ts)
             )
-            ORDER BY host""", test_value="h1")],
+            ORDER BY host""",
+                test_value="h1",
+            )
+        ],
         panels=[
-            Panel("CPU (Telegraf)", "timeseries", [metric("cpu", ["usage_user", "usage_system", "usage_iowait", "usage_steal"])],
-                  w=8, unit="percent", custom=dict(TS, stacking={"mode": "normal", "group": "A"}, fillOpacity=40)),
-            Panel("Memory used (Telegraf)", "timeseries", [metric("mem", ["used_percent"])], w=8, unit="percent", custom=TS),
+            Panel(
+                "CPU (Telegraf)",
+                "timeseries",
+                [metric("cpu", ["usage_user", "usage_system", "usage_iowait", "usage_steal"])],
+                w=8,
+                unit="percent",
+                custom=dict(TS, stacking={"mode": "normal", "group": "A"}, fillOpacity=40),
+            ),
+            Panel(
+                "Memory used (Telegraf)",
+                "timeseries",
+                [metric("mem", ["used_percent"])],
+                w=8,
+                unit="percent",
+                custom=TS,
+            ),
             Panel("Load (Telegraf)", "timeseries", [metric("system", ["load1", "load5", "load15"])], w=8, custom=TS),
-            Panel("CPU usage per task", "timeseries", [Target(sql(f"""
-                SELECT {bucket_s('ts')} AS time, task, avg(cpu_usage) AS cpu_usage
+            Panel(
+                "CPU usage per task",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_s("ts")} AS time, task, avg(cpu_usage) AS cpu_usage
                 FROM {DB}.samples
                 WHERE {h} AND $__dateTimeFilter(event_date, ts)
                 GROUP BY time, task
-                ORDER BY time, task"""), ["time", "task", "cpu_usage"], TIMESERIES)],
-                  custom=dict(TS, stacking={"mode": "normal", "group": "A"}, fillOpacity=40),
-                  description="CPU-seconds per second of each cgroup (CpiSample.cpu_usage)."),
-            Panel("CPI per task", "timeseries", [Target(sql(f"""
-                SELECT {bucket_s('ts')} AS time, task, avg(cpi) AS task_cpi
+                ORDER BY time, task"""),
+                        ["time", "task", "cpu_usage"],
+                        TIMESERIES,
+                    )
+                ],
+                custom=dict(TS, stacking={"mode": "normal", "group": "A"}, fillOpacity=40),
+                description="CPU-seconds per second of each cgroup (CpiSample.cpu_usage).",
+            ),
+            Panel(
+                "CPI per task",
+                "timeseries",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {bucket_s("ts")} AS time, task, avg(cpi) AS task_cpi
                 FROM {DB}.samples
                 WHERE {h} AND $__dateTimeFilter(event_date, ts) AND cpi IS NOT NULL
                 GROUP BY time, task
-                ORDER BY time, task"""), ["time", "task", "task_cpi"], TIMESERIES)], custom=TS),
-            Panel("Incidents on the host", "table", [Target(sql(f"""
-                SELECT {us_time('detected_at_us')} AS time, incident_id, victim_task, decision, ifNull(antagonist_task, '') AS antagonist
+                ORDER BY time, task"""),
+                        ["time", "task", "task_cpi"],
+                        TIMESERIES,
+                    )
+                ],
+                custom=TS,
+            ),
+            Panel(
+                "Incidents on the host",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {us_time("detected_at_us")} AS time, incident_id, victim_task, decision, ifNull(antagonist_task, '') AS antagonist
                 FROM {DB}.incidents FINAL
-                WHERE {h} AND $__dateFilter(event_date) AND {us_range('detected_at_us')}
+                WHERE {h} AND $__dateFilter(event_date) AND {us_range("detected_at_us")}
                 ORDER BY detected_at_us DESC
-                LIMIT 100"""), ["time", "incident_id", "victim_task", "decision", "antagonist"])],
-                  overrides=[override("incident_id", links=[INCIDENT_LINK])]),
-            Panel("Cap actions on the host", "table", [Target(sql(f"""
-                SELECT {us_time('at_us')} AS time, task, kind, cause, ifNull(cap_cpu, 0.) AS cap, reason
+                LIMIT 100"""),
+                        ["time", "incident_id", "victim_task", "decision", "antagonist"],
+                    )
+                ],
+                overrides=[override("incident_id", links=[INCIDENT_LINK])],
+            ),
+            Panel(
+                "Cap actions on the host",
+                "table",
+                [
+                    Target(
+                        sql(f"""
+                SELECT {us_time("at_us")} AS time, task, kind, cause, ifNull(cap_cpu, 0.) AS cap, reason
                 FROM {DB}.actions FINAL
-                WHERE {h} AND $__dateFilter(event_date) AND {us_range('at_us')}
+                WHERE {h} AND $__dateFilter(event_date) AND {us_range("at_us")}
                 ORDER BY at_us DESC
-                LIMIT 100"""), ["time", "task", "kind", "cause", "cap", "reason"])]),
-        ])
+                LIMIT 100"""),
+                        ["time", "task", "kind", "cause", "cap", "reason"],
+                    )
+                ],
+            ),
+        ],
+    )
 
 
 DASHBOARDS = [fleet(), job(), incident(), outcomes(), host()]
@@ -380,7 +790,9 @@ def main(argv=None):
         stale = [n for n, text in expected.items() if not (OUT / n).is_file() or (OUT / n).read_text() != text]
         extra = sorted(p.name for p in OUT.glob("*.json") if p.name not in expected)
         for n in stale:
-            print(f"grafana: dashboards/{n} is not what generate.py writes; run `make -C grafana build`", file=sys.stderr)
+            print(
+                f"grafana: dashboards/{n} is not what generate.py writes; run `make -C grafana build`", file=sys.stderr
+            )
         for n in extra:
             print(f"grafana: dashboards/{n} is not generated by generate.py", file=sys.stderr)
         return 1 if stale or extra else 0

@@ -3,6 +3,7 @@ ClickHouse sees it: the frontend replaces template variables ($var, ${var}, ${va
 [[var]]), then the plugin's backend expands its macros (pkg/macros/macros.go of the plugin:
 $__timeFilter(col), $__fromTime, $__toTime, $__interval_s, $__timeInterval(col), ...).
 Any other $__ name is an error here, as the plugin would fail the query."""
+
 import datetime as dt
 import re
 
@@ -69,8 +70,10 @@ def expand_macros(sql, from_s, to_s, interval_s):
     dto = dt.datetime.fromtimestamp(to_s, dt.timezone.utc).strftime("%Y-%m-%d")
     ival = max(int(interval_s), 1)
     simple = {
-        "fromTime": f"toDateTime({from_s})", "toTime": f"toDateTime({to_s})",
-        "fromTime_ms": f"fromUnixTimestamp64Milli({from_s * 1000})", "toTime_ms": f"fromUnixTimestamp64Milli({to_s * 1000})",
+        "fromTime": f"toDateTime({from_s})",
+        "toTime": f"toDateTime({to_s})",
+        "fromTime_ms": f"fromUnixTimestamp64Milli({from_s * 1000})",
+        "toTime_ms": f"fromUnixTimestamp64Milli({to_s * 1000})",
         "interval_s": str(ival),
     }
 
@@ -83,8 +86,10 @@ def expand_macros(sql, from_s, to_s, interval_s):
         if name == "dateFilter" and n == 1:
             return f"{a[0]} >= toDate('{dfrom}') AND {a[0]} <= toDate('{dto}')"
         if name in ("dateTimeFilter", "dt") and n == 2:
-            return (f"({a[0]} >= toDate('{dfrom}') AND {a[0]} <= toDate('{dto}')) AND "
-                    f"({a[1]} >= toDateTime({from_s}) AND {a[1]} <= toDateTime({to_s}))")
+            return (
+                f"({a[0]} >= toDate('{dfrom}') AND {a[0]} <= toDate('{dto}')) AND "
+                f"({a[1]} >= toDateTime({from_s}) AND {a[1]} <= toDateTime({to_s}))"
+            )
         if name == "timeInterval" and n == 1:
             return f"toStartOfInterval(toDateTime({a[0]}), INTERVAL {ival} second)"
         raise ExpandError(f"macro $__{name} with {n} argument(s) is not a grafana-clickhouse-datasource macro")
@@ -93,7 +98,7 @@ def expand_macros(sql, from_s, to_s, interval_s):
     for m in re.finditer(r"\$__(\w+)", sql):
         if m.start() < i:
             continue
-        out += sql[i:m.start()]
+        out += sql[i : m.start()]
         name = m.group(1)
         end = m.end()
         if end < len(sql) and sql[end] == "(" and name not in simple:

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """schemagen: archive schema versions and generate the C header (python -m cpi2.schemas.schemagen).
 
-  schemagen.py archive          add versions/<Msg>/v<N+1>.avsc for every message whose current
-                                schema differs from its newest archived version
-  schemagen.py check            fail if a current schema is not archived (CI guard)
-  schemagen.py c-header OUT     write the C header: every archived version's JSON and
-                                fingerprint, newest last, for the C encoder and decoder
-  schemagen.py fingerprints     print each message's current fingerprint
+schemagen.py archive          add versions/<Msg>/v<N+1>.avsc for every message whose current
+                              schema differs from its newest archived version
+schemagen.py check            fail if a current schema is not archived (CI guard)
+schemagen.py c-header OUT     write the C header: every archived version's JSON and
+                              fingerprint, newest last, for the C encoder and decoder
+schemagen.py fingerprints     print each message's current fingerprint
 """
 
 import json
@@ -42,7 +42,10 @@ def cmd_archive():
 def cmd_check():
     pending = _pending()
     for m, (v, _) in pending.items():
-        print("schemagen: %s changed but is not archived; run `make -C schemas archive` (would be v%d)" % (m, v), file=sys.stderr)
+        print(
+            "schemagen: %s changed but is not archived; run `make -C schemas archive` (would be v%d)" % (m, v),
+            file=sys.stderr,
+        )
     return 1 if pending else 0
 
 
@@ -59,7 +62,7 @@ def cmd_c_header(out):
         "#include <stdint.h>",
         "",
         "struct cpi2_schema_version {",
-        "\tconst char *message; /* short record name, e.g. \"CpiSample\" */",
+        '\tconst char *message; /* short record name, e.g. "CpiSample" */',
         "\tint version;         /* N of versions/<message>/vN.avsc */",
         "\tuint64_t fingerprint; /* CRC-64-AVRO of the parsing canonical form */",
         "\tconst char *json;    /* the self-contained schema */",
@@ -72,7 +75,14 @@ def cmd_c_header(out):
             fp = A.fingerprint(A.canonical(schema))
             js = json.dumps(schema, separators=(",", ":"))
             lines.append("\t{%s, %d, UINT64_C(0x%016x), %s}," % (_c_string(m), v, fp, _c_string(js)))
-    lines += ["};", "", "#define CPI2_SCHEMA_VERSIONS_LEN (sizeof(cpi2_schema_versions) / sizeof(cpi2_schema_versions[0]))", "", "#endif", ""]
+    lines += [
+        "};",
+        "",
+        "#define CPI2_SCHEMA_VERSIONS_LEN (sizeof(cpi2_schema_versions) / sizeof(cpi2_schema_versions[0]))",
+        "",
+        "#endif",
+        "",
+    ]
     tmp = out + ".tmp"
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(tmp, "w", encoding="utf-8") as f:

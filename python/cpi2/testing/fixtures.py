@@ -2,6 +2,7 @@
 `make -C ROOT up` starts them; a throw-away ClickHouse database with the project's schema
 (clickhouse/migrations, applied by clickhouse/schema.py) and the clickhouse engineer's fixture
 rows (clickhouse/tests/fixtures, year 2100), inserted as the Flink sink writes them."""
+
 import json
 import os
 import socket
@@ -22,8 +23,13 @@ class StackMissing(Exception):
 
 
 def _up():
-    subprocess.run(["make", "-C", str(repo.ROOT), "up"], check=False, timeout=900,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        ["make", "-C", str(repo.ROOT), "up"],
+        check=False,
+        timeout=900,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def clickhouse(url=None):
@@ -74,8 +80,17 @@ def sink_rows(table):
     if table == "incidents":
         rows = [{k: v for k, v in r.items() if k != "suspects"} for r in rows]
     elif table == "incident_suspects":
-        rows = [{"incident_id": r["incident_id"], "host": r["host"], "detected_at_us": r["detected_at_us"],
-                 "rank": rank, **s} for r in rows for rank, s in enumerate(r["suspects"], 1)]
+        rows = [
+            {
+                "incident_id": r["incident_id"],
+                "host": r["host"],
+                "detected_at_us": r["detected_at_us"],
+                "rank": rank,
+                **s,
+            }
+            for r in rows
+            for rank, s in enumerate(r["suspects"], 1)
+        ]
     return [json.dumps(r, separators=(",", ":")) for r in rows]
 
 

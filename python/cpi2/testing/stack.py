@@ -87,17 +87,26 @@ def wait_until(pred, timeout, what, interval=0.5):
 def kill_server(name):
     """kill -9 one of the stack's servers (as a crash would) and wait until it is gone."""
     import signal
+
     pid = pids()[name]
     os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: not os.path.exists("/proc/%d" % pid) or open("/proc/%d/stat" % pid).read().split()[2] == "Z",
-               30, "%s (pid %d) to exit" % (name, pid))
+    wait_until(
+        lambda: not os.path.exists("/proc/%d" % pid) or open("/proc/%d/stat" % pid).read().split()[2] == "Z",
+        30,
+        "%s (pid %d) to exit" % (name, pid),
+    )
 
 
 def query(sql, data=None):
     """One ClickHouse statement over HTTP (data: an INSERT's rows); its text answer, stripped."""
     import requests
-    r = requests.post(CLICKHOUSE + "/", params={"query": sql} if data is not None else None,
-                      data=data if data is not None else sql, timeout=30)
+
+    r = requests.post(
+        CLICKHOUSE + "/",
+        params={"query": sql} if data is not None else None,
+        data=data if data is not None else sql,
+        timeout=30,
+    )
     assert r.status_code == 200, sql + "\n" + r.text
     return r.text.strip()
 
@@ -105,8 +114,22 @@ def query(sql, data=None):
 def cpi_sample(host, job, task):
     """A valid CpiSample record (wire.encode("CpiSample", ...)) of a simulated task, now."""
     return {
-        "host": host, "task": task, "job": job, "task_id": "1", "platform": "test/1/2/cpu",
-        "task_class": "BATCH", "is_protected": False, "window_start_us": int(time.time() * 1e6),
-        "window_us": 10_000_000, "cycles": 2000, "instructions": 1000, "counter_source": "SIMULATED",
-        "time_running_ratio": 1.0, "cpu_usage": 0.5, "cpi": 2.0, "llc_misses": None, "numa_score": None, "threads": 3,
+        "host": host,
+        "task": task,
+        "job": job,
+        "task_id": "1",
+        "platform": "test/1/2/cpu",
+        "task_class": "BATCH",
+        "is_protected": False,
+        "window_start_us": int(time.time() * 1e6),
+        "window_us": 10_000_000,
+        "cycles": 2000,
+        "instructions": 1000,
+        "counter_source": "SIMULATED",
+        "time_running_ratio": 1.0,
+        "cpu_usage": 0.5,
+        "cpi": 2.0,
+        "llc_misses": None,
+        "numa_score": None,
+        "threads": 3,
     }

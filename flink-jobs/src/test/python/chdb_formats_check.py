@@ -11,6 +11,7 @@ into its own database; every column (materialized ones too) is read back with FO
 and the two outputs must be the same text. Writes TABLE.chdb-columns (name, type, default_kind of
 the table on this server, tab-separated) for the IT to compile its encoders against. Exit status
 1 if any table differs."""
+
 import pathlib
 import sys
 
@@ -29,19 +30,27 @@ def main(directory):
         rows = int((d / f"{table}.rows").read_text())
         listed = ", ".join(f"`{c}`" for c in columns)
         ch.query(f"INSERT INTO rb.{table} ({listed}) FROM INFILE '{d / (table + '.RowBinary')}' FORMAT RowBinary")
-        ch.query(f"INSERT INTO js.{table} FROM INFILE '{d / (table + '.JSONEachRow')}'"
-                 " SETTINGS input_format_skip_unknown_fields=1 FORMAT JSONEachRow")
-        described = ch.query(f"SELECT name, type, default_kind FROM system.columns WHERE database = 'rb' AND table = '{table}'",
-                             "TabSeparatedRaw")
+        ch.query(
+            f"INSERT INTO js.{table} FROM INFILE '{d / (table + '.JSONEachRow')}'"
+            " SETTINGS input_format_skip_unknown_fields=1 FORMAT JSONEachRow"
+        )
+        described = ch.query(
+            f"SELECT name, type, default_kind FROM system.columns WHERE database = 'rb' AND table = '{table}'",
+            "TabSeparatedRaw",
+        )
         (d / f"{table}.chdb-columns").write_text(described)
         every = ", ".join(f"`{line.split(chr(9))[0]}`" for line in described.splitlines())
-        select = f"SELECT {every} FROM {{db}}.{table} ORDER BY {every} SETTINGS output_format_json_quote_64bit_integers = 0"
+        select = (
+            f"SELECT {every} FROM {{db}}.{table} ORDER BY {every} SETTINGS output_format_json_quote_64bit_integers = 0"
+        )
         got = {db: ch.query(select.format(db=db), "JSONEachRow") for db in ("rb", "js")}
         counts = {db: text.count("\n") for db, text in got.items()}  # not splitlines(): strings hold U+2028
         same = got["rb"] == got["js"] and counts["rb"] == rows
         failed |= not same
-        print(f"{table}: {counts['rb']} rows from RowBinary, {counts['js']} from JSONEachRow (expected {rows}):"
-              f" {'the same' if same else 'DIFFERENT'}")
+        print(
+            f"{table}: {counts['rb']} rows from RowBinary, {counts['js']} from JSONEachRow (expected {rows}):"
+            f" {'the same' if same else 'DIFFERENT'}"
+        )
         if not same:
             for a, b in zip(got["rb"].split("\n"), got["js"].split("\n")):
                 if a != b:
