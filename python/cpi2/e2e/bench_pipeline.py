@@ -9,9 +9,9 @@ produces into cpi2.samples. Two phases:
 2. lag at the target rate: cpi2-fleetsim publishes at the target rate (its --speed set from the
    scenario's task count) for BENCH_LAG_WARMUP_S, then BENCH_LAG_S seconds; the figures are of
    the second part, with the warm-up's beside them. A young job's JVMs compile for minutes: on a
-   freshly started stack the JIT compilers of the TaskManager and Kafka took most of a core
-   (TaskManager 3.5 µs and Kafka 2.3 µs per sample, 2026-11-23), which a cluster that runs for
-   days pays once; the warm-up keeps that apart from the sustained rate's lag, and reports it.
+   freshly started stack the JIT compilers of the TaskManager and Kafka take a large share of the
+   CPU, which a cluster that runs for days pays once; the warm-up keeps that apart from the
+   sustained rate's lag, and reports it.
    Its simulated time starts where phase 1's
    ended, so its samples are live for the job, not behind its watermark. Ten times a second the
    bench reads how many samples Kafka holds (the partitions' end offsets) and how many the job
