@@ -54,14 +54,21 @@ def default_kafka_bootstrap():
     )
 
 
+def kafka_client_file(principal):
+    """The local stack's client file of a Kafka principal (librdkafka properties: SASL_SSL, user,
+    password, CA) as a str, or None when the stack made no secrets (a stack from before
+    authentication)."""
+    f = STACK_DIR / "secrets" / f"kafka-{principal}.properties"
+    return str(f) if f.is_file() else None
+
+
 def default_kafka_client_file():
     """$CPI2_KAFKA_CLIENT_FILE, else the local stack's client file of principal operator if it
     exists, else '' (PLAINTEXT)."""
     env = os.environ.get("CPI2_KAFKA_CLIENT_FILE")
     if env is not None:
         return env
-    f = STACK_DIR / "secrets" / "kafka-operator.properties"
-    return str(f) if f.is_file() else ""
+    return kafka_client_file("operator") or ""
 
 
 class ClientFileError(ValueError):

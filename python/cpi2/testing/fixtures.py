@@ -63,8 +63,7 @@ def kafka(bootstrap=None):
 
 def kafka_client_file(principal):
     """The local stack's client file of a Kafka principal, '' when the stack has none."""
-    f = repo.STACK_DIR / "secrets" / f"kafka-{principal}.properties"
-    return str(f) if f.is_file() else ""
+    return repo.kafka_client_file(principal) or ""
 
 
 def kafka_conf(bootstrap, principal="admin", **extra):

@@ -26,10 +26,8 @@ SECRETS_DIR = os.path.join(STACK_DIR, "secrets")
 
 
 def kafka_client_file(principal="admin"):
-    """The client file of a Kafka principal (librdkafka properties: SASL_SSL, user, password,
-    CA), or None when the stack made no secrets (a stack from before authentication)."""
-    path = os.path.join(SECRETS_DIR, "kafka-%s.properties" % principal)
-    return path if os.path.exists(path) else None
+    """The client file of a Kafka principal, or None when the stack made no secrets."""
+    return repo.kafka_client_file(principal)
 
 
 def kafka_conf(principal="admin", **extra):
