@@ -45,6 +45,19 @@ TS = {"drawStyle": "line", "lineWidth": 1, "fillOpacity": 10, "showPoints": "aut
 STACKED = dict(TS, stacking={"mode": "normal", "group": "A"}, fillOpacity=60, drawStyle="bars")
 
 
+def counts_by(title, table, time_col, by, value, per_hour=False, **panel):
+    """A stacked time series: table's rows counted per bucket of time_col and per value of by,
+    as value (per hour of the bucket when per_hour)."""
+    count = "count() * 3600 / $__interval_s" if per_hour else "count()"
+    query = f"""
+        SELECT {bucket_us(time_col)} AS time, {by}, {count} AS {value}
+        FROM {DB}.{table} FINAL
+        WHERE $__dateFilter(event_date) AND {us_range(time_col)}
+        GROUP BY time, {by}
+        ORDER BY time, {by}"""
+    return Panel(title, "timeseries", [Target(sql(query), ["time", by, value], TIMESERIES)], custom=STACKED, **panel)
+
+
 def fleet():
     newest = f"""
         SELECT
@@ -139,56 +152,21 @@ def fleet():
                 ],
                 custom=TS,
             ),
-            Panel(
+            counts_by(
                 "Incidents per hour by decision",
-                "timeseries",
-                [
-                    Target(
-                        sql(f"""
-                SELECT {bucket_us("detected_at_us")} AS time, decision, count() * 3600 / $__interval_s AS incidents_per_h
-                FROM {DB}.incidents FINAL
-                WHERE $__dateFilter(event_date) AND {us_range("detected_at_us")}
-                GROUP BY time, decision
-                ORDER BY time, decision"""),
-                        ["time", "decision", "incidents_per_h"],
-                        TIMESERIES,
-                    )
-                ],
-                custom=STACKED,
+                "incidents",
+                "detected_at_us",
+                "decision",
+                "incidents_per_h",
+                per_hour=True,
             ),
-            Panel(
-                "Cap actions per hour by kind",
-                "timeseries",
-                [
-                    Target(
-                        sql(f"""
-                SELECT {bucket_us("at_us")} AS time, kind, count() * 3600 / $__interval_s AS actions_per_h
-                FROM {DB}.actions FINAL
-                WHERE $__dateFilter(event_date) AND {us_range("at_us")}
-                GROUP BY time, kind
-                ORDER BY time, kind"""),
-                        ["time", "kind", "actions_per_h"],
-                        TIMESERIES,
-                    )
-                ],
-                custom=STACKED,
-            ),
-            Panel(
+            counts_by("Cap actions per hour by kind", "actions", "at_us", "kind", "actions_per_h", per_hour=True),
+            counts_by(
                 "Dead letters by component",
-                "timeseries",
-                [
-                    Target(
-                        sql(f"""
-                SELECT {bucket_us("at_us")} AS time, component, count() AS dead_letters
-                FROM {DB}.dead_letters FINAL
-                WHERE $__dateFilter(event_date) AND {us_range("at_us")}
-                GROUP BY time, component
-                ORDER BY time, component"""),
-                        ["time", "component", "dead_letters"],
-                        TIMESERIES,
-                    )
-                ],
-                custom=STACKED,
+                "dead_letters",
+                "at_us",
+                "component",
+                "dead_letters",
                 description="Records refused by the pipeline (bad wire format, unknown schema...), with the reason in cpi2.dead_letters.",
             ),
             Panel(
@@ -557,23 +535,7 @@ def outcomes():
         "Did capping help? The enforcer's actions, the judged outcomes and the true/false-positive rates (paper figures 15 and 16).",
         time_from="now-7d",
         panels=[
-            Panel(
-                "Actions by kind",
-                "timeseries",
-                [
-                    Target(
-                        sql(f"""
-                SELECT {bucket_us("at_us")} AS time, kind, count() AS actions
-                FROM {DB}.actions FINAL
-                WHERE $__dateFilter(event_date) AND {us_range("at_us")}
-                GROUP BY time, kind
-                ORDER BY time, kind"""),
-                        ["time", "kind", "actions"],
-                        TIMESERIES,
-                    )
-                ],
-                custom=STACKED,
-            ),
+            counts_by("Actions by kind", "actions", "at_us", "kind", "actions"),
             Panel(
                 "Verdicts",
                 "piechart",
@@ -595,24 +557,7 @@ def outcomes():
                     "legend": {"displayMode": "table", "placement": "right", "values": ["value"]},
                 },
             ),
-            Panel(
-                "Verdicts over time",
-                "timeseries",
-                [
-                    Target(
-                        sql(f"""
-                SELECT {bucket_us("judged_at_us")} AS time, verdict, count() AS outcomes
-                FROM {DB}.outcomes FINAL
-                WHERE $__dateFilter(event_date) AND {us_range("judged_at_us")}
-                GROUP BY time, verdict
-                ORDER BY time, verdict"""),
-                        ["time", "verdict", "outcomes"],
-                        TIMESERIES,
-                    )
-                ],
-                w=6,
-                custom=STACKED,
-            ),
+            counts_by("Verdicts over time", "outcomes", "judged_at_us", "verdict", "outcomes", w=6),
             Panel(
                 "True/false-positive rates by correlation threshold (fp_rates_by_threshold)",
                 "table",

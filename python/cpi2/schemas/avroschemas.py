@@ -19,15 +19,7 @@ PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "str
 NAMED = {"record", "enum", "fixed", "error"}
 
 # Schemas that are messages on Kafka; the rest (TaskClass) are shared parts of them.
-MESSAGES = [
-    "CpiSample",
-    "CpiSpec",
-    "Incident",
-    "EnforcementAction",
-    "ControlCommand",
-    "CapOutcome",
-    "DeadLetter",
-]
+MESSAGES = ["CpiSample", "CpiSpec", "Incident", "EnforcementAction", "ControlCommand", "CapOutcome", "DeadLetter"]
 
 
 def _fullname(name, namespace):
