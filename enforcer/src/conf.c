@@ -68,7 +68,7 @@ static const char usage[] =
 
 int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 {
-	int rc, level;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	rc = cpi2_config_parse_args(keys, c, argc, argv, usage, c->kafka_props, err, errsz);
@@ -118,13 +118,7 @@ int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 		snprintf(err, errsz, "cgroup_root %s: %s", c->cgroup_root, strerror(errno));
 		return -EINVAL;
 	}
-	level = cpi2_log_parse_level(c->log_level);
-	if (level < 0) {
-		snprintf(err, errsz, "log_level must be error, warn, info or debug");
-		return -EINVAL;
-	}
-	cpi2_log_set_level(level);
-	return 0;
+	return cpi2_log_set_level_name(c->log_level, err, errsz);
 }
 
 /* The enforcer's own cgroup directory under root, if it is there. */

@@ -10,19 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cpi2/cgroup.h>
+#include <cpi2/textfile.h>
+
+/* A limit file's text without its line end; never through a symlink. 0 or -errno (-EFBIG when
+ * it does not fit). */
 static int read_small(int dirfd, const char *file, char *buf, size_t bufsz)
 {
-	ssize_t n;
-	int fd;
+	int n = cpi2_read_text_at(dirfd, file, O_NOFOLLOW, buf, bufsz);
 
-	fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, bufsz - 1);
-	close(fd);
 	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
+		return n;
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return 0;
@@ -49,33 +47,21 @@ static int write_small(int dirfd, const char *file, const char *text)
 	return rc;
 }
 
-/* Strict decimal parse of a whole token into a long. */
-static int parse_long(const char *s, long *out)
-{
-	char *end;
-	long v;
-
-	if (*s == '\0')
-		return -EINVAL;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end != '\0')
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int limits_parse(int version, const char *text, long *quota, long *period)
 {
 	char a[32], b[32], extra;
+	int rc;
 
+	/* two tokens, as limits_read joins them and the kernel writes cpu.max */
 	if (sscanf(text, "%31s %31s %c", a, b, &extra) != 2)
 		return -EINVAL;
-	if (version == LIMITS_V2 && strcmp(a, "max") == 0)
-		*quota = -1;
-	else if (parse_long(a, quota) || (*quota < 1 && !(version == LIMITS_V1 && *quota == -1)))
-		return -EINVAL;
-	if (parse_long(b, period) || *period < LIMITS_MIN_QUOTA_US || *period > LIMITS_MAX_PERIOD_US)
+	if (version == LIMITS_V2)
+		rc = cpi2_cgroup_parse_cpu_max(text, quota, period);
+	else if (version == LIMITS_V1)
+		rc = cpi2_cgroup_parse_cfs(a, b, quota, period);
+	else
+		rc = -EINVAL;
+	if (rc || *period < LIMITS_MIN_QUOTA_US || *period > LIMITS_MAX_PERIOD_US)
 		return -EINVAL;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cpi2/clock.h>
 #include <cpi2/config.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
@@ -38,22 +39,6 @@ static void on_signal(int sig)
 		hangups++;
 	else
 		stopping = 1;
-}
-
-static int64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t wall_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 struct enforcer {
@@ -84,7 +69,7 @@ static int64_t now_us(struct enforcer *e)
 	FILE *f;
 
 	if (!e->conf->clock_file[0])
-		return wall_us();
+		return cpi2_clock_us(CLOCK_REALTIME);
 	f = fopen(e->conf->clock_file, "re");
 	if (f) {
 		int ok = fscanf(f, "%lld", &v) == 1;
@@ -97,7 +82,7 @@ static int64_t now_us(struct enforcer *e)
 		cpi2_log(CPI2_LOG_WARN, "enforcer", "read clock %s: %s; using the wall clock", e->conf->clock_file,
 			 strerror(errno));
 	warned = true;
-	return wall_us();
+	return cpi2_clock_us(CLOCK_REALTIME);
 }
 
 static void publish(struct enforcer *e, struct host_enforcer *h, const struct action *a)
@@ -142,7 +127,7 @@ static bool sample(struct enforcer *e, const char *reason)
 	char key[SAMPLER_KEY];
 
 	sampler_class(reason, key);
-	return sampler_allow(&e->sampler, key, wall_us());
+	return sampler_allow(&e->sampler, key, cpi2_clock_us(CLOCK_REALTIME));
 }
 
 /* Log how many reports the sampler left out, once their minute is over. */
@@ -151,7 +136,7 @@ static void report_suppressed(struct enforcer *e)
 	char key[SAMPLER_KEY];
 	long n;
 
-	while (sampler_due(&e->sampler, wall_us(), &key[0], &n))
+	while (sampler_due(&e->sampler, cpi2_clock_us(CLOCK_REALTIME), &key[0], &n))
 		cpi2_log(CPI2_LOG_WARN, "enforcer", "%ld more reports like '%s...' left out in the last minute "
 			 "(dead_letters_per_min %ld)", n, text_log(0, key), (long)e->conf->dead_letters_per_min);
 }
@@ -229,7 +214,7 @@ static void remember(struct enforcer *e, char kind, const char *id)
 {
 	char err[512];
 
-	if (seen_add(&e->seen, kind, id, wall_us(), err, sizeof(err)) != 0)
+	if (seen_add(&e->seen, kind, id, cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err)) != 0)
 		cpi2_log(CPI2_LOG_ERR, "enforcer", "ids seen: %s (a replay after a restart may act again)", err);
 }
 
@@ -257,7 +242,7 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 	}
 	if (!in.throttle)
 		return; /* an incident that asks for no cap */
-	if (decide_check_fresh(&e->incident_fresh, m->timestamp_ms, wall_us(), "detected_at_us", in.detected_at_us,
+	if (decide_check_fresh(&e->incident_fresh, m->timestamp_ms, cpi2_clock_us(CLOCK_REALTIME), "detected_at_us", in.detected_at_us,
 			       now_us(e), err, sizeof(err)) != 0) {
 		/* e.g. a replay of old incidents after a long outage: their caps would be late */
 		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id, NULL, err);
@@ -270,7 +255,7 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 	}
 	if (decide_incident(h, &in, now_us(e), &a) == 1) {
 		if ((a.kind == ACT_APPLIED || a.kind == ACT_RENEWED) && m->timestamp_ms > 0)
-			latency_add(&e->latency, (double)(wall_us() - m->timestamp_ms * 1000) / 1000.0);
+			latency_add(&e->latency, (double)(cpi2_clock_us(CLOCK_REALTIME) - m->timestamp_ms * 1000) / 1000.0);
 		remember(e, 'i', in.incident_id);
 		if (a.kind != ACT_REFUSED || sample(e, a.reason))
 			publish(e, h, &a);
@@ -307,8 +292,8 @@ static void on_command(struct enforcer *e, const struct cpi2_message *m)
 	if (in.host && !(h = find_host(e, in.host)))
 		return; /* another host's command */
 	if (key_matches(m, in.host, err, sizeof(err)) != 0 ||
-	    decide_check_fresh(&e->command_fresh, m->timestamp_ms, wall_us(), "issued_at_us", in.issued_at_us,
-			       wall_us(), err, sizeof(err)) != 0) {
+	    decide_check_fresh(&e->command_fresh, m->timestamp_ms, cpi2_clock_us(CLOCK_REALTIME), "issued_at_us", in.issued_at_us,
+			       cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err)) != 0) {
 		if (h)
 			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id, err);
 		else
@@ -435,8 +420,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	e.conf = &conf;
-	e.started_us = wall_us();
-	e.rate_clock_us = mono_us();
+	e.started_us = cpi2_clock_us(CLOCK_REALTIME);
+	e.rate_clock_us = cpi2_clock_us(CLOCK_MONOTONIC);
 	if (mkdir(conf.state_dir, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "cpi2-enforcer: create state_dir %s: %s\n", conf.state_dir, strerror(errno));
 		return 1;
@@ -460,7 +445,7 @@ int main(int argc, char **argv)
 	rc = seen_open(&e.seen, path, (int)conf.seen_ids_max,
 		       (int64_t)((conf.stale_after_s > conf.max_detection_age_s ? conf.stale_after_s : conf.max_detection_age_s) +
 				 conf.clock_skew_s) * 1000000,
-		       wall_us(), err, sizeof(err));
+		       cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "cpi2-enforcer: %s\n", err);
 		return 1;
@@ -523,7 +508,7 @@ int main(int argc, char **argv)
 				 "(restart to change it); caps in force are kept");
 		}
 		rc = cpi2_consumer_poll(e.consumer, conf.poll_ms, &m);
-		e.rate_clock_us = mono_us();
+		e.rate_clock_us = cpi2_clock_us(CLOCK_MONOTONIC);
 		if (rc == 1) {
 			if (strcmp(m.topic, conf.incidents_topic) == 0)
 				on_incident(&e, &m);

@@ -11,6 +11,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cpi2/textfile.h>
+
 static int write_all(int fd, const char *p, size_t len)
 {
 	while (len > 0) {
@@ -67,36 +69,6 @@ int statefile_write(const char *path, const void *buf, size_t len, char *err, si
 	return rc;
 }
 
-long statefile_read(const char *path, char *buf, size_t bufsz)
-{
-	size_t len = 0;
-	int fd;
-
-	if (bufsz == 0)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < bufsz) {
-		ssize_t n = read(fd, buf + len, bufsz - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int rc = -errno;
-
-			close(fd);
-			return rc;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return (long)len;
-}
-
 int statefile_each_line(const char *path, size_t max_line, int (*fn)(char *line, void *arg), void *arg, char *err,
 			size_t errsz)
 {
@@ -142,7 +114,7 @@ int statefile_save_switch(const char *path, bool off, char *err, size_t errsz)
 bool statefile_load_switch(const char *path)
 {
 	char buf[16];
-	long n = statefile_read(path, buf, sizeof(buf));
+	int n = cpi2_read_text_at(AT_FDCWD, path, O_NOFOLLOW, buf, sizeof(buf));
 
 	if (n == -ENOENT)
 		return false;

@@ -13,9 +13,6 @@
 /* Replace path with len bytes of buf atomically. Returns 0 or -errno with a reason in err. */
 int statefile_write(const char *path, const void *buf, size_t len, char *err, size_t errsz);
 
-/* Read at most bufsz - 1 bytes of path into buf (NUL-terminated). Returns the length, or -errno
- * (-ENOENT when the file does not exist). */
-long statefile_read(const char *path, char *buf, size_t bufsz);
 
 /* Read path line by line (missing file: no line), skipping empty lines and '#' comments, and
  * call fn(line without its newline, arg) for each; a line fn refuses (non-zero) or one longer

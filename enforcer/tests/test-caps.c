@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../src/caps.h"
-#include "../../libcpi2/tests/check.h"
+#include "check.h"
 #include "faketree.h"
 
 static struct cgpath_policy pol;

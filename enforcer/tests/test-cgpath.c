@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "../src/cgpath.h"
-#include "../../libcpi2/tests/check.h"
+#include "check.h"
 #include "faketree.h"
 
 struct hostile {

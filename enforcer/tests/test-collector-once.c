@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "collector.h"
-#include "../../libcpi2/tests/check.h"
+#include "check.h"
 
 int main(void)
 {

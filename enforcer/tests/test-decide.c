@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../src/decide.h"
-#include "../../libcpi2/tests/check.h"
+#include "check.h"
 #include "faketree.h"
 #include "testhost.h"
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../src/privs.h"
-#include "../../libcpi2/tests/check.h"
+#include "check.h"
 
 /* The hex value of "Cap...:" or "NoNewPrivs:" in /proc/self/status. */
 static unsigned long long status_field(const char *name)

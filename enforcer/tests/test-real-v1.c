@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../src/caps.h"
-#include "../../libcpi2/tests/check.h"
+#include "check.h"
 #include "faketree.h"
 
 #define CPU_ROOT "/sys/fs/cgroup/cpu"

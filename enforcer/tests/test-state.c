@@ -2,6 +2,7 @@
  * second enforcer out, the ids seen (replays across restarts), and the sampler that bounds
  * dead letters. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,7 +10,8 @@
 #include "../src/sampler.h"
 #include "../src/seen.h"
 #include "../src/statefile.h"
-#include "../../libcpi2/tests/check.h"
+#include <cpi2/textfile.h>
+#include "check.h"
 #include "faketree.h"
 
 static void files(const char *root)
@@ -22,7 +24,7 @@ static void files(const char *root)
 	snprintf(path, sizeof(path), "%s/f", root);
 	CHECK(statefile_write(path, "one\n", 4, err, sizeof(err)) == 0);
 	CHECK(statefile_write(path, "two\n", 4, err, sizeof(err)) == 0);
-	CHECK(statefile_read(path, buf, sizeof(buf)) == 4 && strcmp(buf, "two\n") == 0);
+	CHECK(cpi2_read_text_at(AT_FDCWD, path, O_NOFOLLOW, buf, sizeof(buf)) == 4 && strcmp(buf, "two\n") == 0);
 	char tmp[PATH_MAX + 16];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	CHECK(access(tmp, F_OK) != 0);

@@ -53,7 +53,7 @@ static const char usage[] =
 int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 {
 	const char *positional = NULL;
-	int rc, level;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	if (argc > 1 && argv[1][0] != '-') {
@@ -122,11 +122,5 @@ int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 		snprintf(err, errsz, "units and unit_ops must be 0 or positive (unit_ops at most 1000000000)");
 		return -EINVAL;
 	}
-	level = cpi2_log_parse_level(c->log_level);
-	if (level < 0) {
-		snprintf(err, errsz, "log_level must be error, warn, info or debug");
-		return -EINVAL;
-	}
-	cpi2_log_set_level(level);
-	return 0;
+	return cpi2_log_set_level_name(c->log_level, err, errsz);
 }

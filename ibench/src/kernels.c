@@ -9,15 +9,6 @@
 
 #include "icode.h"
 
-
-int64_t ibench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 const char *ibench_op_unit(int kernel)
 {
 	switch (kernel) {
@@ -47,7 +38,7 @@ int ibench_run_init(struct ibench_run *run, int64_t duration_ns)
 
 	atomic_init(&run->stop, 0);
 	atomic_init(&run->finished, 0);
-	run->deadline_ns = duration_ns > 0 ? ibench_now_ns() + duration_ns : INT64_MAX;
+	run->deadline_ns = duration_ns > 0 ? cpi2_clock_ns(CLOCK_MONOTONIC) + duration_ns : INT64_MAX;
 	rc = pthread_mutex_init(&run->lock, NULL);
 	if (rc)
 		return -rc;
@@ -255,7 +246,7 @@ static void sleep_until(struct ibench_run *run, int64_t t)
 	struct timespec ts = {.tv_sec = t / 1000000000, .tv_nsec = t % 1000000000};
 
 	pthread_mutex_lock(&run->lock);
-	while (!atomic_load(&run->stop) && ibench_now_ns() < t)
+	while (!atomic_load(&run->stop) && cpi2_clock_ns(CLOCK_MONOTONIC) < t)
 		if (pthread_cond_timedwait(&run->wake, &run->lock, &ts) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&run->lock);
@@ -264,18 +255,18 @@ static void sleep_until(struct ibench_run *run, int64_t t)
 void ibench_worker_loop(struct ibench_worker *w, struct ibench_run *run)
 {
 	const int64_t period = w->plan->period_us * 1000, work = w->plan->work_us * 1000;
-	int64_t start = ibench_now_ns(), now = start;
+	int64_t start = cpi2_clock_ns(CLOCK_MONOTONIC), now = start;
 
 	while (!atomic_load_explicit(&run->stop, memory_order_relaxed) && now < run->deadline_ns) {
 		int64_t work_end = start + work < run->deadline_ns ? start + work : run->deadline_ns;
 
 		while (now < work_end && !atomic_load_explicit(&run->stop, memory_order_relaxed)) {
 			ibench_kernel_chunk(w);
-			now = ibench_now_ns();
+			now = cpi2_clock_ns(CLOCK_MONOTONIC);
 		}
 		if (work < period)
 			sleep_until(run, start + period < run->deadline_ns ? start + period : run->deadline_ns);
-		now = ibench_now_ns();
+		now = cpi2_clock_ns(CLOCK_MONOTONIC);
 		start += period;
 		if (now >= start + period) /* descheduled for a whole period: start afresh */
 			start = now;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cpi2/clock.h>
+
 #include "plan.h"
 
 /* What the threads of one run share: when to stop, and how sleepers are woken for it. */
@@ -45,9 +47,6 @@ int ibench_run_init(struct ibench_run *run, int64_t duration_ns);
 void ibench_run_stop(struct ibench_run *run);
 
 void ibench_run_destroy(struct ibench_run *run);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t ibench_now_ns(void);
 
 /* Prepare a worker of plan: seed, l1i function count; buf/dst/lines are the caller's. */
 void ibench_worker_init(struct ibench_worker *w, const struct ibench_plan *plan, int index);

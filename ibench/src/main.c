@@ -89,7 +89,7 @@ static int run_threads(struct thread *t, long n, long cpu, struct ibench_run *ru
 		       struct run_facts *f)
 {
 	double cpu0 = cpu_seconds();
-	int64_t t0 = ibench_now_ns();
+	int64_t t0 = cpi2_clock_ns(CLOCK_MONOTONIC);
 	long started = 0;
 	int rc = 0;
 
@@ -114,7 +114,7 @@ static int run_threads(struct thread *t, long n, long cpu, struct ibench_run *ru
 		}
 	}
 	while (!rc && atomic_load(&run->finished) < n) {
-		int64_t left = run->deadline_ns - ibench_now_ns();
+		int64_t left = run->deadline_ns - cpi2_clock_ns(CLOCK_MONOTONIC);
 		struct timespec wait = {0, 50000000};
 		int sig;
 
@@ -132,7 +132,7 @@ static int run_threads(struct thread *t, long n, long cpu, struct ibench_run *ru
 	ibench_run_stop(run);
 	for (long i = 0; i < started; i++)
 		pthread_join(t[i].id, NULL);
-	f->run_s = (double)(ibench_now_ns() - t0) / 1e9;
+	f->run_s = (double)(cpi2_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	f->run_cpu_s = cpu_seconds() - cpu0;
 	return rc;
 }
@@ -181,7 +181,7 @@ static int run_kernel(const struct conf *c, struct run_facts *f, sigset_t *signa
 	uint64_t ops = 0, bytes = 0, resident = 0, lines;
 	uint64_t *shared = NULL;
 	double cpu0 = cpu_seconds();
-	int64_t t0 = ibench_now_ns();
+	int64_t t0 = cpi2_clock_ns(CLOCK_MONOTONIC);
 	int rc = 0;
 
 	if (ibench_plan_make(c->kernel_id, c->intensity, c->period_ms * 1000, c->threads, &f->caches, f->mem_available,
@@ -235,7 +235,7 @@ static int run_kernel(const struct conf *c, struct run_facts *f, sigset_t *signa
 			w->lines = hi - lo;
 		}
 	}
-	f->setup_s = (double)(ibench_now_ns() - t0) / 1e9;
+	f->setup_s = (double)(cpi2_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	f->setup_cpu_s = cpu_seconds() - cpu0;
 	cpi2_log(CPI2_LOG_INFO, MODULE,
 		 "running %s at intensity %ld: %ld of every %ld us, footprint %llu bytes%s, %ld thread(s), cpu %ld",
@@ -292,7 +292,7 @@ static int run_probe(const struct conf *c, struct run_facts *f, sigset_t *signal
 	struct thread t = {.probe = &p};
 	char err[512];
 	double cpu0 = cpu_seconds(), sum = 0;
-	int64_t t0 = ibench_now_ns();
+	int64_t t0 = cpi2_clock_ns(CLOCK_MONOTONIC);
 	int rc;
 
 	if (ibench_probe_plan(&p, c->probe_kind, (uint64_t)c->unit_ops, (uint64_t)c->units, &f->caches,
@@ -307,7 +307,7 @@ static int run_probe(const struct conf *c, struct run_facts *f, sigset_t *signal
 		ibench_probe_free(&p);
 		return 1;
 	}
-	f->setup_s = (double)(ibench_now_ns() - t0) / 1e9;
+	f->setup_s = (double)(cpi2_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	f->setup_cpu_s = cpu_seconds() - cpu0;
 	cpi2_log(CPI2_LOG_INFO, MODULE, "running probe %s: %llu ops per unit over %llu bytes, cpu %ld", c->kind,
 		 (unsigned long long)p.unit_ops, (unsigned long long)p.footprint, c->cpu);

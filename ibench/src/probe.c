@@ -115,14 +115,14 @@ static void unit(struct ibench_probe *p)
 
 void ibench_probe_loop(struct ibench_probe *p, struct ibench_run *run)
 {
-	int64_t now = ibench_now_ns();
+	int64_t now = cpi2_clock_ns(CLOCK_MONOTONIC);
 
 	while (!atomic_load_explicit(&run->stop, memory_order_relaxed) && now < run->deadline_ns &&
 	       (!p->max_units || p->units < p->max_units) && p->units < IBENCH_PROBE_MAX_UNITS) {
 		int64_t t0 = now;
 
 		unit(p);
-		now = ibench_now_ns();
+		now = cpi2_clock_ns(CLOCK_MONOTONIC);
 		if (p->units == p->cap) {
 			uint64_t *more = realloc(p->unit_ns, 2 * p->cap * sizeof(*more));
 

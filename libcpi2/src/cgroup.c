@@ -2,9 +2,12 @@
 #include <cpi2/cgroup.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cpi2/textfile.h>
 
 /* mountinfo: "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
 int cpi2_cgroup_mounts(const char *mountinfo, struct cpi2_cgroup_mounts *out)
@@ -88,16 +91,67 @@ int cpi2_cgroup_parse_cpu_stat(const char *text, uint64_t *usage_usec)
 	return -EINVAL;
 }
 
-static int read_text(const char *path, char *buf, size_t size)
+/* A decimal number (an optional '-', then digits) at *p, moved past it; blanks before it. */
+static int parse_long(const char **p, long *out)
 {
-	FILE *f = fopen(path, "re");
-	size_t n;
+	const char *s = *p;
+	char *end;
 
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+		return -EINVAL;
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	*p = end;
+	return 0;
+}
+
+/* Only blanks and one line end left. */
+static bool at_end(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == '\n')
+		p++;
+	return *p == '\0';
+}
+
+int cpi2_cgroup_parse_cpu_max(const char *text, long *quota_us, long *period_us)
+{
+	const char *p = text;
+	long quota, period = CPI2_CGROUP_DEFAULT_PERIOD_US;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (strncmp(p, "max", 3) == 0) {
+		quota = -1;
+		p += 3;
+	} else if (parse_long(&p, &quota) || quota < 1) {
+		return -EINVAL;
+	}
+	if (*p != '\0' && *p != ' ' && *p != '\t' && *p != '\n')
+		return -EINVAL;
+	if (!at_end(p) && (parse_long(&p, &period) || period < 1 || !at_end(p)))
+		return -EINVAL;
+	*quota_us = quota;
+	*period_us = period;
+	return 0;
+}
+
+int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us, long *period_us)
+{
+	const char *q = quota_text, *p = period_text;
+	long quota, period;
+
+	if (parse_long(&q, &quota) || !at_end(q) || (quota < 1 && quota != -1))
+		return -EINVAL;
+	if (parse_long(&p, &period) || !at_end(p) || period < 1)
+		return -EINVAL;
+	*quota_us = quota;
+	*period_us = period;
 	return 0;
 }
 
@@ -108,13 +162,13 @@ int cpi2_cgroup_cpu_usage_ns(const char *dir, uint64_t *ns)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
-	if (read_text(path, text, sizeof(text)) == 0 && cpi2_cgroup_parse_cpu_stat(text, &us) == 0) {
+	if (cpi2_read_text(path, text, sizeof(text)) >= 0 && cpi2_cgroup_parse_cpu_stat(text, &us) == 0) {
 		*ns = us * 1000;
 		return 0;
 	}
 	snprintf(path, sizeof(path), "%s/cpuacct.usage", dir);
-	rc = read_text(path, text, sizeof(text));
-	if (rc)
+	rc = cpi2_read_text(path, text, sizeof(text));
+	if (rc < 0)
 		return rc;
 	if (text[0] < '0' || text[0] > '9')
 		return -EINVAL;

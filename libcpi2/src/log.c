@@ -1,6 +1,7 @@
 /* log: see cpi2/log.h. */
 #include <cpi2/log.h>
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,18 @@ int cpi2_log_parse_level(const char *name)
 		if (strcmp(name, lower[i]) == 0)
 			return i;
 	return -1;
+}
+
+int cpi2_log_set_level_name(const char *name, char *err, size_t errsz)
+{
+	int level = cpi2_log_parse_level(name);
+
+	if (level < 0) {
+		snprintf(err, errsz, "log_level '%s': log_level must be error, warn, info or debug", name);
+		return -EINVAL;
+	}
+	cpi2_log_set_level(level);
+	return 0;
 }
 
 void cpi2_log(int level, const char *module, const char *fmt, ...)

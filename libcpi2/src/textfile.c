@@ -8,6 +8,11 @@
 
 int cpi2_read_text(const char *path, char *buf, size_t size)
 {
+	return cpi2_read_text_at(AT_FDCWD, path, 0, buf, size);
+}
+
+int cpi2_read_text_at(int dirfd, const char *path, int oflags, char *buf, size_t size)
+{
 	int fd, rc = 0;
 	size_t n = 0;
 	ssize_t r;
@@ -15,7 +20,7 @@ int cpi2_read_text(const char *path, char *buf, size_t size)
 
 	if (size == 0)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | oflags);
 	if (fd < 0) {
 		buf[0] = '\0';
 		return -errno;

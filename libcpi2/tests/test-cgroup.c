@@ -97,6 +97,33 @@ int main(void)
 	snprintf(p, sizeof(p), "%s/cpuacct.usage", dir);
 	unlink(p);
 	rmdir(dir);
+	/* CPU limits: v2 cpu.max and v1 quota / period texts */
+	static const struct {
+		const char *text;
+		int rc;
+		long quota, period;
+	} cpu_max[] = {
+		{"max 100000\n", 0, -1, 100000}, {"max", 0, -1, 100000},     {"25000 250000\n", 0, 25000, 250000},
+		{" 200000 ", 0, 200000, 100000},  {"", -EINVAL, 0, 0},       {"-1 100000", -EINVAL, 0, 0},
+		{"0 100000", -EINVAL, 0, 0},      {"1000 0", -EINVAL, 0, 0}, {"1000 100000 7", -EINVAL, 0, 0},
+		{"maxx 100000", -EINVAL, 0, 0},   {"12x 100000", -EINVAL, 0, 0}, {"1000 100000\n\n", -EINVAL, 0, 0},
+		{"99999999999999999999999 1", -EINVAL, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cpu_max) / sizeof(cpu_max[0]); i++) {
+		long q = 7, per = 7;
+		int rc = cpi2_cgroup_parse_cpu_max(cpu_max[i].text, &q, &per);
+
+		CHECK(rc == cpu_max[i].rc, "cpu.max '%s': rc %d", cpu_max[i].text, rc);
+		CHECK(rc || (q == cpu_max[i].quota && per == cpu_max[i].period), "cpu.max '%s': %ld %ld",
+		      cpu_max[i].text, q, per);
+	}
+	long q, per;
+	CHECK(cpi2_cgroup_parse_cfs("-1\n", "100000\n", &q, &per) == 0 && q == -1 && per == 100000);
+	CHECK(cpi2_cgroup_parse_cfs("25000", "250000", &q, &per) == 0 && q == 25000 && per == 250000);
+	CHECK(cpi2_cgroup_parse_cfs("-2", "100000", &q, &per) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cfs("0", "100000", &q, &per) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cfs("1000", "", &q, &per) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cfs("1000", "1000 1", &q, &per) == -EINVAL);
 	printf("test-cgroup: ok\n");
 	return 0;
 }

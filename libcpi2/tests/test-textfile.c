@@ -1,8 +1,14 @@
-/* textfile: whole files, empty files, files that do not fit, missing files, sysfs files; keyed
- * lines. */
+/* textfile: whole files, empty files, files that do not fit, missing files, sysfs files, files
+ * relative to a folder and not through symlinks; keyed lines. And the small helpers beside it:
+ * the clock and the log level by name. */
+#include <cpi2/clock.h>
+#include <cpi2/log.h>
 #include <cpi2/textfile.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +44,43 @@ int main(void)
 		int n = cpi2_read_text("/sys/devices/system/cpu/online", big, sizeof(big));
 
 		CHECK(n > 0 && big[n - 1] == '\n');
+	}
+	/* relative to a directory, and never through a symlink with O_NOFOLLOW */
+	{
+		char dir[] = "/tmp/cpi2-textfile-XXXXXX", path[64], got[16];
+		int fd;
+		FILE *f;
+
+		CHECK(mkdtemp(dir) != NULL);
+		snprintf(path, sizeof(path), "%s/f", dir);
+		CHECK((f = fopen(path, "w")) && fputs("0\n", f) >= 0 && fclose(f) == 0);
+		snprintf(path, sizeof(path), "%s/link", dir);
+		CHECK(symlink("f", path) == 0);
+		CHECK((fd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
+		CHECK(cpi2_read_text_at(fd, "f", O_NOFOLLOW, got, sizeof(got)) == 2 && !strcmp(got, "0\n"));
+		CHECK(cpi2_read_text_at(fd, "link", 0, got, sizeof(got)) == 2);
+		CHECK(cpi2_read_text_at(fd, "link", O_NOFOLLOW, got, sizeof(got)) == -ELOOP);
+		close(fd);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/f", dir);
+		unlink(path);
+		rmdir(dir);
+	}
+	/* the clock helper: microseconds and nanoseconds of one clock agree, and time moves on */
+	{
+		int64_t a = cpi2_clock_us(CLOCK_MONOTONIC), b = cpi2_clock_ns(CLOCK_MONOTONIC) / 1000;
+		int64_t w = cpi2_clock_us(CLOCK_REALTIME);
+
+		CHECK(b >= a && b - a < 1000000);
+		CHECK(w > 1600000000LL * 1000000 && w < 4000000000LL * 1000000);
+	}
+	/* the log level by name */
+	{
+		char err[128];
+
+		CHECK(cpi2_log_set_level_name("debug", err, sizeof(err)) == 0);
+		CHECK(cpi2_log_set_level_name("loud", err, sizeof(err)) == -EINVAL && strstr(err, "log_level 'loud'"));
+		CHECK(cpi2_log_set_level_name("info", err, sizeof(err)) == 0);
 	}
 	return 0;
 }

@@ -3,7 +3,9 @@
 #include "procfs.h"
 
 #include <cpi2/cgroup.h>
+#include <cpi2/clock.h>
 #include <cpi2/log.h>
+#include <cpi2/textfile.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,14 +17,6 @@
 
 #define FD_RESERVE 128     /* descriptors kept for Kafka sockets, files, the cgroup directory */
 #define WANT_NOFILE 65536L /* what the collector raises its descriptor limit to, if it may */
-
-static int64_t now_us(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 static void once_set_free(struct once_set *set);
 
@@ -82,7 +76,7 @@ static int init_cpus(struct collector *c, char *err, size_t errsz)
 
 	if (c->conf->cpus[0]) {
 		snprintf(text, sizeof(text), "%s", c->conf->cpus);
-	} else if ((n = procfs_read("/sys/devices/system/cpu/online", text, sizeof(text))) < 0) {
+	} else if ((n = cpi2_read_text("/sys/devices/system/cpu/online", text, sizeof(text))) < 0) {
 		snprintf(err, errsz, "/sys/devices/system/cpu/online: %s", strerror(-n));
 		return n;
 	}
@@ -104,7 +98,7 @@ static int init_platform(struct collector *c, char *err, size_t errsz)
 		snprintf(c->platform, sizeof(c->platform), "%s", c->conf->platform);
 		return 0;
 	}
-	n = procfs_read("/proc/cpuinfo", text, sizeof(text));
+	n = cpi2_read_text("/proc/cpuinfo", text, sizeof(text));
 	if (n < 0 && n != -EFBIG) { /* a long file: the first processor's block is enough */
 		snprintf(err, errsz, "/proc/cpuinfo: %s (set --platform)", strerror(-n));
 		return n;
@@ -446,7 +440,7 @@ int collector_window_begin(struct collector *c)
 	open_groups(c);
 	for (size_t i = 0; i < c->n_counted; i++)
 		perf_group_enable(&c->spec, c->counted[i].fds, c->ncpu, true);
-	c->start_us = now_us(CLOCK_REALTIME);
+	c->start_us = cpi2_clock_us(CLOCK_REALTIME);
 	clock_gettime(CLOCK_MONOTONIC, &c->start_mono);
 	for (size_t i = 0; i < c->n_counted; i++)
 		read_usage(c, &c->counted[i], &c->counted[i].usage0_ns, &c->counted[i].has_usage);
@@ -465,7 +459,7 @@ static bool read_threads(struct collector *c, struct counted *t, int32_t *thread
 	if (snprintf(path, sizeof(path), "%s/%s/%s", r->path, t->task, r->version == 2 ? "cgroup.threads" : "tasks") >=
 	    (int)sizeof(path))
 		return false;
-	if (procfs_read(path, text, sizeof(text)) < 0 || (n = procfs_parse_thread_list(text)) < 0)
+	if (cpi2_read_text(path, text, sizeof(text)) < 0 || (n = procfs_parse_thread_list(text)) < 0)
 		return false;
 	*threads = n;
 	return true;

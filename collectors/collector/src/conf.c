@@ -60,10 +60,8 @@ int collector_conf_check(const struct collector_conf *c, char *err, size_t errsz
 		snprintf(err, errsz, "max_fds >= 0, queue_max_kbytes >= 1, flush_timeout_ms >= 0");
 		return -EINVAL;
 	}
-	if (cpi2_log_parse_level(c->log_level) < 0) {
-		snprintf(err, errsz, "log_level '%s': expected error, warn, info or debug", c->log_level);
+	if (cpi2_log_set_level_name(c->log_level, err, errsz))
 		return -EINVAL;
-	}
 	if (!c->once && !c->dry_run && !c->to_stdout && !c->brokers[0]) {
 		snprintf(err, errsz, "brokers is empty (use --dry-run to publish nothing)");
 		return -EINVAL;

@@ -3,6 +3,7 @@
 #include "collector.h"
 #include "conf.h"
 
+#include <cpi2/clock.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
 #include <cpi2/sample.h>
@@ -66,28 +67,12 @@ static int emit(void *arg, const struct cpi2_sample *s)
 	return rc;
 }
 
-static int64_t realtime_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Sleep until the monotonic time deadline_us, serving Kafka delivery reports; false when a
  * signal asked to stop. */
 static bool wait_until(int64_t deadline_us, struct output *o)
 {
 	for (;;) {
-		int64_t left = deadline_us - monotonic_us();
+		int64_t left = deadline_us - cpi2_clock_us(CLOCK_MONOTONIC);
 
 		if (stop)
 			return false;
@@ -162,20 +147,20 @@ static int run(struct collector *c, struct output *o)
 	int64_t period_us = (int64_t)(conf->period_s * 1e6), window_us = (int64_t)(conf->window_s * 1e6);
 	struct cpi2_producer_stats last = {0};
 	double cpu0 = cpu_seconds();
-	int64_t wall0 = monotonic_us();
+	int64_t wall0 = cpi2_clock_us(CLOCK_MONOTONIC);
 	long done = 0;
 
 	while (!stop && (!conf->windows || done < conf->windows)) {
 		/* windows start on multiples of the period of the wall clock, so hosts align */
-		int64_t now = realtime_us(), start = conf->once ? now : (now / period_us + 1) * period_us;
+		int64_t now = cpi2_clock_us(CLOCK_REALTIME), start = conf->once ? now : (now / period_us + 1) * period_us;
 
-		if (!wait_until(monotonic_us() + (start - now), o))
+		if (!wait_until(cpi2_clock_us(CLOCK_MONOTONIC) + (start - now), o))
 			break;
 		if (collector_window_begin(c)) {
 			cpi2_log(CPI2_LOG_ERR, "collector", "window: out of memory");
 			return 1;
 		}
-		if (!wait_until(monotonic_us() + window_us, o)) {
+		if (!wait_until(cpi2_clock_us(CLOCK_MONOTONIC) + window_us, o)) {
 			collector_window_abort(c);
 			cpi2_log(CPI2_LOG_INFO, "collector", "stopped in the middle of a window: it is not published");
 			break;
@@ -184,7 +169,7 @@ static int run(struct collector *c, struct output *o)
 		if (o->producer)
 			cpi2_producer_poll(o->producer);
 		double cpu1 = cpu_seconds();
-		int64_t wall1 = monotonic_us();
+		int64_t wall1 = cpi2_clock_us(CLOCK_MONOTONIC);
 
 		log_window(c, o, &last, cpu1 - cpu0, (double)(wall1 - wall0) / 1e6);
 		cpu0 = cpu1;
@@ -213,7 +198,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cpi2-collector: %s\n", err);
 		return 2;
 	}
-	cpi2_log_set_level(cpi2_log_parse_level(conf.log_level));
 	rc = collector_init(&c, &conf, err, sizeof(err));
 	if (rc) {
 		if (!strcmp(conf.events, "hardware") && strstr(err, "perf event"))

@@ -2,11 +2,9 @@
 #include "procfs.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* value of "key<spaces/tabs>: value" in the first processor block, copied into out */
 static int field(const char *text, const char *key, char *out, size_t size)
@@ -128,32 +126,4 @@ int procfs_parse_thread_list(const char *text)
 		p = *e ? e + 1 : e;
 	}
 	return n;
-}
-
-int procfs_read(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-	size_t n = 0;
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	while (n < size - 1 && (r = read(fd, buf + n, size - 1 - n)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		n += (size_t)r;
-	}
-	if (!rc && n == size - 1) {
-		char extra;
-
-		if (read(fd, &extra, 1) == 1)
-			rc = -EFBIG;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return rc ? rc : (int)n;
 }

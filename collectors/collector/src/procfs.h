@@ -18,8 +18,4 @@ int procfs_parse_cpu_list(const char *text, int *cpus, int max);
 /* Number of lines of thread ids in a cgroup.threads / tasks text. Returns it or -EINVAL. */
 int procfs_parse_thread_list(const char *text);
 
-/* Read a whole small file into buf (NUL-terminated). Returns its length or -errno
- * (-EFBIG when it does not fit). */
-int procfs_read(const char *path, char *buf, size_t size);
-
 #endif

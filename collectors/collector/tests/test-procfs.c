@@ -3,6 +3,8 @@
  * AddressSanitizer). */
 #include "procfs.h"
 
+#include <cpi2/textfile.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +60,8 @@ int main(void)
 		CHECK(procfs_parse_thread_list(bad_threads[i]) == -EINVAL);
 
 	char small[8];
-	CHECK(procfs_read("/nonexistent", small, sizeof(small)) == -ENOENT);
-	CHECK(procfs_read("/proc/self/status", small, sizeof(small)) == -EFBIG && strlen(small) == 7);
+	CHECK(cpi2_read_text("/nonexistent", small, sizeof(small)) == -ENOENT);
+	CHECK(cpi2_read_text("/proc/self/status", small, sizeof(small)) == -EFBIG && strlen(small) == 7);
 
 	/* random bytes, and the real texts cut and mutated at random: never a crash */
 	static char junk[4096];

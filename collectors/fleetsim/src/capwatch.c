@@ -12,9 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fslog.h"
+#include <cpi2/cgroup.h>
+#include <cpi2/log.h>
+#include <cpi2/textfile.h>
 
-#define DEFAULT_PERIOD_US 100000.0
 
 struct capwatch {
 	char *root;
@@ -34,104 +35,48 @@ struct capwatch {
 	bool overflowed;
 };
 
-static int skip_space(const char **c)
+/* CPU-sec/sec of a limit: INFINITY when quota is -1 (no limit). */
+static double cap_of(long quota, long period)
 {
-	while (**c == ' ' || **c == '\t')
-		(*c)++;
+	return quota < 0 ? INFINITY : (double)quota / (double)period;
+}
+
+int capfile_parse_cpu_max(const char *text, double *cap)
+{
+	long quota, period;
+
+	if (cpi2_cgroup_parse_cpu_max(text, &quota, &period))
+		return -EINVAL;
+	*cap = cap_of(quota, period);
 	return 0;
 }
 
-static bool at_end(const char *c)
+int capfile_parse_cfs(const char *quota_text, const char *period_text, double *cap)
 {
-	while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r')
-		c++;
-	return !*c;
-}
+	long quota, period;
 
-static int parse_number(const char **c, double *out)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(*c, &end, 10);
-	if (end == *c || errno)
+	if (cpi2_cgroup_parse_cfs(quota_text, period_text, &quota, &period))
 		return -EINVAL;
-	*c = end;
-	*out = (double)v;
+	*cap = cap_of(quota, period);
 	return 0;
 }
 
-int capfile__parse_cpu_max(const char *text, double *cap)
-{
-	const char *c = text;
-	double quota = 0, period = DEFAULT_PERIOD_US;
-	bool unlimited = false;
-
-	skip_space(&c);
-	if (!strncmp(c, "max", 3)) {
-		unlimited = true;
-		c += 3;
-	} else if (parse_number(&c, &quota) || quota <= 0) {
-		return -EINVAL;
-	}
-	skip_space(&c);
-	if (!at_end(c) && (parse_number(&c, &period) || period <= 0 || !at_end(c)))
-		return -EINVAL;
-	*cap = unlimited ? INFINITY : quota / period;
-	return 0;
-}
-
-int capfile__parse_cfs(const char *quota_text, const char *period_text, double *cap)
-{
-	const char *q = quota_text, *p = period_text;
-	double quota, period;
-
-	skip_space(&q);
-	skip_space(&p);
-	if (parse_number(&q, &quota) || !at_end(q))
-		return -EINVAL;
-	if (quota < 0) {
-		if (quota != -1)
-			return -EINVAL;
-		*cap = INFINITY;
-		return 0;
-	}
-	if (parse_number(&p, &period) || !at_end(p) || period <= 0 || quota == 0)
-		return -EINVAL;
-	*cap = quota / period;
-	return 0;
-}
-
-static int read_small(const char *dir, const char *file, char *buf, size_t bufsz,
-		      struct timespec *mtime)
+/* dir/file into buf, and its modification time when mtime is not NULL. 0 or -errno. */
+static int read_small(const char *dir, const char *file, char *buf, size_t bufsz, struct timespec *mtime)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	ssize_t n;
-	int fd, rc = 0;
+	int n;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	if (mtime) {
-		if (fstat(fd, &st)) {
-			rc = -errno;
-			goto out;
-		}
+		if (stat(path, &st))
+			return -errno;
 		*mtime = st.st_mtim;
 	}
-	n = read(fd, buf, bufsz - 1);
-	if (n < 0) {
-		rc = -errno;
-		goto out;
-	}
-	buf[n] = 0;
-out:
-	close(fd);
-	return rc;
+	n = cpi2_read_text(path, buf, bufsz);
+	return n < 0 ? n : 0;
 }
 
 static bool newer(struct timespec a, struct timespec b)
@@ -139,7 +84,7 @@ static bool newer(struct timespec a, struct timespec b)
 	return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
 }
 
-int capfile__read_dir(const char *dir, double *cap)
+int capfile_read_dir(const char *dir, double *cap)
 {
 	char v2[128], quota[128], period[128];
 	struct timespec t2 = {0}, t1 = {0};
@@ -151,10 +96,10 @@ int capfile__read_dir(const char *dir, double *cap)
 		return rc2;
 	if (!rc1 && (rc2 || newer(t1, t2))) {
 		if (read_small(dir, "cpu.cfs_period_us", period, sizeof(period), NULL))
-			snprintf(period, sizeof(period), "%d", (int)DEFAULT_PERIOD_US);
-		return capfile__parse_cfs(quota, period, cap);
+			snprintf(period, sizeof(period), "%d", CPI2_CGROUP_DEFAULT_PERIOD_US);
+		return capfile_parse_cfs(quota, period, cap);
 	}
-	return capfile__parse_cpu_max(v2, cap);
+	return capfile_parse_cpu_max(v2, cap);
 }
 
 static int write_file(const char *dir, const char *file, const char *text)
@@ -195,7 +140,7 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-int capwatch__new(struct capwatch **out, const char *root, int ntasks, int flags, char *err,
+int capwatch_new(struct capwatch **out, const char *root, int ntasks, int flags, char *err,
 		  size_t errsz)
 {
 	struct capwatch *cw;
@@ -221,14 +166,14 @@ int capwatch__new(struct capwatch **out, const char *root, int ntasks, int flags
 	cw->stat_size = calloc((size_t)ntasks + 1, sizeof(long long));
 	if (!cw->root || !cw->dirs || !cw->caps || !cw->dirty || !cw->dirty_list ||
 	    !cw->stat_tasks || !cw->stat_mtime || !cw->stat_size) {
-		capwatch__delete(cw);
+		capwatch_delete(cw);
 		return -ENOMEM;
 	}
 	for (int i = 0; i < ntasks; i++)
 		cw->caps[i] = INFINITY;
 	cw->fd = flags & CAPWATCH_STAT_ONLY ? -2 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (cw->fd == -1)
-		fs_log_warn("inotify_init1: %s; checking cap files with stat once a period",
+		cpi2_log(CPI2_LOG_WARN, "fleetsim", "inotify_init1: %s; checking cap files with stat once a period",
 			    strerror(errno));
 	*out = cw;
 	return 0;
@@ -255,7 +200,7 @@ static void newest_mtime(const char *dir, struct timespec *t, long long *size)
 	}
 }
 
-int capwatch__add(struct capwatch *cw, int task, const char *rel_dir, char *err, size_t errsz)
+int capwatch_add(struct capwatch *cw, int task, const char *rel_dir, char *err, size_t errsz)
 {
 	char dir[PATH_MAX];
 	int rc, wd;
@@ -277,7 +222,7 @@ int capwatch__add(struct capwatch *cw, int task, const char *rel_dir, char *err,
 			 : -1;
 	if (wd < 0) {
 		if (cw->fd >= 0 && !cw->nstat) /* say it once */
-			fs_log_warn("inotify_add_watch %s: %s; this and later tasks are "
+			cpi2_log(CPI2_LOG_WARN, "fleetsim", "inotify_add_watch %s: %s; this and later tasks are "
 				    "checked with stat once a period (raise "
 				    "fs.inotify.max_user_watches)", dir, strerror(errno));
 		newest_mtime(dir, &cw->stat_mtime[cw->nstat], &cw->stat_size[cw->nstat]);
@@ -324,7 +269,7 @@ static void drain_inotify(struct capwatch *cw)
 	}
 }
 
-int capwatch__poll(struct capwatch *cw, capwatch_cb cb, void *ctx)
+int capwatch_poll(struct capwatch *cw, capwatch_cb cb, void *ctx)
 {
 	int changes = 0;
 
@@ -352,9 +297,9 @@ int capwatch__poll(struct capwatch *cw, capwatch_cb cb, void *ctx)
 		int rc;
 
 		cw->dirty[task] = false;
-		rc = capfile__read_dir(cw->dirs[task], &cap);
+		rc = capfile_read_dir(cw->dirs[task], &cap);
 		if (rc) {
-			fs_log_warn("cap files in %s: %s; keeping the previous cap",
+			cpi2_log(CPI2_LOG_WARN, "fleetsim", "cap files in %s: %s; keeping the previous cap",
 				    cw->dirs[task], rc == -EINVAL ? "malformed" : strerror(-rc));
 			continue;
 		}
@@ -368,7 +313,7 @@ int capwatch__poll(struct capwatch *cw, capwatch_cb cb, void *ctx)
 	return changes;
 }
 
-int capwatch__write_clock(struct capwatch *cw, int64_t now_us)
+int capwatch_write_clock(struct capwatch *cw, int64_t now_us)
 {
 	char tmp[PATH_MAX], path[PATH_MAX], text[32];
 	int rc;
@@ -383,12 +328,12 @@ int capwatch__write_clock(struct capwatch *cw, int64_t now_us)
 	return rc;
 }
 
-int capwatch__polled_by_stat(const struct capwatch *cw)
+int capwatch_polled_by_stat(const struct capwatch *cw)
 {
 	return cw->nstat;
 }
 
-void capwatch__delete(struct capwatch *cw)
+void capwatch_delete(struct capwatch *cw)
 {
 	if (!cw)
 		return;

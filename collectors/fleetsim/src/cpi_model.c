@@ -5,7 +5,7 @@
 #define SECONDS_PER_DAY 86400.0
 #define EULER_GAMMA 0.5772156649015329
 
-void cpi_model__init(struct cpi_model *m, double mean, double sd, double shape, double diurnal_cv,
+void cpi_model_init(struct cpi_model *m, double mean, double sd, double shape, double diurnal_cv,
 		     double diurnal_phase)
 {
 	m->mean = mean;
@@ -23,21 +23,21 @@ void cpi_model__init(struct cpi_model *m, double mean, double sd, double shape, 
 	}
 }
 
-double cpi_model__baseline(const struct cpi_model *m, double t_s)
+double cpi_model_baseline(const struct cpi_model *m, double t_s)
 {
 	double day_angle = 2.0 * M_PI * fmod(t_s, SECONDS_PER_DAY) / SECONDS_PER_DAY;
 	return m->mean * (1.0 + m->diurnal_amp * sin(day_angle + m->diurnal_phase));
 }
 
-double cpi_model__sample(const struct cpi_model *m, struct rng *r, double t_s, double interference,
+double cpi_model_sample(const struct cpi_model *m, struct rng *r, double t_s, double interference,
 			 double self_factor)
 {
-	double z = (rng__gev(r, m->shape) - m->gev_mean) / m->gev_sd; /* mean 0, sd 1, skewed right */
+	double z = (rng_gev(r, m->shape) - m->gev_mean) / m->gev_sd; /* mean 0, sd 1, skewed right */
 	double noise = 1.0 + m->rel_sd * z;
 	double cpi;
 
 	if (noise < 0.2) /* the left tail of a wide spread must not reach zero CPI */
 		noise = 0.2;
-	cpi = cpi_model__baseline(m, t_s) * (1.0 + interference) * self_factor * noise;
+	cpi = cpi_model_baseline(m, t_s) * (1.0 + interference) * self_factor * noise;
 	return cpi;
 }

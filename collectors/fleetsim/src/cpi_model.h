@@ -16,12 +16,12 @@ struct cpi_model {
 };
 
 /* Sets up a model; diurnal_cv is the coefficient of variation of the daily drift (paper: ~0.04). */
-void cpi_model__init(struct cpi_model *m, double mean, double sd, double shape, double diurnal_cv,
+void cpi_model_init(struct cpi_model *m, double mean, double sd, double shape, double diurnal_cv,
 		     double diurnal_phase);
 /* Mean CPI at simulated time t (seconds since the epoch), without interference or noise. */
-double cpi_model__baseline(const struct cpi_model *m, double t_s);
+double cpi_model_baseline(const struct cpi_model *m, double t_s);
 /* One CPI sample: baseline(t) * (1 + interference) * self_factor, with multiplicative GEV noise. */
-double cpi_model__sample(const struct cpi_model *m, struct rng *r, double t_s, double interference,
+double cpi_model_sample(const struct cpi_model *m, struct rng *r, double t_s, double interference,
 			 double self_factor);
 
 #endif

@@ -74,7 +74,7 @@ static int place_tasks(struct fleet *f)
 			for (int x = 0; x < s->nhosts_groups; x++)
 				if (!strcmp(s->hosts[x].name, pl->target))
 					g = x;
-			if (g < 0 && scenario__find_host(s, pl->target, &g, &hi)) {
+			if (g < 0 && scenario_find_host(s, pl->target, &g, &hi)) {
 				free(cursor);
 				return -EINVAL; /* the parser resolved it: cannot happen */
 			}
@@ -91,7 +91,7 @@ static int place_tasks(struct fleet *f)
 	return 0;
 }
 
-int fleet__new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
+int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
 	       char *err, size_t errsz)
 {
 	struct fleet *f = calloc(1, sizeof(*f));
@@ -115,27 +115,27 @@ int fleet__new(struct fleet **out, const struct scenario *s, uint64_t seed, int6
 	f->event_index = calloc((size_t)s->nevents + 1, sizeof(int));
 	if (!f->hosts || !f->tasks || !f->models || !f->event_index || place_tasks(f)) {
 		snprintf(err, errsz, "out of memory building a fleet of %d tasks", total);
-		fleet__delete(f);
+		fleet_delete(f);
 		return -ENOMEM;
 	}
 	for (int g = 0; g < s->nhosts_groups; g++)
 		for (int i = 0; i < s->hosts[g].count; i++, h++) {
 			struct fleet_host *fh = &f->hosts[h];
-			scenario__host_name(s, g, i, fh->name, sizeof(fh->name));
+			scenario_host_name(s, g, i, fh->name, sizeof(fh->name));
 			fh->platform = s->hosts[g].platform;
-			rng__seed(&fh->rng, rng__mix(seed, (uint64_t)h));
-			fh->phase_us = (int64_t)(rng__next(&fh->rng) %
+			rng_seed(&fh->rng, rng_mix(seed, (uint64_t)h));
+			fh->phase_us = (int64_t)(rng_next(&fh->rng) %
 						 (uint64_t)((FLEET_PERIOD_US - FLEET_WINDOW_US) / 1000000)) *
 				       1000000;
 		}
 	for (int j = 0; j < s->njobs; j++) {
 		const struct scn_job *job = &s->jobs[j];
 		struct rng r;
-		rng__seed(&r, rng__mix(seed ^ 0x6a6f62ULL, (uint64_t)j));
-		double phase = 2 * M_PI * rng__uniform(&r); /* jobs peak at different hours */
+		rng_seed(&r, rng_mix(seed ^ 0x6a6f62ULL, (uint64_t)j));
+		double phase = 2 * M_PI * rng_uniform(&r); /* jobs peak at different hours */
 		for (int p = 0; p < s->nplatforms; p++) {
 			double scale = s->platforms[p].cpi_scale;
-			cpi_model__init(&f->models[j * s->nplatforms + p], job->cpi * scale,
+			cpi_model_init(&f->models[j * s->nplatforms + p], job->cpi * scale,
 					job->cpi_sd * scale, job->shape, job->diurnal_cv, phase);
 		}
 	}
@@ -166,7 +166,7 @@ int fleet__new(struct fleet **out, const struct scenario *s, uint64_t seed, int6
 	return 0;
 }
 
-void fleet__delete(struct fleet *f)
+void fleet_delete(struct fleet *f)
 {
 	if (!f)
 		return;
@@ -183,7 +183,7 @@ static struct truth_task truth_of(const struct fleet *f, const struct fleet_task
 		.host = f->hosts[t->host].name,
 		.task = t->path,
 		.job = f->s->jobs[t->job].name,
-		.task_class = scenario__class_name(f->s->jobs[t->job].task_class),
+		.task_class = scenario_class_name(f->s->jobs[t->job].task_class),
 	};
 }
 
@@ -192,12 +192,12 @@ static int64_t clip(int64_t v, int64_t end_us)
 	return v < end_us ? v : end_us;
 }
 
-void fleet__write_truth(struct fleet *f, FILE *truth, int64_t end_us)
+void fleet_write_truth(struct fleet *f, FILE *truth, int64_t end_us)
 {
 	const struct scenario *s = f->s;
 
 	f->truth = truth;
-	truth__scenario(truth, s->name, f->seed, f->start_us, f->warmup_end_us, end_us);
+	truth_scenario(truth, s->name, f->seed, f->start_us, f->warmup_end_us, end_us);
 	for (int t = 0; t < f->ntasks; t++) {
 		const struct fleet_task *a = &f->tasks[t];
 		const struct fleet_host *h = &f->hosts[a->host];
@@ -209,7 +209,7 @@ void fleet__write_truth(struct fleet *f, FILE *truth, int64_t end_us)
 			if (start >= end_us)
 				continue;
 			if (e->kind == SCN_EV_SELF_INFLICTED) {
-				truth__self_inflicted(truth, &ta, start, end);
+				truth_self_inflicted(truth, &ta, start, end);
 				continue;
 			}
 			double press = e->pressure >= 0 ? e->pressure : s->jobs[a->job].pressure;
@@ -219,7 +219,7 @@ void fleet__write_truth(struct fleet *f, FILE *truth, int64_t end_us)
 				if (v == t || inc < s->truth_threshold)
 					continue;
 				struct truth_task tv = truth_of(f, vt);
-				truth__antagonism(truth, &ta, &tv, start, end, e->cpu, inc);
+				truth_antagonism(truth, &ta, &tv, start, end, e->cpu, inc);
 			}
 		}
 	}
@@ -247,7 +247,7 @@ static double pattern_cpu(const struct scn_event *e, double low, double rel_s)
 	return low + (e->cpu - low) * x;
 }
 
-long fleet__step(struct fleet *f, fleet_emit emit, void *ctx)
+long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 {
 	const struct scenario *s = f->s;
 	double t_s = (double)f->now_us / 1e6;
@@ -284,7 +284,7 @@ long fleet__step(struct fleet *f, fleet_emit emit, void *ctx)
 			}
 			if (!isinf(t->cap)) /* capped tasks pile up threads (paper 6.2: 8 -> 80) */
 				t->threads = job->threads * 10;
-			cpu = demand * (1.0 + job->cpu_jitter * rng__normal(&fh->rng));
+			cpu = demand * (1.0 + job->cpu_jitter * rng_normal(&fh->rng));
 			if (cpu < 0)
 				cpu = 0;
 			if (cpu > t->cap)
@@ -295,7 +295,7 @@ long fleet__step(struct fleet *f, fleet_emit emit, void *ctx)
 		for (struct fleet_task *t = first; t < end; t++) {
 			const struct scn_job *job = &s->jobs[t->job];
 			double interference = job->sensitivity * (host_pressure - t->pressure * t->cpu);
-			double cpi = cpi_model__sample(t->model, &fh->rng, t_s, interference,
+			double cpi = cpi_model_sample(t->model, &fh->rng, t_s, interference,
 						       t->self_factor);
 			struct fleet_sample smp = {
 				.host = fh->name,
@@ -326,32 +326,32 @@ long fleet__step(struct fleet *f, fleet_emit emit, void *ctx)
 	return n;
 }
 
-int64_t fleet__now_us(const struct fleet *f)
+int64_t fleet_now_us(const struct fleet *f)
 {
 	return f->now_us;
 }
 
-int64_t fleet__warmup_end_us(const struct fleet *f)
+int64_t fleet_warmup_end_us(const struct fleet *f)
 {
 	return f->warmup_end_us;
 }
 
-int fleet__ntasks(const struct fleet *f)
+int fleet_ntasks(const struct fleet *f)
 {
 	return f->ntasks;
 }
 
-int fleet__nhosts(const struct fleet *f)
+int fleet_nhosts(const struct fleet *f)
 {
 	return f->nhosts;
 }
 
-const char *fleet__task_dir(const struct fleet *f, int task)
+const char *fleet_task_dir(const struct fleet *f, int task)
 {
 	return f->tasks[task].dir;
 }
 
-void fleet__set_cap(struct fleet *f, int task, double cap)
+void fleet_set_cap(struct fleet *f, int task, double cap)
 {
 	struct fleet_task *t;
 
@@ -367,11 +367,11 @@ void fleet__set_cap(struct fleet *f, int task, double cap)
 	t->cap = cap;
 	if (f->truth) {
 		struct truth_task tt = truth_of(f, t);
-		truth__cap(f->truth, &tt, f->now_us, cap);
+		truth_cap(f->truth, &tt, f->now_us, cap);
 	}
 }
 
-int fleet__ncapped(const struct fleet *f)
+int fleet_ncapped(const struct fleet *f)
 {
 	return f->ncapped;
 }

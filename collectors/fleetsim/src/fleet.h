@@ -25,35 +25,35 @@ struct fleet_sample {
 	int32_t threads;
 };
 
-/* Receives each sample; a non-zero return stops the period and is returned by fleet__step. */
+/* Receives each sample; a non-zero return stops the period and is returned by fleet_step. */
 typedef int (*fleet_emit)(void *ctx, const struct fleet_sample *s);
 
 struct fleet;
 
 /* Builds the fleet of a scenario (which must outlive it). Simulated time starts at start_us;
  * scripted events are relative to start_us + the scenario's warmup. 0 or -errno. */
-int fleet__new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
+int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
 	       char *err, size_t errsz);
-void fleet__delete(struct fleet *f);
+void fleet_delete(struct fleet *f);
 
 /* Writes the ground truth known in advance (scenario line, antagonisms, self-inflicted) and
  * keeps f to append cap lines. end_us is the end of the simulation. */
-void fleet__write_truth(struct fleet *f, FILE *truth, int64_t end_us);
+void fleet_write_truth(struct fleet *f, FILE *truth, int64_t end_us);
 
 /* Produces every task's sample for the current period, then moves to the next period.
  * Returns the number of samples, or the emitter's non-zero result. */
-long fleet__step(struct fleet *f, fleet_emit emit, void *ctx);
+long fleet_step(struct fleet *f, fleet_emit emit, void *ctx);
 
 /* Start of the current period, microseconds since the epoch (simulated). */
-int64_t fleet__now_us(const struct fleet *f);
-int64_t fleet__warmup_end_us(const struct fleet *f);
-int fleet__ntasks(const struct fleet *f);
-int fleet__nhosts(const struct fleet *f);
+int64_t fleet_now_us(const struct fleet *f);
+int64_t fleet_warmup_end_us(const struct fleet *f);
+int fleet_ntasks(const struct fleet *f);
+int fleet_nhosts(const struct fleet *f);
 /* "<host>/<task cgroup path>": the task's folder under a cgroup root. */
-const char *fleet__task_dir(const struct fleet *f, int task);
+const char *fleet_task_dir(const struct fleet *f, int task);
 /* Caps a task's CPU usage (CPU-sec/sec; INFINITY lifts the cap) from the next period on. */
-void fleet__set_cap(struct fleet *f, int task, double cap);
+void fleet_set_cap(struct fleet *f, int task, double cap);
 /* Number of tasks under a cap now. */
-int fleet__ncapped(const struct fleet *f);
+int fleet_ncapped(const struct fleet *f);
 
 #endif

@@ -14,10 +14,11 @@
 #include <unistd.h>
 
 #include <cpi2/kafka.h>
+#include <cpi2/clock.h>
+#include <cpi2/log.h>
 
 #include "capwatch.h"
 #include "fleet.h"
-#include "fslog.h"
 #include "output.h"
 #include "scenario.h"
 
@@ -149,13 +150,13 @@ static int parse_args(int argc, char **argv, struct conf *c)
 				goto bad;
 			break;
 		case O_WARMUP:
-			if (scenario__duration(optarg, &c->warmup_s))
+			if (scenario_duration(optarg, &c->warmup_s))
 				goto bad;
 			break;
 		case O_DURATION:
 			if (!strcmp(optarg, "inf"))
 				c->duration_s = INFINITY;
-			else if (scenario__duration(optarg, &c->duration_s))
+			else if (scenario_duration(optarg, &c->duration_s))
 				goto bad;
 			break;
 		case O_START:
@@ -242,13 +243,6 @@ bad:
 	return 0;
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void format_time(int64_t us, char *buf, size_t n)
 {
 	time_t t = (time_t)(us / 1000000);
@@ -260,8 +254,8 @@ static void format_time(int64_t us, char *buf, size_t n)
 static void on_cap(void *ctx, int task, double cap)
 {
 	struct fleet *f = ctx;
-	fs_log_info("%s: %s", fleet__task_dir(f, task), isinf(cap) ? "cap lifted" : "capped");
-	fleet__set_cap(f, task, cap);
+	cpi2_log(CPI2_LOG_INFO, "fleetsim", "%s: %s", fleet_task_dir(f, task), isinf(cap) ? "cap lifted" : "capped");
+	fleet_set_cap(f, task, cap);
 }
 
 /* Sleeps until wall time `until`, serving Kafka meanwhile; returns early on a signal. */
@@ -286,14 +280,14 @@ static void write_clock(const char *root, int64_t now_us)
 static void pace(struct output *out, double until)
 {
 	for (;;) {
-		double left = until - wall_now();
+		double left = until - (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6);
 		if (left <= 0 || stop)
 			return;
 		if (left > 0.05)
 			left = 0.05;
 		struct timespec ts = {0, (long)(left * 1e9)};
 		nanosleep(&ts, NULL);
-		output__poll(out);
+		output_poll(out);
 	}
 }
 
@@ -317,9 +311,9 @@ static int load_scenario(const struct conf *c, struct scenario **s)
 			 strstr(p, ".scn") ? "" : ".scn");
 		p = path;
 	}
-	rc = scenario__load(p, s, err, sizeof(err));
+	rc = scenario_load(p, s, err, sizeof(err));
 	if (rc)
-		fs_log_error("scenario %s", err);
+		cpi2_log(CPI2_LOG_ERR, "fleetsim", "scenario %s", err);
 	return rc;
 }
 
@@ -345,7 +339,7 @@ int main(int argc, char **argv)
 	struct output *out = NULL;
 	FILE *truth = NULL;
 	char err[1024] = "", truth_path[512], when[32], speed[32], wspeed[32];
-	double wall0 = wall_now();
+	double wall0 = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6);
 	uint64_t samples = 0;
 	int rc = 1;
 
@@ -364,13 +358,13 @@ int main(int argc, char **argv)
 		c.start_us = now - (int64_t)(s->warmup_s * 1e6);
 		c.start_us -= c.start_us % FLEET_PERIOD_US;
 	}
-	if (fleet__new(&f, s, c.seed, c.start_us, err, sizeof(err))) {
-		fs_log_error("%s", err);
+	if (fleet_new(&f, s, c.seed, c.start_us, err, sizeof(err))) {
+		cpi2_log(CPI2_LOG_ERR, "fleetsim", "%s", err);
 		goto out;
 	}
 	int64_t end_us = isinf(s->duration_s)
 				 ? INT64_MAX
-				 : fleet__warmup_end_us(f) + (int64_t)(s->duration_s * 1e6);
+				 : fleet_warmup_end_us(f) + (int64_t)(s->duration_s * 1e6);
 	if (!c.truth) {
 		snprintf(truth_path, sizeof(truth_path), "fleetsim-%s.truth.jsonl", s->name);
 		c.truth = truth_path;
@@ -378,36 +372,36 @@ int main(int argc, char **argv)
 	if (strcmp(c.truth, "none")) {
 		truth = fopen(c.truth, "w");
 		if (!truth) {
-			fs_log_error("ground truth %s: %s", c.truth, strerror(errno));
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "ground truth %s: %s", c.truth, strerror(errno));
 			goto out;
 		}
-		fleet__write_truth(f, truth, end_us);
+		fleet_write_truth(f, truth, end_us);
 	}
 	if (c.cgroup_root) {
-		if (capwatch__new(&cw, c.cgroup_root, fleet__ntasks(f), 0, err, sizeof(err))) {
-			fs_log_error("%s", err);
+		if (capwatch_new(&cw, c.cgroup_root, fleet_ntasks(f), 0, err, sizeof(err))) {
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "%s", err);
 			goto out;
 		}
-		for (int t = 0; t < fleet__ntasks(f); t++)
-			if (capwatch__add(cw, t, fleet__task_dir(f, t), err, sizeof(err))) {
-				fs_log_error("%s", err);
+		for (int t = 0; t < fleet_ntasks(f); t++)
+			if (capwatch_add(cw, t, fleet_task_dir(f, t), err, sizeof(err))) {
+				cpi2_log(CPI2_LOG_ERR, "fleetsim", "%s", err);
 				goto out;
 			}
 	}
-	if (output__new(&out, c.mode, c.brokers, c.topic, c.props, &stop, err, sizeof(err))) {
-		fs_log_error("kafka %s: %s", c.brokers, err);
+	if (output_new(&out, c.mode, c.brokers, c.topic, c.props, &stop, err, sizeof(err))) {
+		cpi2_log(CPI2_LOG_ERR, "fleetsim", "kafka %s: %s", c.brokers, err);
 		goto out;
 	}
 	if (cw)
-		capwatch__write_clock(cw, fleet__now_us(f));
+		capwatch_write_clock(cw, fleet_now_us(f));
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	format_time(c.start_us, when, sizeof(when));
-	fs_log_info("scenario %s (seed %" PRIu64 "): %d hosts, %d tasks, %d events; start %s, "
+	cpi2_log(CPI2_LOG_INFO, "fleetsim", "scenario %s (seed %" PRIu64 "): %d hosts, %d tasks, %d events; start %s, "
 		    "warmup %.0f s at %s, then %.0f s at %s; output %s%s%s%s; truth %s; "
 		    "cgroup root %s; samples are SIMULATED",
-		    s->name, c.seed, fleet__nhosts(f), fleet__ntasks(f), s->nevents, when,
+		    s->name, c.seed, fleet_nhosts(f), fleet_ntasks(f), s->nevents, when,
 		    s->warmup_s, speed_text(c.warmup_speed, wspeed, sizeof(wspeed)), s->duration_s,
 		    speed_text(c.speed, speed, sizeof(speed)),
 		    c.mode == OUTPUT_KAFKA ? "kafka " : c.mode == OUTPUT_STDOUT ? "stdout" : "dry-run",
@@ -415,20 +409,20 @@ int main(int argc, char **argv)
 		    c.mode == OUTPUT_KAFKA ? c.topic : "",
 		    truth ? c.truth : "none", c.cgroup_root ? c.cgroup_root : "none (no caps)");
 
-	wall0 = wall_now(); /* rates count the simulation, not the setup of the tree */
+	wall0 = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6); /* rates count the simulation, not the setup of the tree */
 	double last_log = wall0, phase_wall = wall0;
 	int64_t phase_sim = c.start_us;
 	uint64_t last_samples = 0;
 	int clock_warned = 0;
-	int in_warmup = fleet__now_us(f) < fleet__warmup_end_us(f);
+	int in_warmup = fleet_now_us(f) < fleet_warmup_end_us(f);
 
-	while (!stop && fleet__now_us(f) < end_us) {
-		int64_t now_us = fleet__now_us(f);
-		if (in_warmup && now_us >= fleet__warmup_end_us(f)) {
+	while (!stop && fleet_now_us(f) < end_us) {
+		int64_t now_us = fleet_now_us(f);
+		if (in_warmup && now_us >= fleet_warmup_end_us(f)) {
 			in_warmup = 0; /* the pace changes: measure from here */
-			phase_wall = wall_now();
+			phase_wall = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6);
 			phase_sim = now_us;
-			fs_log_info("warmup done: scripted part starts");
+			cpi2_log(CPI2_LOG_INFO, "fleetsim", "warmup done: scripted part starts");
 		}
 		double speed = in_warmup ? c.warmup_speed : c.speed;
 		if (speed > 0) /* the period starts when its simulated time has come */
@@ -437,33 +431,33 @@ int main(int argc, char **argv)
 			break;
 		if (hangups) {
 			hangups = 0;
-			fs_log_warn("SIGHUP ignored (SIGINT or SIGTERM stop the run)");
+			cpi2_log(CPI2_LOG_WARN, "fleetsim", "SIGHUP ignored (SIGINT or SIGTERM stop the run)");
 		}
 		if (cw) {
-			capwatch__poll(cw, on_cap, f);
+			capwatch_poll(cw, on_cap, f);
 			write_clock(c.cgroup_root, now_us);
 		}
-		long n = fleet__step(f, output__emit, out);
+		long n = fleet_step(f, output_emit, out);
 		if (n == -EINTR)
 			break; /* stopped while waiting for the Kafka queue */
 		if (n < 0) {
-			fs_log_error("output failed: %s", strerror((int)-n));
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "output failed: %s", strerror((int)-n));
 			goto out;
 		}
 		samples += (uint64_t)n;
-		int crc = cw ? capwatch__write_clock(cw, fleet__now_us(f)) : 0;
+		int crc = cw ? capwatch_write_clock(cw, fleet_now_us(f)) : 0;
 		if (crc && !clock_warned++)
-			fs_log_warn("write %s/clock: %s", c.cgroup_root, strerror(-crc));
-		output__poll(out);
-		double w = wall_now();
+			cpi2_log(CPI2_LOG_WARN, "fleetsim", "write %s/clock: %s", c.cgroup_root, strerror(-crc));
+		output_poll(out);
+		double w = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6);
 		if (w - last_log >= c.progress_s) {
 			struct output_stats st;
-			output__stats(out, &st);
-			format_time(fleet__now_us(f), when, sizeof(when));
-			fs_log_info("sim %s%s: %" PRIu64 " samples, %.0f samples/s, %d capped; kafka "
+			output_get_stats(out, &st);
+			format_time(fleet_now_us(f), when, sizeof(when));
+			cpi2_log(CPI2_LOG_INFO, "fleetsim", "sim %s%s: %" PRIu64 " samples, %.0f samples/s, %d capped; kafka "
 				    "delivered %" PRIu64 " failed %" PRIu64 ", queue-full waits %" PRIu64,
 				    when, in_warmup ? " (warmup)" : "", samples,
-				    (double)(samples - last_samples) / (w - last_log), fleet__ncapped(f),
+				    (double)(samples - last_samples) / (w - last_log), fleet_ncapped(f),
 				    st.delivered, st.failed, st.queue_full_waits);
 			last_log = w, last_samples = samples;
 		}
@@ -472,10 +466,10 @@ int main(int argc, char **argv)
 out:
 	if (out) {
 		struct output_stats st;
-		output__stats(out, &st);
-		int left = output__close(out, (int)(c.flush_s * 1000)); /* the wait is part of the run */
-		double secs = wall_now() - wall0;
-		fs_log_info("%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
+		output_get_stats(out, &st);
+		int left = output_close(out, (int)(c.flush_s * 1000)); /* the wait is part of the run */
+		double secs = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6) - wall0;
+		cpi2_log(CPI2_LOG_INFO, "fleetsim", "%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
 			    " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64
 			    " failed before the flush, %d left unsent after it",
 			    stop ? "stopped" : "done", samples, secs,
@@ -486,8 +480,8 @@ out:
 	}
 	if (truth)
 		fclose(truth);
-	capwatch__delete(cw);
-	fleet__delete(f);
-	scenario__delete(s);
+	capwatch_delete(cw);
+	fleet_delete(f);
+	scenario_delete(s);
 	return rc;
 }

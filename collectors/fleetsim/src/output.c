@@ -9,8 +9,8 @@
 
 #include <cpi2/kafka.h>
 #include <cpi2/sample.h>
+#include <cpi2/log.h>
 
-#include "fslog.h"
 
 struct output {
 	enum output_mode mode;
@@ -22,7 +22,7 @@ struct output {
 	char buf[4096];
 };
 
-int output__new(struct output **out, enum output_mode mode, const char *brokers,
+int output_new(struct output **out, enum output_mode mode, const char *brokers,
 		const char *topic, const char *const *props, volatile sig_atomic_t *stop, char *err,
 		size_t errsz)
 {
@@ -82,7 +82,7 @@ static void wait_a_little(void)
 	nanosleep(&ts, NULL);
 }
 
-int output__emit(void *ctx, const struct fleet_sample *f)
+int output_emit(void *ctx, const struct fleet_sample *f)
 {
 	struct output *o = ctx;
 	struct cpi2_sample s;
@@ -104,7 +104,7 @@ int output__emit(void *ctx, const struct fleet_sample *f)
 	rc = cpi2_sample_encode(&s, o->buf, sizeof(o->buf), &len);
 	if (rc) {
 		if (o->st.encode_errors++ == 0)
-			fs_log_error("encode sample of %s %s: %s", f->host, f->task, strerror(-rc));
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "encode sample of %s %s: %s", f->host, f->task, strerror(-rc));
 		return 0;
 	}
 	if (o->mode == OUTPUT_DISCARD)
@@ -119,24 +119,24 @@ int output__emit(void *ctx, const struct fleet_sample *f)
 		wait_a_little();
 		o->waited_s += 0.001;
 		if (o->waited_s >= 10) {
-			fs_log_warn("the producer queue has been full for 10 s: is Kafka up?");
+			cpi2_log(CPI2_LOG_WARN, "fleetsim", "the producer queue has been full for 10 s: is Kafka up?");
 			o->waited_s = 0;
 		}
 	}
 	if (rc) {
-		fs_log_error("send to %s: %s", o->topic, strerror(-rc));
+		cpi2_log(CPI2_LOG_ERR, "fleetsim", "send to %s: %s", o->topic, strerror(-rc));
 		return rc;
 	}
 	return 0;
 }
 
-void output__poll(struct output *o)
+void output_poll(struct output *o)
 {
 	if (o->producer)
 		cpi2_producer_poll(o->producer);
 }
 
-void output__stats(const struct output *o, struct output_stats *st)
+void output_get_stats(const struct output *o, struct output_stats *st)
 {
 	*st = o->st;
 	if (o->producer) {
@@ -149,7 +149,7 @@ void output__stats(const struct output *o, struct output_stats *st)
 	}
 }
 
-int output__close(struct output *o, int timeout_ms)
+int output_close(struct output *o, int timeout_ms)
 {
 	int left = 0;
 

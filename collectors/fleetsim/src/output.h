@@ -21,17 +21,17 @@ struct output_stats {
 struct output;
 
 /* props: "key=value" librdkafka properties, NULL-terminated (may be NULL). A full producer
- * queue makes output__emit wait until there is room or *stop is set. 0 or -errno. */
-int output__new(struct output **out, enum output_mode mode, const char *brokers,
+ * queue makes output_emit wait until there is room or *stop is set. 0 or -errno. */
+int output_new(struct output **out, enum output_mode mode, const char *brokers,
 		const char *topic, const char *const *props, volatile sig_atomic_t *stop, char *err,
 		size_t errsz);
 /* A fleet_emit: encodes one sample and sends, prints or drops it. 0, or -errno to stop
  * (-EINTR when *stop was set while waiting for the queue). */
-int output__emit(void *ctx, const struct fleet_sample *s);
+int output_emit(void *ctx, const struct fleet_sample *s);
 /* Serves delivery reports; cheap, never blocks. */
-void output__poll(struct output *o);
-void output__stats(const struct output *o, struct output_stats *st);
+void output_poll(struct output *o);
+void output_get_stats(const struct output *o, struct output_stats *st);
 /* Flushes (at most timeout_ms) and frees. Returns what the producer had left, or 0. */
-int output__close(struct output *o, int timeout_ms);
+int output_close(struct output *o, int timeout_ms);
 
 #endif

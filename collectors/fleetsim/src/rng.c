@@ -11,7 +11,7 @@ static uint64_t splitmix64(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-void rng__seed(struct rng *r, uint64_t seed)
+void rng_seed(struct rng *r, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)
 		r->s[i] = splitmix64(&seed);
@@ -22,7 +22,7 @@ static inline uint64_t rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
-uint64_t rng__next(struct rng *r)
+uint64_t rng_next(struct rng *r)
 {
 	uint64_t *s = r->s;
 	uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -37,27 +37,27 @@ uint64_t rng__next(struct rng *r)
 	return result;
 }
 
-double rng__uniform(struct rng *r)
+double rng_uniform(struct rng *r)
 {
 	/* 53 random bits, shifted by half a step so 0 and 1 never occur */
-	return ((double)(rng__next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+	return ((double)(rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-double rng__normal(struct rng *r)
+double rng_normal(struct rng *r)
 {
-	double u1 = rng__uniform(r), u2 = rng__uniform(r);
+	double u1 = rng_uniform(r), u2 = rng_uniform(r);
 	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-double rng__gev(struct rng *r, double xi)
+double rng_gev(struct rng *r, double xi)
 {
-	double e = -log(rng__uniform(r)); /* standard exponential */
+	double e = -log(rng_uniform(r)); /* standard exponential */
 	if (fabs(xi) < 1e-9)
 		return -log(e); /* Gumbel */
 	return (pow(e, -xi) - 1.0) / xi;
 }
 
-uint64_t rng__mix(uint64_t a, uint64_t b)
+uint64_t rng_mix(uint64_t a, uint64_t b)
 {
 	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ULL);
 	return splitmix64(&x);

@@ -9,16 +9,16 @@ struct rng {
 };
 
 /* Seeds the generator; the same seed always gives the same stream. */
-void rng__seed(struct rng *r, uint64_t seed);
+void rng_seed(struct rng *r, uint64_t seed);
 /* Next 64 random bits. */
-uint64_t rng__next(struct rng *r);
+uint64_t rng_next(struct rng *r);
 /* Uniform double in the open interval (0, 1). */
-double rng__uniform(struct rng *r);
+double rng_uniform(struct rng *r);
 /* Standard normal deviate (Box-Muller, one value per call). */
-double rng__normal(struct rng *r);
+double rng_normal(struct rng *r);
 /* Generalised extreme value deviate with location 0, scale 1 and shape xi (inverse CDF). */
-double rng__gev(struct rng *r, double xi);
+double rng_gev(struct rng *r, double xi);
 /* Mixes several numbers into one seed, so sub-streams (per host, per task) are independent. */
-uint64_t rng__mix(uint64_t a, uint64_t b);
+uint64_t rng_mix(uint64_t a, uint64_t b);
 
 #endif

@@ -37,7 +37,7 @@ static int fail(struct parser *p, int line, const char *fmt, ...)
 	return -EINVAL;
 }
 
-const char *scenario__class_name(int task_class)
+const char *scenario_class_name(int task_class)
 {
 	switch (task_class) {
 	case SCN_LATENCY_SENSITIVE: return "latency-sensitive";
@@ -140,7 +140,7 @@ bad:
 	return fail(p, p->line, "%s: '%s' is not a duration (like 90s, 10m, 2h, 1h30m, 1d)", key, v);
 }
 
-int scenario__duration(const char *text, double *seconds)
+int scenario_duration(const char *text, double *seconds)
 {
 	char err[256];
 	struct parser p = {.file = "", .err = err, .errsz = sizeof(err)};
@@ -522,7 +522,7 @@ static int parse_line(struct parser *p, char *line)
 	}
 }
 
-void scenario__host_name(const struct scenario *s, int g, int index, char *buf, size_t bufsz)
+void scenario_host_name(const struct scenario *s, int g, int index, char *buf, size_t bufsz)
 {
 	if (s->hosts[g].count == 1)
 		snprintf(buf, bufsz, "%s", s->hosts[g].name);
@@ -530,7 +530,7 @@ void scenario__host_name(const struct scenario *s, int g, int index, char *buf, 
 		snprintf(buf, bufsz, "%s-%03d", s->hosts[g].name, index);
 }
 
-int scenario__find_host(const struct scenario *s, const char *host, int *group, int *index)
+int scenario_find_host(const struct scenario *s, const char *host, int *group, int *index)
 {
 	char name[2 * SCN_NAME_MAX];
 
@@ -546,7 +546,7 @@ int scenario__find_host(const struct scenario *s, const char *host, int *group, 
 		if (strncmp(host, s->hosts[g].name, n) || host[n] != '-')
 			continue;
 		for (int i = 0; i < s->hosts[g].count; i++) {
-			scenario__host_name(s, g, i, name, sizeof(name));
+			scenario_host_name(s, g, i, name, sizeof(name));
 			if (!strcmp(name, host)) {
 				*group = g, *index = i;
 				return 0;
@@ -684,7 +684,7 @@ static int resolve(struct parser *p)
 			for (int x = 0; x < s->nhosts_groups; x++)
 				if (!strcmp(s->hosts[x].name, pl->target))
 					g = x;
-			if (g < 0 && scenario__find_host(s, pl->target, &g, &idx)) {
+			if (g < 0 && scenario_find_host(s, pl->target, &g, &idx)) {
 				free(per_platform);
 				return fail(p, pl->line, "job '%s': place: no host or [hosts] '%s'",
 					    j->name, pl->target);
@@ -729,7 +729,7 @@ static int resolve(struct parser *p)
 	return 0;
 }
 
-int scenario__parse(const char *text, const char *filename, struct scenario **out, char *err,
+int scenario_parse(const char *text, const char *filename, struct scenario **out, char *err,
 		    size_t errsz)
 {
 	struct parser p = {.file = filename ? filename : "(scenario)", .err = err, .errsz = errsz};
@@ -765,14 +765,14 @@ int scenario__parse(const char *text, const char *filename, struct scenario **ou
 	if (!rc)
 		rc = resolve(&p);
 	if (rc) {
-		scenario__delete(p.s);
+		scenario_delete(p.s);
 		return rc;
 	}
 	*out = p.s;
 	return 0;
 }
 
-int scenario__load(const char *path, struct scenario **out, char *err, size_t errsz)
+int scenario_load(const char *path, struct scenario **out, char *err, size_t errsz)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf;
@@ -810,12 +810,12 @@ int scenario__load(const char *path, struct scenario **out, char *err, size_t er
 		free(buf);
 		return -EINVAL;
 	}
-	rc = scenario__parse(buf, path, out, err, errsz);
+	rc = scenario_parse(buf, path, out, err, errsz);
 	free(buf);
 	return rc;
 }
 
-void scenario__delete(struct scenario *s)
+void scenario_delete(struct scenario *s)
 {
 	if (!s)
 		return;

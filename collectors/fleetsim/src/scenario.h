@@ -88,20 +88,20 @@ struct scenario {
 
 /* Parses scenario text (NUL-terminated). On error returns -EINVAL and writes
  * "FILE:LINE: what" into err; *out is NULL. On success *out is owned by the caller. */
-int scenario__parse(const char *text, const char *filename, struct scenario **out, char *err,
+int scenario_parse(const char *text, const char *filename, struct scenario **out, char *err,
 		    size_t errsz);
 /* Reads and parses a file (at most 4 MiB). Returns 0, -errno or -EINVAL with err set. */
-int scenario__load(const char *path, struct scenario **out, char *err, size_t errsz);
+int scenario_load(const char *path, struct scenario **out, char *err, size_t errsz);
 /* Finds a host's group and index in the group by the host's full name; -1 when absent. */
-int scenario__find_host(const struct scenario *s, const char *host, int *group, int *index);
+int scenario_find_host(const struct scenario *s, const char *host, int *group, int *index);
 /* Writes host number `index` of group g's name into buf. */
-void scenario__host_name(const struct scenario *s, int g, int index, char *buf, size_t bufsz);
+void scenario_host_name(const struct scenario *s, int g, int index, char *buf, size_t bufsz);
 /* Frees a scenario (NULL is fine). */
-void scenario__delete(struct scenario *s);
+void scenario_delete(struct scenario *s);
 /* Parses a duration as in scenario files ("90s", "10m", "2h", "1h30m", "1d", bare seconds).
  * 0 or -EINVAL. */
-int scenario__duration(const char *text, double *seconds);
+int scenario_duration(const char *text, double *seconds);
 /* Name of a task class as used in files and ground truth. */
-const char *scenario__class_name(int task_class);
+const char *scenario_class_name(int task_class);
 
 #endif

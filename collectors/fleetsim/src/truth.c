@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 
-void truth__scenario(FILE *f, const char *scenario, uint64_t seed, int64_t start_us,
+void truth_scenario(FILE *f, const char *scenario, uint64_t seed, int64_t start_us,
 		     int64_t warmup_end_us, int64_t end_us)
 {
 	fprintf(f,
@@ -13,7 +13,7 @@ void truth__scenario(FILE *f, const char *scenario, uint64_t seed, int64_t start
 		scenario, seed, start_us, warmup_end_us, end_us);
 }
 
-void truth__antagonism(FILE *f, const struct truth_task *a, const struct truth_task *v,
+void truth_antagonism(FILE *f, const struct truth_task *a, const struct truth_task *v,
 		       int64_t start_us, int64_t end_us, double peak_cpu, double predicted_increase)
 {
 	fprintf(f,
@@ -25,7 +25,7 @@ void truth__antagonism(FILE *f, const struct truth_task *a, const struct truth_t
 		end_us, peak_cpu, predicted_increase);
 }
 
-void truth__self_inflicted(FILE *f, const struct truth_task *t, int64_t start_us, int64_t end_us)
+void truth_self_inflicted(FILE *f, const struct truth_task *t, int64_t start_us, int64_t end_us)
 {
 	fprintf(f,
 		"{\"type\":\"self_inflicted\",\"host\":\"%s\",\"task\":\"%s\",\"job\":\"%s\","
@@ -33,7 +33,7 @@ void truth__self_inflicted(FILE *f, const struct truth_task *t, int64_t start_us
 		t->host, t->task, t->job, t->task_class, start_us, end_us);
 }
 
-void truth__cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap)
+void truth_cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap)
 {
 	if (cap < 0 || isinf(cap))
 		fprintf(f,

@@ -9,7 +9,7 @@
 
 #include "../src/capwatch.h"
 #include "../src/fleet.h"
-#include "test.h"
+#include "check.h"
 
 #define MAX_PERIODS 400
 #define MAX_WATCHED 64
@@ -81,7 +81,7 @@ static int find(const struct recorder *r, const char *path)
 static void run(struct fleet *f, struct recorder *r, int periods)
 {
 	for (int p = 0; p < periods; p++) {
-		CHECK(fleet__step(f, record, r) == fleet__ntasks(f), "period %d", p);
+		CHECK(fleet_step(f, record, r) == fleet_ntasks(f), "period %d", p);
 		r->period++;
 	}
 }
@@ -142,7 +142,7 @@ static struct scenario *load(const char *name)
 	struct scenario *s;
 
 	snprintf(path, sizeof(path), "%s/%s.scn", SCENARIO_DIR, name);
-	CHECK(scenario__load(path, &s, err, sizeof(err)) == 0, "%s", err);
+	CHECK(scenario_load(path, &s, err, sizeof(err)) == 0, "%s", err);
 	if (s)
 		s->warmup_s = 0; /* the tests look at the scripted part */
 	return s;
@@ -158,10 +158,10 @@ static uint64_t hash_run(const struct scenario *s, uint64_t seed, int periods)
 	uint64_t h;
 
 	r->hash = 0xcbf29ce484222325ULL;
-	CHECK(fleet__new(&f, s, seed, START, err, sizeof(err)) == 0, "%s", err);
+	CHECK(fleet_new(&f, s, seed, START, err, sizeof(err)) == 0, "%s", err);
 	run(f, r, periods);
 	h = r->hash;
-	fleet__delete(f);
+	fleet_delete(f);
 	free(r);
 	return h;
 }
@@ -175,7 +175,7 @@ static void test_determinism(void)
 	CHECK(a == b, "same seed, different samples: %llx %llx", (unsigned long long)a,
 	      (unsigned long long)b);
 	CHECK(a != c, "different seeds, same samples");
-	scenario__delete(s);
+	scenario_delete(s);
 }
 
 static void test_case1_correlation_and_truth(void)
@@ -191,8 +191,8 @@ static void test_case1_correlation_and_truth(void)
 		return;
 	r->host = "case1-host";
 	r->victim_job = "websearch";
-	CHECK(fleet__new(&f, s, 1, START, err, sizeof(err)) == 0, "%s", err);
-	fleet__write_truth(f, truth, START + (int64_t)(s->duration_s * 1e6));
+	CHECK(fleet_new(&f, s, 1, START, err, sizeof(err)) == 0, "%s", err);
+	fleet_write_truth(f, truth, START + (int64_t)(s->duration_s * 1e6));
 	run(f, r, 180);
 	CHECK(r->ntasks == 57, "case1-host has %d tenants, paper: 57", r->ntasks);
 	double ct = spec_threshold(r);
@@ -242,8 +242,8 @@ static void test_case1_correlation_and_truth(void)
 	/* every neighbour whose predicted rise passes the threshold is a victim: here all 56 */
 	CHECK(antagonisms == 56, "%d antagonism lines, want one per neighbour", antagonisms);
 	fclose(truth);
-	fleet__delete(f);
-	scenario__delete(s);
+	fleet_delete(f);
+	scenario_delete(s);
 	free(r);
 }
 
@@ -260,8 +260,8 @@ static void test_case3_self_inflicted(void)
 		return;
 	r->host = "case3-host";
 	r->victim_job = "web-frontend";
-	CHECK(fleet__new(&f, s, 1, START, err, sizeof(err)) == 0, "%s", err);
-	fleet__write_truth(f, truth, START + (int64_t)(s->duration_s * 1e6));
+	CHECK(fleet_new(&f, s, 1, START, err, sizeof(err)) == 0, "%s", err);
+	fleet_write_truth(f, truth, START + (int64_t)(s->duration_s * 1e6));
 	run(f, r, 180);
 	CHECK(r->ntasks == 29, "case3-host has %d tasks, paper: 28 + the victim", r->ntasks);
 	int victim = find(r, "jobs/web-frontend/0");
@@ -282,14 +282,14 @@ static void test_case3_self_inflicted(void)
 	CHECK(self == 1 && antagonisms == 0, "truth: %d self-inflicted, %d antagonisms", self,
 	      antagonisms);
 	fclose(truth);
-	fleet__delete(f);
-	scenario__delete(s);
+	fleet_delete(f);
+	scenario_delete(s);
 	free(r);
 }
 
 static void on_cap(void *ctx, int task, double cap)
 {
-	fleet__set_cap(ctx, task, cap);
+	fleet_set_cap(ctx, task, cap);
 }
 
 static double mean_of(const double *x, int from, int to)
@@ -328,24 +328,24 @@ static void cap_loop(const char *scn, const char *host, const char *victim_path,
 	if (!s || !r || !mkdtemp(root))
 		return;
 	r->host = host;
-	CHECK(fleet__new(&f, s, 3, START, err, sizeof(err)) == 0, "%s", err);
-	fleet__write_truth(f, truth, START + (int64_t)(s->duration_s * 1e6));
-	CHECK(capwatch__new(&cw, root, fleet__ntasks(f), 0, err, sizeof(err)) == 0, "%s", err);
-	for (int t = 0; t < fleet__ntasks(f); t++)
-		CHECK(capwatch__add(cw, t, fleet__task_dir(f, t), err, sizeof(err)) == 0, "%s", err);
+	CHECK(fleet_new(&f, s, 3, START, err, sizeof(err)) == 0, "%s", err);
+	fleet_write_truth(f, truth, START + (int64_t)(s->duration_s * 1e6));
+	CHECK(capwatch_new(&cw, root, fleet_ntasks(f), 0, err, sizeof(err)) == 0, "%s", err);
+	for (int t = 0; t < fleet_ntasks(f); t++)
+		CHECK(capwatch_add(cw, t, fleet_task_dir(f, t), err, sizeof(err)) == 0, "%s", err);
 	snprintf(dir, sizeof(dir), "%s/%s", host, antagonist_path);
 	for (int p = 0; p < 90; p++) {
 		if (p == 30) {
 			write_file(root, dir, cap_file, cap_text);
-			CHECK(fleet__ncapped(f) == 0, "capped before the write");
+			CHECK(fleet_ncapped(f) == 0, "capped before the write");
 		}
 		if (p == 60)
 			write_file(root, dir, cap_file, lift_text);
-		capwatch__poll(cw, on_cap, f); /* once a simulated period, as the program does */
+		capwatch_poll(cw, on_cap, f); /* once a simulated period, as the program does */
 		if (p == 30)
-			CHECK(fleet__ncapped(f) == 1, "cap not seen");
+			CHECK(fleet_ncapped(f) == 1, "cap not seen");
 		if (p == 60)
-			CHECK(fleet__ncapped(f) == 0, "cap not lifted");
+			CHECK(fleet_ncapped(f) == 0, "cap not lifted");
 		run(f, r, 1);
 	}
 	int v = find(r, victim_path), a = find(r, antagonist_path);
@@ -357,9 +357,9 @@ static void cap_loop(const char *scn, const char *host, const char *victim_path,
 	CHECK(mean_of(r->cpu[a], 0, 30) > 1.5 && mean_of(r->cpu[a], 60, 90) > 1.5,
 	      "antagonist usage before %f after %f", mean_of(r->cpu[a], 0, 30),
 	      mean_of(r->cpu[a], 60, 90));
-	capwatch__delete(cw);
-	fleet__delete(f);
-	scenario__delete(s);
+	capwatch_delete(cw);
+	fleet_delete(f);
+	scenario_delete(s);
 	free(r);
 	snprintf(dir, sizeof(dir), "rm -rf '%s'", root);
 	CHECK(system(dir) == 0, "%s", dir);
@@ -423,7 +423,7 @@ static void test_case4_suspects(void)
 		return;
 	r->host = "case4-host";
 	r->victim_job = "user-facing";
-	CHECK(fleet__new(&f, s, 1, START, err, sizeof(err)) == 0, "%s", err);
+	CHECK(fleet_new(&f, s, 1, START, err, sizeof(err)) == 0, "%s", err);
 	run(f, r, 180);
 	int victim = find(r, "jobs/user-facing/0");
 	int sci = find(r, "jobs/scientific-simulation/0");
@@ -441,8 +441,8 @@ static void test_case4_suspects(void)
 	CHECK(lo > 0.15, "a latency-sensitive suspect correlates only %f", lo);
 	fprintf(stderr, "case4: threshold %.2f, %d windows, latency-sensitive suspects >= %.2f, "
 			"scientific-simulation %.2f\n", spec_threshold(r), windows, lo, corr[sci]);
-	fleet__delete(f);
-	scenario__delete(s);
+	fleet_delete(f);
+	scenario_delete(s);
 	free(r);
 }
 
@@ -459,15 +459,15 @@ static void test_case5_lame_duck(void)
 	if (!s || !r)
 		return;
 	r->host = "case5-host";
-	CHECK(fleet__new(&f, s, 5, START, err, sizeof(err)) == 0, "%s", err);
-	for (int t = 0; t < fleet__ntasks(f); t++)
-		if (!strcmp(fleet__task_dir(f, t), "case5-host/jobs/replayer-batch/0"))
+	CHECK(fleet_new(&f, s, 5, START, err, sizeof(err)) == 0, "%s", err);
+	for (int t = 0; t < fleet_ntasks(f); t++)
+		if (!strcmp(fleet_task_dir(f, t), "case5-host/jobs/replayer-batch/0"))
 			a_task = t;
 	CHECK(a_task >= 0, "no replayer-batch/0 on case5-host");
 	run(f, r, 30);
-	fleet__set_cap(f, a_task, 0.1);
+	fleet_set_cap(f, a_task, 0.1);
 	run(f, r, 20);
-	fleet__set_cap(f, a_task, INFINITY);
+	fleet_set_cap(f, a_task, INFINITY);
 	run(f, r, 80); /* 40 minutes of lame duck, then normal */
 	int v = find(r, "jobs/query-serving/0"), a = find(r, "jobs/replayer-batch/0");
 	CHECK(r->threads[a][10] == 8 && r->threads[a][40] == 80 && r->threads[a][60] == 2 &&
@@ -483,8 +483,8 @@ static void test_case5_lame_duck(void)
 	      mean_of(r->cpu[a], 95, 130));
 	CHECK(lame < 0.75 * before && after > 0.9 * before, "victim CPI %f / %f / %f", before,
 	      lame, after);
-	fleet__delete(f);
-	scenario__delete(s);
+	fleet_delete(f);
+	scenario_delete(s);
 	free(r);
 }
 
@@ -497,5 +497,6 @@ int main(void)
 	test_case4_cap_barely_helps();
 	test_case4_suspects();
 	test_case5_lame_duck();
-	TEST_DONE("test-fleet");
+	printf("test-fleet: ok\n");
+	return 0;
 }

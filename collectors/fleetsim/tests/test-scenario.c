@@ -7,7 +7,7 @@
 
 #include "../src/rng.h"
 #include "../src/scenario.h"
-#include "test.h"
+#include "check.h"
 
 #ifndef SCENARIO_DIR
 #error "SCENARIO_DIR must name the folder of the shipped scenarios"
@@ -24,7 +24,7 @@ static void test_minimal_and_defaults(void)
 	struct scenario *s;
 	char err[512] = "";
 
-	CHECK(scenario__parse(minimal, "min", &s, err, sizeof(err)) == 0, "%s", err);
+	CHECK(scenario_parse(minimal, "min", &s, err, sizeof(err)) == 0, "%s", err);
 	if (!s)
 		return;
 	CHECK(s->nhosts == 5 && s->njobs == 1 && s->jobs[0].ntasks == 5, "fleet %d/%d/%d",
@@ -33,9 +33,9 @@ static void test_minimal_and_defaults(void)
 	CHECK(s->warmup_s == 6 * 3600 && s->duration_s == 7200, "defaults %f %f", s->warmup_s,
 	      s->duration_s);
 	char name[64];
-	scenario__host_name(s, 0, 3, name, sizeof(name));
+	scenario_host_name(s, 0, 3, name, sizeof(name));
 	CHECK(!strcmp(name, "h-003"), "host name %s", name);
-	scenario__delete(s);
+	scenario_delete(s);
 }
 
 static void test_templates_and_durations(void)
@@ -45,13 +45,13 @@ static void test_templates_and_durations(void)
 	char err[512];
 
 	/* "1h30" is not a duration: a bare number only alone */
-	CHECK(scenario__parse(text, "d", &s, err, sizeof(err)) == -EINVAL && strstr(err, "d:3:"),
+	CHECK(scenario_parse(text, "d", &s, err, sizeof(err)) == -EINVAL && strstr(err, "d:3:"),
 	      "got '%s'", err);
 	text = "[scenario]\nname = t\nduration = 1h30m\nwarmup = 0.5d\n[platform p]\n"
 	       "[hosts a]\nplatform = p\n[hosts g]\ncount = 4\nplatform = p\n"
 	       "[job x-{i}-y]\ncount = 12\nplace = a:1, g:4\n"
 	       "[event]\ntask = x-11-y/4\ncpu = 3\nstart = 10m\n";
-	CHECK(scenario__parse(text, "t", &s, err, sizeof(err)) == 0, "%s", err);
+	CHECK(scenario_parse(text, "t", &s, err, sizeof(err)) == 0, "%s", err);
 	if (!s)
 		return;
 	CHECK(s->duration_s == 5400 && s->warmup_s == 43200, "durations %f %f", s->duration_s,
@@ -62,7 +62,7 @@ static void test_templates_and_durations(void)
 	CHECK(s->events[0].job == 11 && s->events[0].task_index == 4 && s->events[0].end_s == 5400,
 	      "event resolved to job %d task %d end %f", s->events[0].job, s->events[0].task_index,
 	      s->events[0].end_s);
-	scenario__delete(s);
+	scenario_delete(s);
 }
 
 /* Each malformed text must fail with "FILE:LINE:" and a phrase saying what is wrong. */
@@ -126,7 +126,7 @@ static void test_errors(void)
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct scenario *s = (struct scenario *)1;
 		char err[512] = "", want[32];
-		int rc = scenario__parse(cases[i].text, "bad.scn", &s, err, sizeof(err));
+		int rc = scenario_parse(cases[i].text, "bad.scn", &s, err, sizeof(err));
 		snprintf(want, sizeof(want), "bad.scn:%d: ", cases[i].line);
 		CHECK(rc == -EINVAL && s == NULL, "case %u: rc %d", i, rc);
 		CHECK(strstr(err, want) == err, "case %u: want '%s...', got '%s'", i, want, err);
@@ -135,7 +135,7 @@ static void test_errors(void)
 	}
 	char err[512] = "";
 	struct scenario *s;
-	CHECK(scenario__load("/nonexistent/x.scn", &s, err, sizeof(err)) == -ENOENT &&
+	CHECK(scenario_load("/nonexistent/x.scn", &s, err, sizeof(err)) == -ENOENT &&
 		      strstr(err, "/nonexistent/x.scn: "),
 	      "missing file: '%s'", err);
 }
@@ -171,11 +171,11 @@ static void fuzz(const char *name, const char *text)
 	struct rng r;
 	char *buf = malloc(n + 64);
 
-	rng__seed(&r, 12345);
+	rng_seed(&r, 12345);
 	for (int iter = 0; iter < 1500; iter++) {
 		struct scenario *s;
 		char err[512] = "";
-		size_t pos = rng__next(&r) % (n + 1);
+		size_t pos = rng_next(&r) % (n + 1);
 
 		memcpy(buf, text, n + 1);
 		switch (iter % 4) {
@@ -184,10 +184,10 @@ static void fuzz(const char *name, const char *text)
 			break;
 		case 1: /* flip a byte to something printable or not */
 			if (pos < n)
-				buf[pos] = (char)(rng__next(&r) % 255 + 1);
+				buf[pos] = (char)(rng_next(&r) % 255 + 1);
 			break;
 		case 2: { /* insert junk */
-			const char *j = junk[rng__next(&r) % (sizeof(junk) / sizeof(junk[0]))];
+			const char *j = junk[rng_next(&r) % (sizeof(junk) / sizeof(junk[0]))];
 			size_t jl = strlen(j);
 			memmove(buf + pos + jl, buf + pos, n - pos + 1);
 			memcpy(buf + pos, j, jl);
@@ -195,18 +195,16 @@ static void fuzz(const char *name, const char *text)
 		}
 		default: /* delete a span */
 			if (pos < n) {
-				size_t len = rng__next(&r) % 40;
+				size_t len = rng_next(&r) % 40;
 				if (pos + len > n)
 					len = n - pos;
 				memmove(buf + pos, buf + pos + len, n - pos - len + 1);
 			}
 		}
-		int rc = scenario__parse(buf, name, &s, err, sizeof(err));
+		int rc = scenario_parse(buf, name, &s, err, sizeof(err));
 		CHECK(rc == 0 || (rc == -EINVAL && strstr(err, name) == err && strchr(err, ':')),
 		      "%s mutation %d: rc %d err '%s'", name, iter, rc, err);
-		scenario__delete(s);
-		if (test_failures > 20)
-			break;
+		scenario_delete(s);
 	}
 	free(buf);
 }
@@ -227,8 +225,8 @@ static void test_shipped_scenarios(void)
 		if (l < 5 || strcmp(e->d_name + l - 4, ".scn"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", SCENARIO_DIR, e->d_name);
-		CHECK(scenario__load(path, &s, err, sizeof(err)) == 0, "%s", err);
-		scenario__delete(s);
+		CHECK(scenario_load(path, &s, err, sizeof(err)) == 0, "%s", err);
+		scenario_delete(s);
 		char *text = read_all(path);
 		if (text)
 			fuzz(e->d_name, text);
@@ -245,5 +243,6 @@ int main(void)
 	test_templates_and_durations();
 	test_errors();
 	test_shipped_scenarios();
-	TEST_DONE("test-scenario");
+	printf("test-scenario: ok\n");
+	return 0;
 }

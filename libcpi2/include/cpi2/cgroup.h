@@ -20,6 +20,18 @@ int cpi2_cgroup_mounts(const char *mountinfo, struct cpi2_cgroup_mounts *out);
 /* Parse the text of a v2 cpu.stat file: usage_usec. Returns 0 or -EINVAL. */
 int cpi2_cgroup_parse_cpu_stat(const char *text, uint64_t *usage_usec);
 
+/* The kernel's CPU bandwidth period when a limit names none, in microseconds. */
+#define CPI2_CGROUP_DEFAULT_PERIOD_US 100000
+
+/* Parse the text of a v2 cpu.max file: "QUOTA PERIOD", "max PERIOD", "max" or "QUOTA" (the
+ * period then CPI2_CGROUP_DEFAULT_PERIOD_US), blanks around, one line end. *quota_us is -1 for
+ * max, else at least 1; *period_us at least 1. Returns 0 or -EINVAL. */
+int cpi2_cgroup_parse_cpu_max(const char *text, long *quota_us, long *period_us);
+
+/* Parse the texts of v1 cpu.cfs_quota_us (-1 for no limit, else at least 1) and
+ * cpu.cfs_period_us (at least 1). Returns 0 or -EINVAL. */
+int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us, long *period_us);
+
 /* CPU time used by a cgroup in nanoseconds: v2 dir (cpu.stat usage_usec) or v1 cpuacct dir
  * (cpuacct.usage). Returns 0 or -errno. */
 int cpi2_cgroup_cpu_usage_ns(const char *dir, uint64_t *ns);

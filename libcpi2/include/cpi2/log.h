@@ -2,6 +2,8 @@
 #ifndef CPI2_LOG_H
 #define CPI2_LOG_H
 
+#include <stddef.h>
+
 enum { CPI2_LOG_ERR = 0, CPI2_LOG_WARN = 1, CPI2_LOG_INFO = 2, CPI2_LOG_DEBUG = 3 };
 #define CPI2_LOG_ERROR CPI2_LOG_ERR
 
@@ -14,5 +16,9 @@ void cpi2_log_set_level(int level);
 
 /* Parse "error", "warn", "info" or "debug"; returns the level or -1. */
 int cpi2_log_parse_level(const char *name);
+
+/* Set the level from its name (a program's log_level option). Returns 0, or -EINVAL with a
+ * reason in err naming the option and the value. */
+int cpi2_log_set_level_name(const char *name, char *err, size_t errsz);
 
 #endif

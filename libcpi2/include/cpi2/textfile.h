@@ -9,6 +9,11 @@
  * read, or -errno: -EFBIG when the file does not fit (buf then holds its first size - 1 bytes). */
 int cpi2_read_text(const char *path, char *buf, size_t size);
 
+/* cpi2_read_text of path relative to the directory descriptor dirfd (AT_FDCWD: the current
+ * folder), opened with O_RDONLY | O_CLOEXEC | oflags (e.g. O_NOFOLLOW: never through a
+ * symlink). */
+int cpi2_read_text_at(int dirfd, const char *path, int oflags, char *buf, size_t size);
+
 /* The rest of the first line of text that starts with key (e.g. "MemAvailable:" in
  * /proc/meminfo), up to its newline; NULL when no line does. */
 const char *cpi2_text_find_line(const char *text, const char *key);
