@@ -1,9 +1,7 @@
 /* cpi2-enforcer: applies the caps that incidents and operators ask for on this host, lifts
  * them on time, and never leaves one behind (state file, restore on SIGTERM, recovery after
  * a crash). Every decision is published to cpi2.actions. */
-#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +23,10 @@
 #include "privs.h"
 #include "sampler.h"
 #include "seen.h"
+#include "sim.h"
 #include "statefile.h"
 #include "text.h"
 
-#define MAX_HOSTS 4096
 #define MAX_ACTIONS (CAPS_MAX + 1) /* a release of every cap fits */
 
 static volatile sig_atomic_t stopping, hangups;
@@ -61,30 +59,6 @@ struct enforcer {
 	char buf[65536];
 };
 
-/* The enforcer's clock: the wall clock, or a simulator's clock read from clock_file. */
-static int64_t now_us(struct enforcer *e)
-{
-	static bool warned;
-	long long v;
-	FILE *f;
-
-	if (!e->conf->clock_file[0])
-		return cpi2_clock_us(CLOCK_REALTIME);
-	f = fopen(e->conf->clock_file, "re");
-	if (f) {
-		int ok = fscanf(f, "%lld", &v) == 1;
-
-		fclose(f);
-		if (ok)
-			return (int64_t)v;
-	}
-	if (!warned)
-		cpi2_log(CPI2_LOG_WARN, "enforcer", "read clock %s: %s; using the wall clock", e->conf->clock_file,
-			 strerror(errno));
-	warned = true;
-	return cpi2_clock_us(CLOCK_REALTIME);
-}
-
 static void publish(struct enforcer *e, struct host_enforcer *h, const struct action *a)
 {
 	avro_value_t *v = cpi2_codec_value(e->action_codec);
@@ -98,7 +72,7 @@ static void publish(struct enforcer *e, struct host_enforcer *h, const struct ac
 		 action_cause_names[a->cause], a->incident_id || a->command_id ? " " : "",
 		 text_log(1, a->incident_id ? a->incident_id : a->command_id), a->reason[0] ? ": " : "",
 		 text_log(2, a->reason));
-	if (messages_action(v, a, h->host, id, now_us(e)) != 0 ||
+	if (messages_action(v, a, h->host, id, sim_now_us(e->conf)) != 0 ||
 	    (rc = cpi2_codec_encode(e->action_codec, v, e->buf, sizeof(e->buf), &len)) != 0) {
 		cpi2_log(CPI2_LOG_ERR, "enforcer", "cannot encode the action %s", id);
 		return;
@@ -243,7 +217,7 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 	if (!in.throttle)
 		return; /* an incident that asks for no cap */
 	if (decide_check_fresh(&e->incident_fresh, m->timestamp_ms, cpi2_clock_us(CLOCK_REALTIME), "detected_at_us", in.detected_at_us,
-			       now_us(e), err, sizeof(err)) != 0) {
+			       sim_now_us(e->conf), err, sizeof(err)) != 0) {
 		/* e.g. a replay of old incidents after a long outage: their caps would be late */
 		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id, NULL, err);
 		return;
@@ -253,7 +227,7 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 		       "replayed incident: this incident_id was acted on already");
 		return;
 	}
-	if (decide_incident(h, &in, now_us(e), &a) == 1) {
+	if (decide_incident(h, &in, sim_now_us(e->conf), &a) == 1) {
 		if ((a.kind == ACT_APPLIED || a.kind == ACT_RENEWED) && m->timestamp_ms > 0)
 			latency_add(&e->latency, (double)(cpi2_clock_us(CLOCK_REALTIME) - m->timestamp_ms * 1000) / 1000.0);
 		remember(e, 'i', in.incident_id);
@@ -315,62 +289,45 @@ static void on_command(struct enforcer *e, const struct cpi2_message *m)
 			set_cluster_switch(e, in.command == CMD_PROTECTION_OFF);
 		cpi2_log(CPI2_LOG_INFO, "enforcer", "cluster command %s", text_log(0, in.command_id));
 		for (int i = 0; i < e->n_hosts; i++) {
-			n = decide_command(&e->hosts[i], &in, now_us(e), a, MAX_ACTIONS);
+			n = decide_command(&e->hosts[i], &in, sim_now_us(e->conf), a, MAX_ACTIONS);
 			publish_all(e, &e->hosts[i], a, n);
 		}
 		return;
 	}
-	n = decide_command(h, &in, now_us(e), a, MAX_ACTIONS);
+	n = decide_command(h, &in, sim_now_us(e->conf), a, MAX_ACTIONS);
 	publish_all(e, h, a, n);
 }
 
 static void expire(struct enforcer *e)
 {
 	struct action a;
-	int64_t now = now_us(e);
+	int64_t now = sim_now_us(e->conf);
 
 	for (int i = 0; i < e->n_hosts; i++)
 		while (decide_expiry(&e->hosts[i], now, &a) == 1)
 			publish(e, &e->hosts[i], &a);
 }
 
-/* Which hosts this process serves: the one host, or every folder under sim_hosts_root. */
+/* The hosts this process serves (sim_hosts), each with the configuration's policy, limits and
+ * state files. */
 static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 {
 	struct conf *c = e->conf;
-	int cap = 1;
-	DIR *d = NULL;
-	struct dirent *de;
+	struct sim_host *found;
+	int n;
 
-	if (c->sim_hosts_root[0]) {
-		d = opendir(c->sim_hosts_root);
-		if (!d) {
-			snprintf(err, errsz, "open sim_hosts_root %s: %s", c->sim_hosts_root, strerror(errno));
-			return -errno;
-		}
-		cap = MAX_HOSTS;
-	}
-	e->hosts = calloc((size_t)cap, sizeof(*e->hosts));
-	if (!e->hosts)
+	found = calloc(SIM_MAX_HOSTS, sizeof(*found));
+	e->hosts = calloc(SIM_MAX_HOSTS, sizeof(*e->hosts));
+	if (!found || !e->hosts) {
+		free(found);
 		return -ENOMEM;
-	for (;;) {
+	}
+	n = sim_hosts(c, found, SIM_MAX_HOSTS, err, errsz);
+	for (int i = 0; i < n; i++) {
 		struct host_enforcer *h = &e->hosts[e->n_hosts];
-		char *root;
 
-		if (d) {
-			de = readdir(d);
-			if (!de)
-				break;
-			if (de->d_name[0] == '.' || de->d_type != DT_DIR || e->n_hosts == cap)
-				continue;
-			snprintf(h->host, sizeof(h->host), "%s", de->d_name);
-			if (asprintf(&root, "%s/%s", c->sim_hosts_root, de->d_name) < 0)
-				return -ENOMEM;
-		} else {
-			snprintf(h->host, sizeof(h->host), "%s", c->host);
-			root = strdup(c->cgroup_root);
-		}
-		h->policy.root = root;
+		snprintf(h->host, sizeof(h->host), "%s", found[i].name);
+		h->policy.root = found[i].root;
 		conf_policy(c, &h->policy);
 		h->caps.max_caps = c->max_caps;
 		h->caps.dry_run = c->dry_run;
@@ -380,8 +337,10 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		decide_bucket_init(&h->new_caps, c->cap_rate_per_s, c->cap_burst);
 		decide_bucket_init(&h->renewals, c->renew_rate_per_s, c->renew_burst);
 		h->rate_clock_us = &e->rate_clock_us;
-		if (asprintf((char **)&h->caps.state_path, "%s/%s.caps", c->state_dir, h->host) < 0)
-			return -ENOMEM;
+		if (asprintf((char **)&h->caps.state_path, "%s/%s.caps", c->state_dir, h->host) < 0) {
+			n = -ENOMEM;
+			break;
+		}
 		snprintf(h->protection_path, sizeof(h->protection_path), "%s/%s.protection", c->state_dir, h->host);
 		h->version = c->cgroup_version;
 		h->period_us = c->period_us;
@@ -390,12 +349,9 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		h->cluster_protection_off = &e->cluster_protection_off;
 		decide_load_protection(h);
 		e->n_hosts++;
-		if (!d)
-			break;
 	}
-	if (d)
-		closedir(d);
-	return 0;
+	free(found);
+	return n < 0 ? n : 0;
 }
 
 int main(int argc, char **argv)
@@ -491,7 +447,7 @@ int main(int argc, char **argv)
 
 	/* Caps left by a previous run (crash, kill -9): release or resume every one. */
 	for (int i = 0; i < e.n_hosts; i++) {
-		n = decide_recover(&e.hosts[i], now_us(&e), a, MAX_ACTIONS, err, sizeof(err));
+		n = decide_recover(&e.hosts[i], sim_now_us(e.conf), a, MAX_ACTIONS, err, sizeof(err));
 		if (n < 0) {
 			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s", text_log(0, e.hosts[i].host), err);
 			return 1;
