@@ -454,19 +454,6 @@ GETTER(long, int64_t, avro_value_get_long(&b, v))
 GETTER(int, int32_t, avro_value_get_int(&b, v))
 GETTER(double, double, avro_value_get_double(&b, v))
 
-int cpi2_value_get_bool(avro_value_t *rec, const char *fname, bool *v, bool *is_null)
-{
-	avro_value_t b;
-	int x, rc = get(rec, fname, &b, is_null);
-
-	if (rc || (is_null && *is_null))
-		return rc;
-	if (avro_value_get_boolean(&b, &x))
-		return -EINVAL;
-	*v = x != 0;
-	return 0;
-}
-
 int cpi2_value_get_string(avro_value_t *rec, const char *fname, const char **s, bool *is_null)
 {
 	avro_value_t b;

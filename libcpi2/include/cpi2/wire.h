@@ -59,7 +59,6 @@ int cpi2_value_get_string(avro_value_t *rec, const char *field, const char **s, 
 int cpi2_value_get_long(avro_value_t *rec, const char *field, int64_t *v, bool *is_null);
 int cpi2_value_get_int(avro_value_t *rec, const char *field, int32_t *v, bool *is_null);
 int cpi2_value_get_double(avro_value_t *rec, const char *field, double *v, bool *is_null);
-int cpi2_value_get_bool(avro_value_t *rec, const char *field, bool *v, bool *is_null);
 int cpi2_value_get_enum(avro_value_t *rec, const char *field, const char **symbol);
 
 #endif
