@@ -22,7 +22,7 @@ PROPS
 # apache/kafka runs as uid 1000 (the broker and the kafka-topics one-shot), flink as 9999,
 # clickhouse as 101; the agents and Telegraf as root.
 chown 1000 "$dir/kafka-server.pem" "$dir/server-sasl.properties" "$dir/kafka-admin-java.properties"
-chown 9999 "$dir/kafka-detector.properties"
+chown 9999 "$dir/kafka-detector.properties" "$dir/kafka-loader.properties"
 chown 101 "$dir/kafka-clickhouse.properties"
 chmod 0711 "$dir"
 echo "kafka-secrets: $(ls "$dir" | wc -l) files in $dir" >&2

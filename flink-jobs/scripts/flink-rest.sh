@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# flink-rest.sh: submit, stop with a savepoint, and show the CPI² job on the local Flink session
-# cluster through its REST API (no Flink distribution needed, only curl and jq).
+# flink-rest.sh: submit, stop with a savepoint, and show the CPI² jobs on the local Flink session
+# cluster through its REST API (no Flink distribution needed, only curl and jq): the detection job
+# (org.cpi2.flink.Cpi2Job, Kafka to Kafka) and the loader (org.cpi2.loader.LoaderJob, every
+# topic into ClickHouse).
 #   flink-rest.sh submit JAR SAVEPOINT_OR_EMPTY [job options...]
-#   flink-rest.sh stop        stop the running job with a savepoint into $STACK_DIR/savepoints
+#       the detection job, then the loader beside it: options --clickhouse.* are the loader's (an
+#       empty --clickhouse.url: no loader; none: the loader when cpi2.incidents exists); the
+#       loader also gets --kafka.start (committed-or-...), --checkpoint.interval-ms and
+#       --job.parallelism, and the consumer group cpi2-loader-X for the job's cpi2-flink-X. A
+#       loader already running with the same options is kept (it resumes nothing twice).
+#   flink-rest.sh loader JAR [loader options...]   (re)start the loader alone
+#   flink-rest.sh stop        stop the running detection job with a savepoint into $STACK_DIR/savepoints
 #   flink-rest.sh status
 # Environment (from mk/common.mk): STACK_DIR, STACK_HOST, FLINK_REST_PORT, KAFKA_PORT, CLICKHOUSE_HTTP_PORT.
 set -euo pipefail
@@ -10,6 +18,7 @@ set -euo pipefail
 FLINK_URL="http://${STACK_HOST:-127.0.0.1}:${FLINK_REST_PORT:-8081}"
 CLICKHOUSE_URL="http://${STACK_HOST:-127.0.0.1}:${CLICKHOUSE_HTTP_PORT:-8123}"
 JOB_NAME=${JOB_NAME:-cpi2-flink-jobs}
+LOADER_NAME=${LOADER_NAME:-cpi2-loader}
 STATE="${STACK_DIR:?}/flink-jobs"
 SAVEPOINTS="${STACK_DIR}/savepoints"
 
@@ -30,9 +39,83 @@ require_flink() {
   curl -sf "$FLINK_URL/config" >/dev/null || die "no Flink REST API at $FLINK_URL (start the stack: make -C ${ROOT:-..} up)"
 }
 
+# running_job [NAME]: the id of the running job of that name (default the detection job's)
 running_job() {
   curl -sf "$FLINK_URL/jobs/overview" |
-    jq -r --arg n "$JOB_NAME" '.jobs[] | select(.name == $n and (.state == "RUNNING" or .state == "CREATED" or .state == "INITIALIZING")) | .jid' | head -1
+    jq -r --arg n "${1:-$JOB_NAME}" '.jobs[] | select(.name == $n and (.state == "RUNNING" or .state == "CREATED" or .state == "INITIALIZING" or .state == "RESTARTING")) | .jid' | head -1
+}
+
+# upload JAR: the jar's id on the cluster
+upload() {
+  local up id
+  up=$(curl -s -X POST -F "jarfile=@$1" "$FLINK_URL/jars/upload") || die "upload of $1 failed"
+  id=$(jq -r '.filename // empty' <<<"$up")
+  [[ -n $id ]] || die "upload of $1 refused: $up"
+  echo "${id##*/}"
+}
+
+# the client file of a principal: only its path goes into a job, not its password
+client_args() {
+  local client="$STACK_DIR/secrets/kafka-$1.properties"
+  [[ -f $client ]] && echo "--kafka.client-file"$'\n'"$client"
+  return 0
+}
+
+# loader JAR [options]: (re)starts the loader with these options, unless it runs with them already
+loader() {
+  local jar=$1
+  shift
+  require_flink
+  [[ -f $jar ]] || die "no job jar at $jar (make build)"
+  local args=(--kafka.bootstrap "${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}" --job.name "$LOADER_NAME")
+  mapfile -t -O ${#args[@]} args < <(client_args loader)
+  args+=("$@")
+  local jid want
+  want=$(printf '%s\n' "${args[@]}")
+  jid=$(running_job "$LOADER_NAME")
+  mkdir -p "$STATE"
+  if [[ -n $jid && -f $STATE/loader-args && $(cat "$STATE/loader-args") == "$want" ]]; then
+    log "loader $jid already running with these options"
+    return 0
+  fi
+  if [[ -n $jid ]]; then
+    curl -sf -X PATCH "$FLINK_URL/jobs/$jid?mode=cancel" >/dev/null || die "cannot cancel loader $jid"
+    for _ in $(seq 1 60); do
+      [[ $(curl -sf "$FLINK_URL/jobs/$jid" | jq -r '.state') == CANCELED ]] && break
+      sleep 1
+    done
+    log "loader $jid canceled (its offsets are those of its last checkpoint)"
+  fi
+  local id
+  id=$(upload "$jar")
+  run_jar "$id" org.cpi2.loader.LoaderJob "" "${args[@]}" >/dev/null
+  printf '%s\n' "$want" >"$STATE/loader-args"
+}
+
+# loader_options DETECTION_OPTIONS...: the loader's options for a detection job's, one a line;
+# nothing when there is to be no loader
+loader_options() {
+  local url="" have_url=0 group=cpi2-flink-jobs start=committed-or-earliest out=()
+  while [[ $# -ge 2 ]]; do
+    case $1 in
+      --clickhouse.url) url=$2; have_url=1 ;;
+      --clickhouse.*) out+=("$1" "$2") ;;
+      --kafka.group) group=$2 ;;
+      --kafka.start) [[ $2 == latest ]] && start=committed-or-latest
+        [[ $2 == timestamp-ms:* ]] && start=$2 ;;
+      --checkpoint.interval-ms | --job.parallelism) out+=("$1" "$2") ;;
+    esac
+    shift 2
+  done
+  if [[ $have_url == 0 ]]; then
+    if [[ $(curl -s "$CLICKHOUSE_URL/?query=EXISTS%20TABLE%20cpi2.incidents" 2>/dev/null) == 1 ]]; then
+      url=$CLICKHOUSE_URL
+    else
+      log "no cpi2.incidents table in ClickHouse at $CLICKHOUSE_URL: no loader"
+    fi
+  fi
+  [[ -n $url ]] || return 0
+  printf '%s\n' --clickhouse.url "$url" --kafka.group "cpi2-loader-${group#cpi2-flink-}" --kafka.start "$start" "${out[@]}"
 }
 
 submit() {
@@ -43,33 +126,39 @@ submit() {
   local jid
   jid=$(running_job)
   [[ -z $jid ]] || die "job $jid is already running; make stop first"
-  local args=(--kafka.bootstrap "${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}")
-  # as principal detector: only the client file's path goes into the job, not its password
-  local client="$STACK_DIR/secrets/kafka-detector.properties"
-  [[ -f $client ]] && args+=(--kafka.client-file "$client")
-  if [[ $(curl -s "$CLICKHOUSE_URL/?query=EXISTS%20TABLE%20cpi2.incidents" 2>/dev/null) == 1 ]]; then
-    args+=(--clickhouse.url "$CLICKHOUSE_URL")
-    log "ClickHouse tables found: writing to $CLICKHOUSE_URL"
-  else
-    log "no cpi2.incidents table in ClickHouse at $CLICKHOUSE_URL: ClickHouse sinks off"
-  fi
+  local args=(--kafka.bootstrap "${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}") loader_args
+  mapfile -t -O ${#args[@]} args < <(client_args detector)
+  mapfile -t loader_args < <(loader_options "$@")
+  while [[ $# -ge 2 ]]; do
+    [[ $1 == --clickhouse.* ]] || args+=("$1" "$2")
+    shift 2
+  done
   args+=("$@")
-  local up id
-  up=$(curl -s -X POST -F "jarfile=@$jar" "$FLINK_URL/jars/upload") || die "upload of $jar failed"
-  id=$(jq -r '.filename // empty' <<<"$up")
-  [[ -n $id ]] || die "upload of $jar refused: $up"
-  id=${id##*/}
+  local id
+  id=$(upload "$jar")
+  jid=$(run_jar "$id" org.cpi2.flink.Cpi2Job "$savepoint" "${args[@]}")
+  echo "$jid" >"$STATE/job-id"
+  if [[ ${#loader_args[@]} -gt 0 ]]; then
+    loader "$jar" "${loader_args[@]}"
+  fi
+  echo "$jid"
+}
+
+# run_jar JAR_ID ENTRY_CLASS SAVEPOINT_OR_EMPTY ARGS...: runs it; prints the job id once RUNNING
+run_jar() {
+  local id=$1 cls=$2 savepoint=$3
+  shift 3
+  local args=("$@") jid
   local body argv
   argv=$(printf '%s\n' "${args[@]}" | jq -R . | jq -sc .) # jq 1.6 reads --x after --args as options
-  body=$(jq -n --arg cls org.cpi2.flink.Cpi2Job --arg sp "$savepoint" --argjson argv "$argv" '{
+  body=$(jq -n --arg cls "$cls" --arg sp "$savepoint" --argjson argv "$argv" '{
       entryClass: $cls,
       programArgsList: $argv,
       allowNonRestoredState: false
     } + (if $sp == "" then {} else {savepointPath: $sp} end)')
-  log "running $id ${savepoint:+from savepoint $savepoint }with: ${args[*]}"
+  log "running $cls ${savepoint:+from savepoint $savepoint }with: ${args[*]}"
   jid=$(post_json "$FLINK_URL/jars/$id/run" "$body" | jq -r '.jobid')
   mkdir -p "$STATE"
-  echo "$jid" >"$STATE/job-id"
   for _ in $(seq 1 60); do
     local st
     st=$(curl -sf "$FLINK_URL/jobs/$jid" | jq -r '.state')
@@ -110,7 +199,7 @@ stop() {
 
 status() {
   require_flink
-  curl -sf "$FLINK_URL/jobs/overview" | jq -r --arg n "$JOB_NAME" '.jobs[] | select(.name == $n) | "\(.jid) \(.state) started \(.["start-time"] / 1000 | todate)"'
+  curl -sf "$FLINK_URL/jobs/overview" | jq -r --arg n "$JOB_NAME" --arg l "$LOADER_NAME" '.jobs[] | select(.name == $n or .name == $l) | "\(.name) \(.jid) \(.state) started \(.["start-time"] / 1000 | todate)"'
   [[ -f $STATE/last-savepoint ]] && echo "last savepoint: $(cat "$STATE/last-savepoint")"
   return 0
 }
@@ -118,8 +207,10 @@ status() {
 cmd=${1:-}
 shift || true
 case $cmd in
-  submit) [[ $# -ge 2 ]] || die "usage: flink-rest.sh submit JAR SAVEPOINT_OR_EMPTY [job options...]"; submit "$@" ;;
+  submit) [[ $# -ge 2 ]] || die "usage: flink-rest.sh submit JAR SAVEPOINT_OR_EMPTY [job options...]"
+    submit "$@" ;;
+  loader) [[ $# -ge 1 ]] || die "usage: flink-rest.sh loader JAR [loader options...]"; loader "$@" ;;
   stop) stop ;;
   status) status ;;
-  *) die "usage: flink-rest.sh submit|stop|status (see the first lines of $0)" ;;
+  *) die "usage: flink-rest.sh submit|loader|stop|status (see the first lines of $0)" ;;
 esac

@@ -17,7 +17,6 @@ import org.cpi2.flink.functions.SpecBuilderFunction;
 import org.cpi2.flink.functions.SpecInputCombiner;
 import org.cpi2.flink.functions.Validators;
 import org.cpi2.flink.functions.Watermarks;
-import org.cpi2.loader.clickhouse.ClickHouseSinks;
 import org.cpi2.flink.kafka.KafkaIo;
 import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.SpecInput;
@@ -30,8 +29,10 @@ import org.cpi2.schema.Incident;
 
 /**
  * The CPI² streaming job: samples → specs (job × platform) → outliers and anomalies, antagonist
- * analyses and incidents, cap outcomes (host). Sources and sinks are given,
- * so tests run the same graph on in-memory data. Operator uids are stable: do not change them,
+ * analyses and incidents, cap outcomes (host). Reads Kafka and writes Kafka only: storing
+ * everything in ClickHouse is the loader's job (org.cpi2.loader.LoaderJob), so a slow or stopped
+ * ClickHouse never delays a cap. Sources and sinks are given, so tests run the same graph on
+ * in-memory data. Operator uids are stable: do not change them,
  * savepoints map state by uid.
  */
 public final class Cpi2Job {
@@ -50,11 +51,7 @@ public final class Cpi2Job {
 
   public static void main(String[] args) throws Exception {
     Cpi2Options options = Cpi2Options.fromArgs(args);
-    Cpi2Sinks sinks = KafkaIo.sinks(options);
-    if (!options.get(Cpi2Options.CLICKHOUSE_URL).isEmpty()) {
-      sinks = Cpi2Sinks.both(sinks, new ClickHouseSinks(options));
-    }
-    new Cpi2Job(options, KafkaIo.sources(options), sinks).execute(options.get(Cpi2Options.JOB_NAME));
+    new Cpi2Job(options, KafkaIo.sources(options), KafkaIo.sinks(options)).execute(options.get(Cpi2Options.JOB_NAME));
   }
 
   /** The environment with this project's settings: no Kryo, checkpoints on. */
@@ -67,8 +64,8 @@ public final class Cpi2Job {
       conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, checkpoints);
     }
     // Object reuse: chained operators hand records on instead of deep-copying them through their
-    // serializer (three copies of every sample in the source thread: to the spec inputs, the host
-    // events and the ClickHouse sink). Safe here because no function changes a record it was given
+    // serializer (copies of every sample in the source thread: to the spec inputs and the host
+    // events). Safe here because no function changes a record it was given
     // or keeps one it emitted: decoding creates a new record per message, records from the network
     // are fresh objects, and every sink encodes what it gets at once.
     conf.set(PipelineOptions.OBJECT_REUSE, true);
@@ -164,10 +161,8 @@ public final class Cpi2Job {
             .getSideOutput(RecordTypes.DEAD_LETTERS)
             .union(decodedActions.getSideOutput(RecordTypes.DEAD_LETTERS), decodedSeeds.getSideOutput(RecordTypes.DEAD_LETTERS));
 
-    sinks.samples(decodedSamples);
     sinks.specs(specs);
     sinks.incidents(incidents);
-    sinks.actions(decodedActions);
     sinks.outcomes(outcomes);
     sinks.deadLetters(deadLetters);
   }

@@ -12,6 +12,8 @@ public final class Cpi2Main {
       System.out.println("Usage: Cpi2Job [--config FILE] [--name value ...]");
       System.out.println("Submit with `make -C flink-jobs submit` (Flink REST API). Options and defaults:");
       System.out.print(Cpi2Options.defaults().describe());
+      System.out.println("The loader (entry class org.cpi2.loader.LoaderJob: every topic into ClickHouse), options and defaults:");
+      System.out.print(Cpi2Options.loaderDefaults().describe());
       return;
     }
     Cpi2Job.main(args);

@@ -64,30 +64,24 @@ public final class Cpi2Options implements Serializable {
    * from the file when it starts (KafkaIo.clientProperties).
    */
   public static final String KAFKA_CLIENT_FILE = "kafka.client-file";
+  /** The loader's ClickHouse (its HTTP interface, e.g. http://127.0.0.1:8123); required by the loader. */
   public static final String CLICKHOUSE_URL = "clickhouse.url";
   public static final String CLICKHOUSE_DATABASE = "clickhouse.database";
   /**
-   * A ClickHouse sink inserts its batch at whichever comes first: this many rows, this many bytes
-   * (RowBinary, or JSON), or its oldest row this old. ClickHouse's CPU per row falls with the size
-   * of the insert (18.16, samples with their rollup view, JSON: 8-15 µs per row in inserts of
-   * 5,000, 4.5-5 µs in the ~72,000 rows of 32 MiB), so batches are large: and fewer, larger parts
-   * also mean less merging afterwards (it/e2e/bench_pipeline.py, RowBinary with the rollup view,
-   * fleet300 as fast as possible: server 5.9 µs per sample with 1 s / 100,000-row batches, 4.1 with
-   * these defaults, 5 s / 500,000 rows / 64 MiB).
+   * A ClickHouse table's writer inserts its batch at whichever comes first: this many rows, this
+   * many bytes, or its oldest row this old. ClickHouse's CPU per row falls with the size of an
+   * insert, and fewer, larger parts mean less merging afterwards, so batches are large.
    */
   public static final String CLICKHOUSE_BATCH = "clickhouse.batch-rows";
-  /** Bounds a sink writer's memory: it holds three batches, one filling, one being inserted and one waiting. */
+  /** Bounds a table writer's memory: it holds three batches, one filling, one being inserted and one waiting. */
   public static final String CLICKHOUSE_BATCH_BYTES = "clickhouse.batch-bytes";
   /** Rows reach ClickHouse within about this long, even when no further record comes. */
   public static final String CLICKHOUSE_MAX_DELAY_MS = "clickhouse.max-delay-ms";
-  /**
-   * RowBinary (the default; JSONEachRow for a table whose columns it cannot write exactly, with a
-   * WARN line) or JSONEachRow: the format of the inserts. RowBinary costs the task and the server
-   * less per row.
-   */
-  public static final String CLICKHOUSE_FORMAT = "clickhouse.format";
 
+  /** The detection job's options. */
   private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
+  /** The loader's options (org.cpi2.loader.LoaderJob). */
+  private static final Map<String, String> LOADER_DEFAULTS = new LinkedHashMap<>();
 
   static {
     DEFAULTS.put(SPEC_PERIOD_S, "3600");
@@ -118,12 +112,21 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(KAFKA_GROUP, "cpi2-flink-jobs");
     DEFAULTS.put(KAFKA_START, "committed-or-earliest"); // or earliest, latest, timestamp-ms:<ms>
     DEFAULTS.put(KAFKA_CLIENT_FILE, "");
-    DEFAULTS.put(CLICKHOUSE_URL, "");
-    DEFAULTS.put(CLICKHOUSE_DATABASE, "cpi2");
-    DEFAULTS.put(CLICKHOUSE_BATCH, "500000");
-    DEFAULTS.put(CLICKHOUSE_BATCH_BYTES, "67108864"); // 64 MiB
-    DEFAULTS.put(CLICKHOUSE_MAX_DELAY_MS, "5000");
-    DEFAULTS.put(CLICKHOUSE_FORMAT, "RowBinary"); // or JSONEachRow
+
+    LOADER_DEFAULTS.put(CHECKPOINT_INTERVAL_MS, "30000");
+    LOADER_DEFAULTS.put(CHECKPOINT_DIR, "");
+    LOADER_DEFAULTS.put(JOB_NAME, "cpi2-loader");
+    LOADER_DEFAULTS.put(JOB_PARALLELISM, "0");
+    LOADER_DEFAULTS.put(KAFKA_BOOTSTRAP, "127.0.0.1:9092");
+    LOADER_DEFAULTS.put(KAFKA_GROUP, "cpi2-loader");
+    // a new group's start; a group with committed offsets always resumes from them
+    LOADER_DEFAULTS.put(KAFKA_START, "committed-or-earliest"); // or committed-or-latest
+    LOADER_DEFAULTS.put(KAFKA_CLIENT_FILE, "");
+    LOADER_DEFAULTS.put(CLICKHOUSE_URL, "");
+    LOADER_DEFAULTS.put(CLICKHOUSE_DATABASE, "cpi2");
+    LOADER_DEFAULTS.put(CLICKHOUSE_BATCH, "500000");
+    LOADER_DEFAULTS.put(CLICKHOUSE_BATCH_BYTES, "67108864"); // 64 MiB
+    LOADER_DEFAULTS.put(CLICKHOUSE_MAX_DELAY_MS, "5000");
   }
 
   private final Map<String, String> values;
@@ -132,13 +135,26 @@ public final class Cpi2Options implements Serializable {
     this.values = values;
   }
 
-  /** The defaults of every option. */
+  /** The defaults of every option of the detection job. */
   public static Cpi2Options defaults() {
     return new Cpi2Options(new LinkedHashMap<>(DEFAULTS));
   }
 
-  /** Parses {@code --name value} pairs; {@code --config FILE} loads a properties file first. */
+  /** The defaults of every option of the loader. */
+  public static Cpi2Options loaderDefaults() {
+    return new Cpi2Options(new LinkedHashMap<>(LOADER_DEFAULTS));
+  }
+
+  /** The detection job's options from {@code --name value} pairs (see {@link #fromArgs(String[], Cpi2Options)}). */
   public static Cpi2Options fromArgs(String[] args) throws IOException {
+    return fromArgs(args, defaults());
+  }
+
+  /**
+   * {@code defaults} changed by {@code --name value} pairs; {@code --config FILE} loads a
+   * properties file first.
+   */
+  public static Cpi2Options fromArgs(String[] args, Cpi2Options defaults) throws IOException {
     Map<String, String> given = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
@@ -147,7 +163,7 @@ public final class Cpi2Options implements Serializable {
       }
       given.put(a.substring(2), args[++i]);
     }
-    Cpi2Options options = defaults();
+    Cpi2Options options = defaults;
     String file = given.remove("config");
     if (file != null) {
       Properties props = new Properties();
@@ -166,8 +182,8 @@ public final class Cpi2Options implements Serializable {
 
   /** A copy with one option changed; unknown names are refused so typos do not pass silently. */
   public Cpi2Options with(String name, String value) {
-    if (!DEFAULTS.containsKey(name)) {
-      throw new IllegalArgumentException("unknown option " + name + "; known: " + DEFAULTS.keySet());
+    if (!values.containsKey(name)) {
+      throw new IllegalArgumentException("unknown option " + name + "; known: " + values.keySet());
     }
     Map<String, String> copy = new LinkedHashMap<>(values);
     copy.put(name, value);

@@ -120,6 +120,31 @@ public final class KafkaIo {
     };
   }
 
+  /**
+   * A topic read by the loader's consumer group: from the group's committed offsets, which the
+   * source commits when a checkpoint completes, so only after everything before it is stored;
+   * a partition without one starts where {@code kafka.start} says: its earliest record
+   * (committed-or-earliest), its first at or after {@code startedMs}, when the job was built
+   * (committed-or-latest: the same offsets again after a failure before the first checkpoint), or
+   * at or after MS (timestamp-ms:MS).
+   */
+  public static DataStream<RawRecord> committed(StreamExecutionEnvironment env, Cpi2Options o, String topic, long startedMs) {
+    String spec = o.get(Cpi2Options.KAFKA_START);
+    OffsetsInitializer start;
+    if (spec.equals("committed-or-earliest")) {
+      start = OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST);
+    } else if (spec.equals("committed-or-latest")) {
+      start = new CommittedOrTimestamp(startedMs);
+    } else if (spec.startsWith("timestamp-ms:")) {
+      start = new CommittedOrTimestamp(Long.parseLong(spec.substring("timestamp-ms:".length())));
+    } else {
+      throw new IllegalArgumentException(
+          Cpi2Options.KAFKA_START + ": expected committed-or-earliest, committed-or-latest or timestamp-ms:MS, got " + spec);
+    }
+    return from(env, o.get(Cpi2Options.KAFKA_BOOTSTRAP), clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE)),
+        o.get(Cpi2Options.KAFKA_GROUP), topic, start, WatermarkStrategy.noWatermarks());
+  }
+
   /** The {@code kafka.start} option: committed-or-earliest, earliest, latest, timestamp-ms:MS. */
   static OffsetsInitializer startingOffsets(String spec) {
     if (spec.equals("committed-or-earliest")) {

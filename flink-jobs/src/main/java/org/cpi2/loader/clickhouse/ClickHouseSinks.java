@@ -7,7 +7,6 @@ import java.util.Set;
 import org.apache.avro.generic.IndexedRecord;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.cpi2.flink.Cpi2Options;
-import org.cpi2.flink.Cpi2Sinks;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
@@ -15,8 +14,8 @@ import org.cpi2.schema.DeadLetter;
 import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
 
-/** Every stream of the job into its ClickHouse table (database {@code clickhouse.database}). */
-public final class ClickHouseSinks implements Cpi2Sinks {
+/** Each stream of the loader into its ClickHouse tables (database {@code clickhouse.database}). */
+public final class ClickHouseSinks {
   static final RowShape<CpiSample> SAMPLES = RowShape.records(CpiSample.getClassSchema(), Set.of());
   static final RowShape<CpiSpec> SPECS = RowShape.records(CpiSpec.getClassSchema(), Set.of());
   static final RowShape<Incident> INCIDENTS = RowShape.records(Incident.getClassSchema(), Set.of("suspects"));
@@ -52,7 +51,7 @@ public final class ClickHouseSinks implements Cpi2Sinks {
             o.getInt(Cpi2Options.CLICKHOUSE_BATCH),
             o.getLong(Cpi2Options.CLICKHOUSE_BATCH_BYTES),
             o.getLong(Cpi2Options.CLICKHOUSE_MAX_DELAY_MS)),
-        o.get(Cpi2Options.CLICKHOUSE_FORMAT));
+        InsertPlan.ROW_BINARY);
   }
 
   /** {@code format}: InsertPlan.ROW_BINARY or JSON_EACH_ROW. */
@@ -63,33 +62,27 @@ public final class ClickHouseSinks implements Cpi2Sinks {
     this.format = format;
   }
 
-  @Override
   public void samples(DataStream<CpiSample> s) {
     to(s, "samples", SAMPLES);
   }
 
-  @Override
   public void specs(DataStream<CpiSpec> s) {
     to(s, "specs", SPECS);
   }
 
-  @Override
   public void incidents(DataStream<Incident> s) {
     to(s, "incidents", INCIDENTS);
     to(s, "incident_suspects", SUSPECTS);
   }
 
-  @Override
   public void actions(DataStream<EnforcementAction> s) {
     to(s, "actions", ACTIONS);
   }
 
-  @Override
   public void outcomes(DataStream<CapOutcome> s) {
     to(s, "outcomes", OUTCOMES);
   }
 
-  @Override
   public void deadLetters(DataStream<DeadLetter> s) {
     to(s, "dead_letters", DEAD_LETTERS);
   }

@@ -70,10 +70,18 @@ final class FlinkRest {
     return name.substring(name.lastIndexOf('/') + 1);
   }
 
-  /** Runs an uploaded jar; returns the job id. */
+  static final String DETECTION = "org.cpi2.flink.Cpi2Job";
+  static final String LOADER = "org.cpi2.loader.LoaderJob";
+
+  /** Runs the detection job of an uploaded jar; returns the job id. */
   String run(String jarId, List<String> args, String savepoint) throws IOException, InterruptedException {
+    return run(jarId, DETECTION, args, savepoint);
+  }
+
+  /** Runs the entry class of an uploaded jar; returns the job id. */
+  String run(String jarId, String entryClass, List<String> args, String savepoint) throws IOException, InterruptedException {
     ObjectNode body = JSON.createObjectNode();
-    body.put("entryClass", "org.cpi2.flink.Cpi2Job");
+    body.put("entryClass", entryClass);
     body.set("programArgsList", JSON.valueToTree(args));
     body.put("allowNonRestoredState", false);
     if (savepoint != null) {

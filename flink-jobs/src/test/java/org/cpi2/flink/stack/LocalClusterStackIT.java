@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * The job on the real local stack (Kafka 4.3, Flink 2.2 session cluster, ClickHouse), submitted
+ * The jobs on the real local stack (Kafka 4.3, Flink 2.2 session cluster, ClickHouse), submitted
  * over REST as `make submit` does. Each test runs its own job instance (own name, consumer group,
  * job and host names) on the shared topics, and cancels it at the end. Run by
  * `make -C flink-jobs stack-test`.
@@ -130,6 +130,7 @@ class LocalClusterStackIT {
     String jarId = flink.upload(jar);
     String v1 = flink.run(jarId, common, null);
     String v2 = null;
+    String loader = null;
     try (KafkaProducer<byte[], byte[]> producer = producer()) {
       flink.waitRunning(v1, Duration.ofSeconds(60));
       Thread.sleep(3000); // let the sources take their partitions
@@ -163,12 +164,16 @@ class LocalClusterStackIT {
       }
       producer.flush();
 
-      // v2: ClickHouse sinks added (new operators), age weight 0.5 instead of 0.9.
+      // v2: age weight 0.5 instead of 0.9; the loader beside it stores the specs in ClickHouse.
       createTables(db);
       List<String> changed = new ArrayList<>(common);
-      changed.addAll(List.of("--clickhouse.url", CLICKHOUSE, "--clickhouse.database", db, "--spec.age-weight", "0.5"));
+      changed.addAll(List.of("--spec.age-weight", "0.5"));
       v2 = flink.run(jarId, changed, savepoint);
       flink.waitRunning(v2, Duration.ofSeconds(60));
+      loader = flink.run(jarId, FlinkRest.LOADER, loaderArgs("--kafka.group", "cpi2-loader-" + run, "--kafka.start",
+          "timestamp-ms:" + startMs, "--job.name", "cpi2-upgrade-loader-" + run, "--clickhouse.url", CLICKHOUSE,
+          "--clickhouse.database", db, "--checkpoint.interval-ms", "2000"), null);
+      flink.waitRunning(loader, Duration.ofSeconds(60));
       pushWatermarks(producer, b + 200);
       CpiSpec second = awaitSpec(specKey, s -> s.getPeriodEndUs() == (b + 120) * S);
       // Restored: 20 samples in the open period (10 from v1's state) and v1's spec weighted by
@@ -183,7 +188,7 @@ class LocalClusterStackIT {
       }
       assertTrue(row.contains((b + 120) * S + "\t20"), "v2's spec in ClickHouse: " + row);
     } finally {
-      for (String job : new String[] {v1, v2}) {
+      for (String job : new String[] {v1, v2, loader}) {
         if (job != null) {
           flink.cancel(job);
         }
@@ -297,8 +302,17 @@ class LocalClusterStackIT {
 
   /** The job's arguments: Kafka's address, principal detector's client file, then these. */
   static List<String> jobArgs(String... more) {
+    return args("detector", more);
+  }
+
+  /** The loader's options, signed in as principal loader. */
+  static List<String> loaderArgs(String... more) {
+    return args("loader", more);
+  }
+
+  private static List<String> args(String principal, String... more) {
     List<String> args = new ArrayList<>(List.of("--kafka.bootstrap", KAFKA));
-    Path f = SECRETS.resolve("kafka-detector.properties");
+    Path f = SECRETS.resolve("kafka-" + principal + ".properties");
     if (Files.exists(f)) {
       args.addAll(List.of("--kafka.client-file", f.toString()));
     }
