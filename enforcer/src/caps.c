@@ -21,7 +21,8 @@ int caps_find(const struct capset *s, const char *dir)
 }
 
 /* The values of a request that is not kept (dry run, at or below): for the report. */
-static struct cap *scratch(const struct cap_request *r, const char *current, double cpu, long period)
+static struct cap *scratch(const struct cap_request *r, const char *current, double cpu,
+			   long period)
 {
 	static struct cap c;
 
@@ -38,8 +39,10 @@ static struct cap *scratch(const struct cap_request *r, const char *current, dou
 
 static void set_ids(struct cap *c, const struct cap_request *r)
 {
-	text_printable(c->incident_id, sizeof(c->incident_id), r->incident_id, r->incident_id ? strlen(r->incident_id) : 0);
-	text_printable(c->victim_task, sizeof(c->victim_task), r->victim_task, r->victim_task ? strlen(r->victim_task) : 0);
+	text_printable(c->incident_id, sizeof(c->incident_id), r->incident_id,
+		       r->incident_id ? strlen(r->incident_id) : 0);
+	text_printable(c->victim_task, sizeof(c->victim_task), r->victim_task,
+		       r->victim_task ? strlen(r->victim_task) : 0);
 }
 
 static void forget(struct capset *s, int i)
@@ -48,8 +51,8 @@ static void forget(struct capset *s, int i)
 	s->n--;
 }
 
-int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome, struct cap **capp,
-	       char *err, size_t errsz)
+int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome,
+	       struct cap **capp, char *err, size_t errsz)
 {
 	const struct cgpath_target *t = r->target;
 	char current[LIMIT_TEXT_MAX];
@@ -69,7 +72,8 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 	}
 	plan = limits_plan_cap(r->version, current, r->cpu, r->period_us, &quota, &period);
 	if (plan < 0) {
-		snprintf(err, errsz, "cap %g CPU over %ld us on %s (limit in force '%s'): out of range", r->cpu,
+		snprintf(err, errsz,
+			 "cap %g CPU over %ld us on %s (limit in force '%s'): out of range", r->cpu,
 			 r->period_us, t->dir, current);
 		return plan;
 	}
@@ -80,7 +84,8 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 			return 0;
 		}
 		if (s->n >= s->max_caps) {
-			snprintf(err, errsz, "%d caps already in force on this host (max_caps)", s->n);
+			snprintf(err, errsz, "%d caps already in force on this host (max_caps)",
+				 s->n);
 			return -EBUSY;
 		}
 		if (s->dry_run) {
@@ -127,9 +132,9 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 	set_ids(c, r);
 	rc = 0;
 	if (plan == 0) {
-		/* A lower cap than the one in force. A renewal changes nothing that must be restored:
-		 * write the cgroup first (the latency that matters), then the new expiry. A crash in
-		 * between resumes the cap with its old expiry, which is safe. */
+		/* A lower cap than the one in force. A renewal changes nothing that must be
+		 * restored: write the cgroup first (the latency that matters), then the new expiry.
+		 * A crash in between resumes the cap with its old expiry, which is safe. */
 		rc = limits_write(t->fd, r->version, current, quota, period, err, errsz);
 		if (rc == 0) {
 			c->cpu = (double)quota / (double)period;
@@ -162,7 +167,8 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 		/* A cgroup that is gone, or was replaced (note says so), has nothing of ours to
 		 * restore: forget the cap. Any other failure keeps it, to retry. */
 		if (rc == -ENOENT)
-			snprintf(note, sizeof(note), "cgroup %s is gone: nothing to restore", c.dir);
+			snprintf(note, sizeof(note), "cgroup %s is gone: nothing to restore",
+				 c.dir);
 		else if (rc && rc != -ESTALE) {
 			if (fd < 0)
 				snprintf(err, errsz, "%s", note);
@@ -197,7 +203,8 @@ int caps_resume(struct capset *s, int i, char *err, size_t errsz)
 		rc = limits_read(fd, c->version, current, sizeof(current));
 		if (rc)
 			snprintf(err, errsz, "read the limit of %s: %s", c->dir, strerror(-rc));
-		else if (limits_plan_cap(c->version, current, c->cpu, c->period_us, &quota, &period) == 0)
+		else if (limits_plan_cap(c->version, current, c->cpu, c->period_us, &quota,
+					 &period) == 0)
 			rc = limits_write(fd, c->version, current, quota, period, err, errsz);
 		close(fd);
 	}
@@ -236,7 +243,8 @@ static struct cap_budget *budget_find(const struct capset *s, dev_t dev, ino_t i
 	return NULL;
 }
 
-int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t per_day_us)
+int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t now_us,
+			 int64_t per_day_us)
 {
 	const struct cap_budget *b = budget_find(s, dev, ino);
 
@@ -272,7 +280,8 @@ void caps_budget_charge(struct capset *s, dev_t dev, ino_t ino, int64_t now_us, 
 }
 
 /* Append printf output to a growing buffer. */
-static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 {
 	va_list ap;
@@ -309,17 +318,21 @@ int caps_save(const struct capset *s, char *err, size_t errsz)
 	if (!buf)
 		return -ENOMEM;
 	rc = append(&buf, &len, &cap,
-		    "# cpi2-enforcer caps in force: cap2, task, dir, dev, inode, version, previous, cpu, period_us, "
+		    "# cpi2-enforcer caps in force: cap2, task, dir, dev, inode, version, "
+		    "previous, cpu, period_us, "
 		    "expires_us, incident, victim; budget, dev, inode, day start us, capped us\n");
 	for (int i = 0; rc == 0 && i < s->n; i++) {
 		const struct cap *c = &s->caps[i];
 
-		rc = append(&buf, &len, &cap, "cap2\t%s\t%s\t%llu\t%llu\t%d\t%s\t%.6f\t%ld\t%lld\t%s\t%s\n", c->task,
-			    c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino, c->version, c->previous,
-			    c->cpu, c->period_us, (long long)c->expires_us, c->incident_id, c->victim_task);
+		rc = append(&buf, &len, &cap,
+			    "cap2\t%s\t%s\t%llu\t%llu\t%d\t%s\t%.6f\t%ld\t%lld\t%s\t%s\n", c->task,
+			    c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino,
+			    c->version, c->previous, c->cpu, c->period_us, (long long)c->expires_us,
+			    c->incident_id, c->victim_task);
 	}
 	for (int i = 0; rc == 0 && i < s->n_budget; i++)
-		rc = append(&buf, &len, &cap, "budget\t%llu\t%llu\t%lld\t%lld\n", (unsigned long long)s->budget[i].dev,
+		rc = append(&buf, &len, &cap, "budget\t%llu\t%llu\t%lld\t%lld\n",
+			    (unsigned long long)s->budget[i].dev,
 			    (unsigned long long)s->budget[i].ino, (long long)s->budget[i].window_us,
 			    (long long)s->budget[i].used_us);
 	if (rc == 0)
@@ -382,7 +395,8 @@ static int parse_cap(char **f, int n, struct cap *c)
 	}
 	if (strlen(f[1]) > CGPATH_MAX_TASK || strlen(f[2]) >= sizeof(c->dir) || f[2][0] != '/' ||
 	    num_ll(f[k], &version) || (version != LIMITS_V1 && version != LIMITS_V2) ||
-	    strlen(f[k + 1]) >= sizeof(c->previous) || num_ll(f[k + 3], &period) || num_ll(f[k + 4], &expires))
+	    strlen(f[k + 1]) >= sizeof(c->previous) || num_ll(f[k + 3], &period) ||
+	    num_ll(f[k + 4], &expires))
 		return -EINVAL;
 	snprintf(c->task, sizeof(c->task), "%s", f[1]);
 	snprintf(c->dir, sizeof(c->dir), "%s", f[2]);
@@ -413,7 +427,8 @@ static int parse_budget(char **f, int n, struct cap_budget *b)
 	unsigned long long dev, ino;
 	long long w, used;
 
-	if (n != 5 || num_ull(f[1], &dev) || num_ull(f[2], &ino) || num_ll(f[3], &w) || num_ll(f[4], &used))
+	if (n != 5 || num_ull(f[1], &dev) || num_ull(f[2], &ino) || num_ll(f[3], &w) ||
+	    num_ll(f[4], &used))
 		return -EINVAL;
 	b->dev = (dev_t)dev;
 	b->ino = (ino_t)ino;
@@ -436,7 +451,8 @@ static int load_line(char *line, void *arg)
 		s->n_budget++;
 		return 0;
 	}
-	if (s->n == CAPS_MAX || parse_cap(f, n, &s->caps[s->n]) || caps_find(s, s->caps[s->n].dir) >= 0)
+	if (s->n == CAPS_MAX || parse_cap(f, n, &s->caps[s->n]) ||
+	    caps_find(s, s->caps[s->n].dir) >= 0)
 		return -EINVAL;
 	s->n++;
 	return 0;

@@ -22,16 +22,16 @@
 #define CAPS_DAY_US (86400LL * 1000000)
 
 struct cap {
-	char task[CGPATH_MAX_TASK + 1];   /* as named in the message (printable) */
-	char dir[PATH_MAX];               /* canonical cgroup directory */
-	dev_t dev;                        /* its identity when capped (ino 0: unknown, older file) */
+	char task[CGPATH_MAX_TASK + 1]; /* as named in the message (printable) */
+	char dir[PATH_MAX];		/* canonical cgroup directory */
+	dev_t dev;			/* its identity when capped (ino 0: unknown, older file) */
 	ino_t ino;
-	int version;                      /* LIMITS_V1 or LIMITS_V2 */
-	char previous[LIMIT_TEXT_MAX];    /* the limit to restore */
-	double cpu;                       /* cap in force, CPU-sec/sec */
+	int version;		       /* LIMITS_V1 or LIMITS_V2 */
+	char previous[LIMIT_TEXT_MAX]; /* the limit to restore */
+	double cpu;		       /* cap in force, CPU-sec/sec */
 	long period_us;
-	int64_t expires_us;               /* the enforcer's clock, microseconds since the epoch */
-	char incident_id[CAPS_ID_MAX];    /* or the operator command's id */
+	int64_t expires_us;	       /* the enforcer's clock, microseconds since the epoch */
+	char incident_id[CAPS_ID_MAX]; /* or the operator command's id */
 	char victim_task[CGPATH_MAX_TASK + 1];
 };
 
@@ -46,8 +46,8 @@ struct cap_budget {
 struct capset {
 	struct cap caps[CAPS_MAX];
 	int n;
-	int max_caps;        /* at most this many caps at once on this host */
-	bool dry_run;        /* decide and report, write nothing to cgroups */
+	int max_caps; /* at most this many caps at once on this host */
+	bool dry_run; /* decide and report, write nothing to cgroups */
 	const char *state_path;
 	const struct cgpath_policy *policy; /* to open a capped directory again (release) */
 	struct cap_budget budget[CAPS_BUDGET_MAX];
@@ -56,7 +56,7 @@ struct capset {
 
 /* What caps_apply asks for: a directory cgpath_open returned, and the cap. */
 struct cap_request {
-	const char *task;        /* as named in the message */
+	const char *task; /* as named in the message */
 	size_t task_len;
 	const struct cgpath_target *target;
 	int version;
@@ -67,9 +67,9 @@ struct cap_request {
 };
 
 enum caps_outcome {
-	CAPS_APPLIED,    /* a new cap, written */
-	CAPS_RENEWED,    /* the cap in force on the cgroup got the new expiry (and a lower cap) */
-	CAPS_DRY_RUN,    /* nothing written: dry run */
+	CAPS_APPLIED,	 /* a new cap, written */
+	CAPS_RENEWED,	 /* the cap in force on the cgroup got the new expiry (and a lower cap) */
+	CAPS_DRY_RUN,	 /* nothing written: dry run */
 	CAPS_AT_OR_BELOW /* nothing written: the limit in force is already at or below the cap */
 };
 
@@ -79,8 +79,8 @@ enum caps_outcome {
  * force). On success *outcome says which, and *cap points to the entry (the request's values
  * for CAPS_AT_OR_BELOW and a dry run, not kept). Returns 0, -EBUSY when max_caps are in force,
  * or -errno with a reason in err (a refused write leaves the cgroup's limit as it was). */
-int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome, struct cap **cap,
-	       char *err, size_t errsz);
+int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome,
+	       struct cap **cap, char *err, size_t errsz);
 
 /* Index of the cap on dir, or -1. */
 int caps_find(const struct capset *s, const char *dir);
@@ -104,7 +104,8 @@ int caps_next_expired(const struct capset *s, int64_t now_us);
 int64_t caps_next_expiry(const struct capset *s);
 
 /* Capped time (us) left today for the cgroup (dev, ino), out of per_day_us. */
-int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t per_day_us);
+int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t now_us,
+			 int64_t per_day_us);
 
 /* Count granted_us of capped time for (dev, ino) (saved with the next caps_save). */
 void caps_budget_charge(struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t granted_us);

@@ -43,8 +43,8 @@ static const char *below(const char *task, size_t len, const char *root)
 }
 
 /* The name's syntax; *rel and *rellen: the part relative to the root. */
-static int check_name(const struct cgpath_policy *p, const char *root_real, const char *task, size_t len,
-		      const char **rel, size_t *rellen, char *err, size_t errsz)
+static int check_name(const struct cgpath_policy *p, const char *root_real, const char *task,
+		      size_t len, const char **rel, size_t *rellen, char *err, size_t errsz)
 {
 	const char *c, *start;
 
@@ -56,7 +56,8 @@ static int check_name(const struct cgpath_policy *p, const char *root_real, cons
 		return fail(err, errsz, -EINVAL, "%scgroup path contains a NUL byte", "");
 	for (c = task; c < task + len; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return fail(err, errsz, -EINVAL, "%scgroup path contains a control character", "");
+			return fail(err, errsz, -EINVAL,
+				    "%scgroup path contains a control character", "");
 	*rel = task;
 	if (task[0] == '/') {
 		/* An absolute path is accepted only when it names something below the root. */
@@ -64,7 +65,8 @@ static int check_name(const struct cgpath_policy *p, const char *root_real, cons
 		if (!*rel)
 			*rel = below(task, len, root_real);
 		if (!*rel)
-			return fail(err, errsz, -EPERM, "absolute cgroup path outside the root %s", p->root);
+			return fail(err, errsz, -EPERM, "absolute cgroup path outside the root %s",
+				    p->root);
 	}
 	*rellen = len - (size_t)(*rel - task);
 	start = *rel;
@@ -73,11 +75,15 @@ static int check_name(const struct cgpath_policy *p, const char *root_real, cons
 			size_t n = (size_t)(c - start);
 
 			if (n == 0)
-				return fail(err, errsz, -EINVAL, "%sempty component in cgroup path", "");
+				return fail(err, errsz, -EINVAL, "%sempty component in cgroup path",
+					    "");
 			if (n > CGPATH_MAX_NAME)
-				return fail(err, errsz, -ENAMETOOLONG, "%scgroup path component longer than 255 bytes", "");
-			if ((n == 1 && start[0] == '.') || (n == 2 && start[0] == '.' && start[1] == '.'))
-				return fail(err, errsz, -EPERM, "%scgroup path has a '.' or '..' component", "");
+				return fail(err, errsz, -ENAMETOOLONG,
+					    "%scgroup path component longer than 255 bytes", "");
+			if ((n == 1 && start[0] == '.') ||
+			    (n == 2 && start[0] == '.' && start[1] == '.'))
+				return fail(err, errsz, -EPERM,
+					    "%scgroup path has a '.' or '..' component", "");
 			if (c == *rel + *rellen)
 				break;
 			start = c + 1;
@@ -90,7 +96,8 @@ static int check_name(const struct cgpath_policy *p, const char *root_real, cons
 static int open_beneath(int rootfd, const char *rel)
 {
 	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+			       .resolve =
+				   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
 	char comp[CGPATH_MAX_NAME + 1];
 	const char *s = rel, *slash;
 	int fd, next;
@@ -106,7 +113,8 @@ static int open_beneath(int rootfd, const char *rel)
 
 			how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
 			fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
-			e = fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+			e = fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode) ? -ELOOP
+										  : -ENOTDIR;
 			if (fd >= 0)
 				close(fd);
 			return e;
@@ -123,7 +131,8 @@ static int open_beneath(int rootfd, const char *rel)
 
 		slash = strchr(s, '/');
 		n = slash ? (size_t)(slash - s) : strlen(s);
-		if (n == 0 || n > CGPATH_MAX_NAME || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.')) {
+		if (n == 0 || n > CGPATH_MAX_NAME || (n == 1 && s[0] == '.') ||
+		    (n == 2 && s[0] == '.' && s[1] == '.')) {
 			close(fd);
 			return -EINVAL;
 		}
@@ -134,7 +143,8 @@ static int open_beneath(int rootfd, const char *rel)
 			int rc = -errno;
 			struct stat st;
 
-			if (rc == -ENOTDIR && fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+			if (rc == -ENOTDIR && fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
 				rc = -ELOOP;
 
 			close(fd);
@@ -181,7 +191,8 @@ static int has_child_dir(int fd)
 			continue;
 		if (de->d_type == DT_DIR)
 			found = 1;
-		else if (de->d_type == DT_UNKNOWN && fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		else if (de->d_type == DT_UNKNOWN &&
+			 fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 			 S_ISDIR(st.st_mode))
 			found = 1;
 	}
@@ -215,8 +226,8 @@ static int open_root(const struct cgpath_policy *p, char *root_real, char *err, 
 	return fd;
 }
 
-int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len, struct cgpath_target *t,
-		char *err, size_t errsz)
+int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len,
+		struct cgpath_target *t, char *err, size_t errsz)
 {
 	char root_real[PATH_MAX], rel[CGPATH_MAX_TASK + 1];
 	const char *r, *start, *c;
@@ -233,19 +244,22 @@ int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len, str
 		goto out;
 	memcpy(rel, r, rl);
 	rel[rl] = '\0';
-	if ((size_t)snprintf(t->dir, sizeof(t->dir), "%s%s%s", root_real, strcmp(root_real, "/") ? "/" : "", rel) >=
-	    sizeof(t->dir)) {
+	if ((size_t)snprintf(t->dir, sizeof(t->dir), "%s%s%s", root_real,
+			     strcmp(root_real, "/") ? "/" : "", rel) >= sizeof(t->dir)) {
 		rc = fail(err, errsz, -ENAMETOOLONG, "%scgroup path too long", "");
 		goto out;
 	}
-	/* The protected names, on the path that is opened (no symlink is followed: it is this one). */
+	/* The protected names, on the path that is opened (no symlink is followed: it is this one).
+	 */
 	for (start = c = rel;; c++) {
 		if (*c == '/' || *c == '\0') {
 			size_t n = (size_t)(c - start);
 
 			for (int i = 0; i < p->n_protected; i++)
-				if (strlen(p->protected_names[i]) == n && memcmp(start, p->protected_names[i], n) == 0) {
-					rc = fail(err, errsz, -EPERM, "cgroup is in protected %s", p->protected_names[i]);
+				if (strlen(p->protected_names[i]) == n &&
+				    memcmp(start, p->protected_names[i], n) == 0) {
+					rc = fail(err, errsz, -EPERM, "cgroup is in protected %s",
+						  p->protected_names[i]);
 					goto out;
 				}
 			if (*c == '\0')
@@ -268,7 +282,8 @@ int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len, str
 	t->dev = st.st_dev;
 	t->ino = st.st_ino;
 	if (p->own_cgroup && is_within(p->own_cgroup, t->dir)) {
-		rc = fail(err, errsz, -EPERM, "refusing to cap the enforcer's own cgroup or its parent %s", t->dir);
+		rc = fail(err, errsz, -EPERM,
+			  "refusing to cap the enforcer's own cgroup or its parent %s", t->dir);
 		goto out;
 	}
 	if (protected_dir(t->dir, p->also_protected, p->n_also)) {
@@ -276,8 +291,10 @@ int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len, str
 		goto out;
 	}
 	if (p->task_depth > 0 && depth != p->task_depth) {
-		snprintf(err, errsz, "%s is %d level%s below the root; task cgroups are at task_cgroup_depth %d", t->dir,
-			 depth, depth == 1 ? "" : "s", p->task_depth);
+		snprintf(
+		    err, errsz,
+		    "%s is %d level%s below the root; task cgroups are at task_cgroup_depth %d",
+		    t->dir, depth, depth == 1 ? "" : "s", p->task_depth);
 		rc = -EPERM;
 		goto out;
 	}
@@ -286,7 +303,9 @@ int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len, str
 		if (rc != 0) {
 			if (rc > 0)
 				rc = fail(err, errsz, -EPERM,
-					  "%s holds other cgroups: only a task (leaf) cgroup may be capped", t->dir);
+					  "%s holds other cgroups: only a task (leaf) cgroup may "
+					  "be capped",
+					  t->dir);
 			else
 				snprintf(err, errsz, "list %s: %s", t->dir, strerror(-rc));
 			goto out;
@@ -301,8 +320,8 @@ out:
 	return rc;
 }
 
-int cgpath_reopen(const struct cgpath_policy *p, const char *dir, dev_t dev, ino_t ino, int *fd, char *err,
-		  size_t errsz)
+int cgpath_reopen(const struct cgpath_policy *p, const char *dir, dev_t dev, ino_t ino, int *fd,
+		  char *err, size_t errsz)
 {
 	char root_real[PATH_MAX];
 	const char *rel;
@@ -321,7 +340,8 @@ int cgpath_reopen(const struct cgpath_policy *p, const char *dir, dev_t dev, ino
 	rc = open_beneath(rootfd, rel);
 	close(rootfd);
 	if (rc == -ELOOP)
-		return fail(err, errsz, -ESTALE, "cgroup replaced: a symlink is on the path of %s now", dir);
+		return fail(err, errsz, -ESTALE,
+			    "cgroup replaced: a symlink is on the path of %s now", dir);
 	if (rc < 0)
 		return open_err(rc, dir, err, errsz);
 	*fd = rc;
@@ -330,7 +350,8 @@ int cgpath_reopen(const struct cgpath_policy *p, const char *dir, dev_t dev, ino
 		rc = -errno;
 		snprintf(err, errsz, "stat %s: %s", dir, strerror(errno));
 	} else if (ino != 0 && (st.st_dev != dev || st.st_ino != ino)) {
-		rc = fail(err, errsz, -ESTALE, "cgroup replaced: %s is another directory than the one capped", dir);
+		rc = fail(err, errsz, -ESTALE,
+			  "cgroup replaced: %s is another directory than the one capped", dir);
 	}
 	if (rc) {
 		close(*fd);

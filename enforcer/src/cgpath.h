@@ -24,13 +24,15 @@
 #define CGPATH_MAX_PROTECTED 32
 
 struct cgpath_policy {
-	const char *root;                            /* cgroup root the task is relative to */
+	const char *root;				   /* cgroup root the task is relative to */
 	const char *protected_names[CGPATH_MAX_PROTECTED]; /* e.g. "system.slice" */
 	int n_protected;
 	const char *own_cgroup; /* absolute dir of the enforcer's own cgroup, or NULL */
-	const char *also_protected[CGPATH_MAX_PROTECTED]; /* absolute dirs never capped (collector) */
+	const char
+	    *also_protected[CGPATH_MAX_PROTECTED]; /* absolute dirs never capped (collector) */
 	int n_also;
-	int task_depth; /* 0: only leaf cgroups are tasks; N: only those exactly N levels below root */
+	int task_depth; /* 0: only leaf cgroups are tasks; N: only those exactly N levels below root
+			 */
 };
 
 /* A cgroup directory opened for a cap: its canonical path, descriptor and identity. */
@@ -47,16 +49,16 @@ extern bool cgpath_no_openat2;
 /* Check a task name from a message (len bytes, may contain NUL), open its directory below
  * policy->root and check that it is an unprotected task cgroup. Returns 0 with *t, or -EINVAL /
  * -ENOENT / -EPERM / -ENAMETOOLONG with a reason in err. */
-int cgpath_open(const struct cgpath_policy *policy, const char *task, size_t len, struct cgpath_target *t,
-		char *err, size_t errsz);
+int cgpath_open(const struct cgpath_policy *policy, const char *task, size_t len,
+		struct cgpath_target *t, char *err, size_t errsz);
 
 /* Open again a directory opened by cgpath_open before (its canonical path dir), the same way
  * (below the root, no symlink). When ino is not 0 it must still be the same directory: a cgroup
  * removed and created again under the name is another one. Returns 0 with *fd, -ENOENT when it
  * is gone, -ESTALE when it was replaced (another directory, or a symlink on its path now),
  * -EPERM when dir is not below the root, or -errno; err says why. */
-int cgpath_reopen(const struct cgpath_policy *policy, const char *dir, dev_t dev, ino_t ino, int *fd, char *err,
-		  size_t errsz);
+int cgpath_reopen(const struct cgpath_policy *policy, const char *dir, dev_t dev, ino_t ino,
+		  int *fd, char *err, size_t errsz);
 
 /* Split a comma-separated list in place into items (spaces around each item removed, empty
  * items skipped). Returns the number of items, or -E2BIG when there are more than max. */

@@ -15,56 +15,73 @@
 #define NUM(t, f) t, offsetof(struct conf, f), 0
 
 static const struct cpi2_config_key keys[] = {
-	{"brokers", STR(brokers), "127.0.0.1:9092", "Kafka bootstrap servers"},
-	{"host", STR(host), "", "this host's name as incidents name it (default: the hostname)"},
-	{"cgroup_root", STR(cgroup_root), "/sys/fs/cgroup/cpu", "cgroup root that task paths are relative to"},
-	{"sim_hosts_root", STR(sim_hosts_root), "", "simulation: act for every host folder under this root (root of host H = DIR/H)"},
-	{"cgroup_version", NUM(CPI2_CFG_INT, cgroup_version), "0", "0 = detect per cgroup, 1 = cpu.cfs_quota_us, 2 = cpu.max"},
-	{"state_dir", STR(state_dir), "/var/lib/cpi2-enforcer", "caps in force and previous limits, kept across restarts"},
-	{"max_caps", NUM(CPI2_CFG_INT, max_caps), "4", "most caps in force at once on a host"},
-	{"period_us", NUM(CPI2_CFG_INT, period_us), "250000", "cap period (the paper: 25 ms in 250 ms = 0.1 CPU)"},
-	{"default_duration_s", NUM(CPI2_CFG_INT, default_duration_s), "300", "cap duration when a message names none"},
-	{"default_cap_cpu", NUM(CPI2_CFG_DOUBLE, default_cap_cpu), "0.1", "operator cap when the command names none"},
-	{"protected_slices", STR(protected_slices), "system.slice,init.scope,kubelet.slice,user.slice",
-	 "cgroup names never capped, at any depth"},
-	{"protected_cgroups", STR(protected_cgroups), "", "absolute cgroup dirs never capped, e.g. the collector's"},
-	{"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "decide and publish actions, write nothing"},
-	{"group_id", STR(group_id), "", "Kafka consumer group (default: cpi2-enforcer-<host>)"},
-	{"incidents_topic", STR(incidents_topic), "cpi2.incidents", "topic of incidents"},
-	{"control_topic", STR(control_topic), "cpi2.control", "topic of operator commands"},
-	{"actions_topic", STR(actions_topic), "cpi2.actions", "topic the decisions go to"},
-	{"poll_ms", NUM(CPI2_CFG_INT, poll_ms), "100", "longest wait for a message between expiry checks"},
-	{"stale_after_s", NUM(CPI2_CFG_INT, stale_after_s), "600",
-	 "refuse messages that reached Kafka longer ago than this, and commands issued longer ago"},
-	{"max_detection_age_s", NUM(CPI2_CFG_INT, max_detection_age_s), "3600",
-	 "refuse incidents whose detected_at_us is older than this (the enforcer's clock)"},
-	{"clock_skew_s", NUM(CPI2_CFG_INT, clock_skew_s), "60",
-	 "a message's timestamps may be this far ahead of our clock; further is refused"},
-	{"min_cap_cpu", NUM(CPI2_CFG_DOUBLE, min_cap_cpu), "0.01",
-	 "the lowest cap (CPU-sec/sec): a request below it is raised to it (the paper's best-effort cap)"},
-	{"task_cgroup_depth", NUM(CPI2_CFG_INT, task_cgroup_depth), "0",
-	 "0: only leaf cgroups (no child cgroup) may be capped; N: only cgroups exactly N levels below the root"},
-	{"max_cap_s_per_task_day", NUM(CPI2_CFG_INT, max_cap_s_per_task_day), "1800",
-	 "capped time a task may be granted in a day, renewals included (0: no bound)"},
-	{"cap_rate_per_s", NUM(CPI2_CFG_DOUBLE, cap_rate_per_s), "1", "new caps a second on a host (token bucket)"},
-	{"cap_burst", NUM(CPI2_CFG_DOUBLE, cap_burst), "5", "new caps at once on a host"},
-	{"renew_rate_per_s", NUM(CPI2_CFG_DOUBLE, renew_rate_per_s), "2", "renewals of caps in force a second on a host"},
-	{"renew_burst", NUM(CPI2_CFG_DOUBLE, renew_burst), "10", "renewals at once on a host"},
-	{"max_message_bytes", NUM(CPI2_CFG_INT, max_message_bytes), "65536", "larger messages are refused before decoding"},
-	{"dead_letters_per_min", NUM(CPI2_CFG_INT, dead_letters_per_min), "10",
-	 "dead letters (and refusals of stale or replayed messages) a minute per kind of reason; the rest are counted"},
-	{"seen_ids_max", NUM(CPI2_CFG_INT, seen_ids_max), "8192",
-	 "incident and command ids remembered (state_dir/seen-ids) so a replay changes nothing"},
-	{"keep_capabilities", STR(keep_capabilities), "",
-	 "capabilities kept after start, e.g. dac_override for a cgroup tree owned by another user (default: none)"},
-	{"clock_file", STR(clock_file), "", "simulation: the clock is the number of microseconds in this file"},
-	{"log_level", STR(log_level), "info", "error, warn, info or debug"},
-	{NULL, 0, 0, 0, NULL, NULL}};
+    {"brokers", STR(brokers), "127.0.0.1:9092", "Kafka bootstrap servers"},
+    {"host", STR(host), "", "this host's name as incidents name it (default: the hostname)"},
+    {"cgroup_root", STR(cgroup_root), "/sys/fs/cgroup/cpu",
+     "cgroup root that task paths are relative to"},
+    {"sim_hosts_root", STR(sim_hosts_root), "",
+     "simulation: act for every host folder under this root (root of host H = DIR/H)"},
+    {"cgroup_version", NUM(CPI2_CFG_INT, cgroup_version), "0",
+     "0 = detect per cgroup, 1 = cpu.cfs_quota_us, 2 = cpu.max"},
+    {"state_dir", STR(state_dir), "/var/lib/cpi2-enforcer",
+     "caps in force and previous limits, kept across restarts"},
+    {"max_caps", NUM(CPI2_CFG_INT, max_caps), "4", "most caps in force at once on a host"},
+    {"period_us", NUM(CPI2_CFG_INT, period_us), "250000",
+     "cap period (the paper: 25 ms in 250 ms = 0.1 CPU)"},
+    {"default_duration_s", NUM(CPI2_CFG_INT, default_duration_s), "300",
+     "cap duration when a message names none"},
+    {"default_cap_cpu", NUM(CPI2_CFG_DOUBLE, default_cap_cpu), "0.1",
+     "operator cap when the command names none"},
+    {"protected_slices", STR(protected_slices), "system.slice,init.scope,kubelet.slice,user.slice",
+     "cgroup names never capped, at any depth"},
+    {"protected_cgroups", STR(protected_cgroups), "",
+     "absolute cgroup dirs never capped, e.g. the collector's"},
+    {"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "decide and publish actions, write nothing"},
+    {"group_id", STR(group_id), "", "Kafka consumer group (default: cpi2-enforcer-<host>)"},
+    {"incidents_topic", STR(incidents_topic), "cpi2.incidents", "topic of incidents"},
+    {"control_topic", STR(control_topic), "cpi2.control", "topic of operator commands"},
+    {"actions_topic", STR(actions_topic), "cpi2.actions", "topic the decisions go to"},
+    {"poll_ms", NUM(CPI2_CFG_INT, poll_ms), "100",
+     "longest wait for a message between expiry checks"},
+    {"stale_after_s", NUM(CPI2_CFG_INT, stale_after_s), "600",
+     "refuse messages that reached Kafka longer ago than this, and commands issued longer ago"},
+    {"max_detection_age_s", NUM(CPI2_CFG_INT, max_detection_age_s), "3600",
+     "refuse incidents whose detected_at_us is older than this (the enforcer's clock)"},
+    {"clock_skew_s", NUM(CPI2_CFG_INT, clock_skew_s), "60",
+     "a message's timestamps may be this far ahead of our clock; further is refused"},
+    {"min_cap_cpu", NUM(CPI2_CFG_DOUBLE, min_cap_cpu), "0.01",
+     "the lowest cap (CPU-sec/sec): a request below it is raised to it (the paper's best-effort "
+     "cap)"},
+    {"task_cgroup_depth", NUM(CPI2_CFG_INT, task_cgroup_depth), "0",
+     "0: only leaf cgroups (no child cgroup) may be capped; N: only cgroups exactly N levels below "
+     "the root"},
+    {"max_cap_s_per_task_day", NUM(CPI2_CFG_INT, max_cap_s_per_task_day), "1800",
+     "capped time a task may be granted in a day, renewals included (0: no bound)"},
+    {"cap_rate_per_s", NUM(CPI2_CFG_DOUBLE, cap_rate_per_s), "1",
+     "new caps a second on a host (token bucket)"},
+    {"cap_burst", NUM(CPI2_CFG_DOUBLE, cap_burst), "5", "new caps at once on a host"},
+    {"renew_rate_per_s", NUM(CPI2_CFG_DOUBLE, renew_rate_per_s), "2",
+     "renewals of caps in force a second on a host"},
+    {"renew_burst", NUM(CPI2_CFG_DOUBLE, renew_burst), "10", "renewals at once on a host"},
+    {"max_message_bytes", NUM(CPI2_CFG_INT, max_message_bytes), "65536",
+     "larger messages are refused before decoding"},
+    {"dead_letters_per_min", NUM(CPI2_CFG_INT, dead_letters_per_min), "10",
+     "dead letters (and refusals of stale or replayed messages) a minute per kind of reason; the "
+     "rest are counted"},
+    {"seen_ids_max", NUM(CPI2_CFG_INT, seen_ids_max), "8192",
+     "incident and command ids remembered (state_dir/seen-ids) so a replay changes nothing"},
+    {"keep_capabilities", STR(keep_capabilities), "",
+     "capabilities kept after start, e.g. dac_override for a cgroup tree owned by another user "
+     "(default: none)"},
+    {"clock_file", STR(clock_file), "",
+     "simulation: the clock is the number of microseconds in this file"},
+    {"log_level", STR(log_level), "info", "error, warn, info or debug"},
+    {NULL, 0, 0, 0, NULL, NULL}};
 
 static const char usage[] =
-	"usage: cpi2-enforcer [--config FILE] [--option value ...] [-X kafka.property=value ...]\n"
-	"Applies the CPU caps that CPI2 incidents and operators ask for on this host, lifts them on\n"
-	"time, restores the previous limits on exit and after a crash, and publishes every decision.";
+    "usage: cpi2-enforcer [--config FILE] [--option value ...] [-X kafka.property=value ...]\n"
+    "Applies the CPU caps that CPI2 incidents and operators ask for on this host, lifts them on\n"
+    "time, restores the previous limits on exit and after a crash, and publishes every decision.";
 
 int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 {
@@ -79,7 +96,8 @@ int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 		return -EINVAL;
 	}
 	if (!c->group_id[0])
-		snprintf(c->group_id, sizeof(c->group_id), "cpi2-enforcer-%s", c->sim_hosts_root[0] ? "sim" : c->host);
+		snprintf(c->group_id, sizeof(c->group_id), "cpi2-enforcer-%s",
+			 c->sim_hosts_root[0] ? "sim" : c->host);
 	if (c->cgroup_version < 0 || c->cgroup_version > 2) {
 		snprintf(err, errsz, "cgroup_version must be 0, 1 or 2");
 		return -EINVAL;
@@ -100,18 +118,24 @@ int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 		snprintf(err, errsz, "task_cgroup_depth must be between 0 and 64");
 		return -EINVAL;
 	}
-	if (!(c->cap_rate_per_s > 0) || !(c->cap_burst >= 1) || !(c->renew_rate_per_s > 0) || !(c->renew_burst >= 1)) {
-		snprintf(err, errsz, "cap_rate_per_s and renew_rate_per_s must be above 0, cap_burst and renew_burst at least 1");
+	if (!(c->cap_rate_per_s > 0) || !(c->cap_burst >= 1) || !(c->renew_rate_per_s > 0) ||
+	    !(c->renew_burst >= 1)) {
+		snprintf(err, errsz,
+			 "cap_rate_per_s and renew_rate_per_s must be above 0, cap_burst and "
+			 "renew_burst at least 1");
 		return -EINVAL;
 	}
 	if (c->max_message_bytes < 256 || c->max_message_bytes > 16 * 1024 * 1024) {
 		snprintf(err, errsz, "max_message_bytes must be between 256 and 16 MiB");
 		return -EINVAL;
 	}
-	if (c->stale_after_s < 1 || c->max_detection_age_s < 1 || c->clock_skew_s < 0 || c->max_cap_s_per_task_day < 0 ||
-	    c->dead_letters_per_min < 0 || c->seen_ids_max < 16 || c->seen_ids_max > 1000000) {
-		snprintf(err, errsz, "stale_after_s and max_detection_age_s must be at least 1, clock_skew_s, "
-				     "max_cap_s_per_task_day and dead_letters_per_min at least 0, seen_ids_max 16..1000000");
+	if (c->stale_after_s < 1 || c->max_detection_age_s < 1 || c->clock_skew_s < 0 ||
+	    c->max_cap_s_per_task_day < 0 || c->dead_letters_per_min < 0 || c->seen_ids_max < 16 ||
+	    c->seen_ids_max > 1000000) {
+		snprintf(err, errsz,
+			 "stale_after_s and max_detection_age_s must be at least 1, clock_skew_s, "
+			 "max_cap_s_per_task_day and dead_letters_per_min at least 0, seen_ids_max "
+			 "16..1000000");
 		return -EINVAL;
 	}
 	if (!realpath(c->cgroup_root, c->root_real) && !c->sim_hosts_root[0]) {
@@ -140,7 +164,7 @@ static char *own_cgroup(const char *root)
 			continue;
 		p[strcspn(p, "\n")] = '\0';
 		/* the v2 line "0::/x" or the v1 cpu controller line "N:cpu,...:/x" */
-		if ((ctl[1] == ':' ) || strstr(ctl, "cpu")) {
+		if ((ctl[1] == ':') || strstr(ctl, "cpu")) {
 			char *cand;
 
 			if (asprintf(&cand, "%s%s", real, strcmp(p + 1, "/") == 0 ? "" : p + 1) < 0)
@@ -163,11 +187,13 @@ void conf_policy(struct conf *c, struct cgpath_policy *p)
 
 	snprintf(c->protected_buf, sizeof(c->protected_buf), "%s", c->protected_slices);
 	if (cgpath_set_protected(p, c->protected_buf))
-		cpi2_log(CPI2_LOG_WARN, "enforcer", "protected_slices: only the first %d are used", CGPATH_MAX_PROTECTED);
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "protected_slices: only the first %d are used",
+			 CGPATH_MAX_PROTECTED);
 	snprintf(c->cgroups_buf, sizeof(c->cgroups_buf), "%s", c->protected_cgroups);
 	n = cgpath_split_list(c->cgroups_buf, p->also_protected, CGPATH_MAX_PROTECTED);
 	if (n < 0) {
-		cpi2_log(CPI2_LOG_WARN, "enforcer", "protected_cgroups: only the first %d are used", CGPATH_MAX_PROTECTED);
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "protected_cgroups: only the first %d are used",
+			 CGPATH_MAX_PROTECTED);
 		n = CGPATH_MAX_PROTECTED;
 	}
 	p->n_also = n;

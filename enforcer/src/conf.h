@@ -11,39 +11,43 @@
 #include "cgpath.h"
 
 struct conf {
-	char brokers[512];             /* Kafka bootstrap servers */
-	char host[256];                /* this host's name as in incidents (default: gethostname) */
+	char brokers[512];	       /* Kafka bootstrap servers */
+	char host[256];		       /* this host's name as in incidents (default: gethostname) */
 	char cgroup_root[PATH_MAX];    /* task paths in messages are relative to this root */
 	char sim_hosts_root[PATH_MAX]; /* simulation: serve every host folder under this root */
-	long cgroup_version;           /* 0 auto, 1 or 2 */
+	long cgroup_version;	       /* 0 auto, 1 or 2 */
 	char state_dir[PATH_MAX];      /* caps in force, previous limits, expiry; kill switch */
-	long max_caps;                 /* caps at once per host */
-	long period_us;                /* cap period */
+	long max_caps;		       /* caps at once per host */
+	long period_us;		       /* cap period */
 	long default_duration_s;       /* cap duration when the message names none */
-	double default_cap_cpu;        /* operator cap without a value */
+	double default_cap_cpu;	       /* operator cap without a value */
 	char protected_slices[1024];   /* comma list of cgroup names never capped */
-	char protected_cgroups[2048];  /* comma list of absolute cgroup dirs never capped (collector) */
-	bool dry_run;                  /* decide and report, write nothing */
-	char group_id[256];            /* Kafka consumer group (default: cpi2-enforcer-<host>) */
+	char protected_cgroups[2048]; /* comma list of absolute cgroup dirs never capped (collector)
+				       */
+	bool dry_run;		      /* decide and report, write nothing */
+	char group_id[256];	      /* Kafka consumer group (default: cpi2-enforcer-<host>) */
 	char incidents_topic[128], control_topic[128], actions_topic[128];
-	long poll_ms;                  /* longest wait for a message before checking expiries */
-	long stale_after_s;            /* messages older than this in Kafka (or commands issued longer ago) are stale */
-	long max_detection_age_s;      /* incidents detected longer ago than this are stale */
-	long clock_skew_s;             /* how far ahead of our clock a message's timestamps may be */
-	double min_cap_cpu;            /* the floor: a lower cap request is raised to it */
-	long task_cgroup_depth;        /* 0: only leaf cgroups are tasks; N: those exactly N levels below the root */
-	long max_cap_s_per_task_day;   /* capped time a task may be granted per day (0: no bound) */
+	long poll_ms;	    /* longest wait for a message before checking expiries */
+	long stale_after_s; /* messages older than this in Kafka (or commands issued longer ago) are
+			       stale */
+	long max_detection_age_s; /* incidents detected longer ago than this are stale */
+	long clock_skew_s;	  /* how far ahead of our clock a message's timestamps may be */
+	double min_cap_cpu;	  /* the floor: a lower cap request is raised to it */
+	long task_cgroup_depth;	  /* 0: only leaf cgroups are tasks; N: those exactly N levels below
+				     the root */
+	long max_cap_s_per_task_day; /* capped time a task may be granted per day (0: no bound) */
 	double cap_rate_per_s, cap_burst;     /* new caps per second per host, and at once */
 	double renew_rate_per_s, renew_burst; /* renewals of caps in force, the same way */
-	long max_message_bytes;        /* larger messages are refused before decoding */
-	long dead_letters_per_min;     /* dead letters and refusals of one kind of reason a minute */
-	long seen_ids_max;             /* incident and command ids remembered against replays */
-	char keep_capabilities[256];   /* comma list of capabilities kept after start (default none) */
-	char clock_file[PATH_MAX];     /* simulation: read "now" (microseconds) from this file */
+	long max_message_bytes;		      /* larger messages are refused before decoding */
+	long dead_letters_per_min; /* dead letters and refusals of one kind of reason a minute */
+	long seen_ids_max;	   /* incident and command ids remembered against replays */
+	char
+	    keep_capabilities[256]; /* comma list of capabilities kept after start (default none) */
+	char clock_file[PATH_MAX];  /* simulation: read "now" (microseconds) from this file */
 	char log_level[16];
 	const char *kafka_props[CPI2_CONFIG_MAX_PROPS]; /* -X key=value */
-	char protected_buf[1024], cgroups_buf[2048];    /* split copies of the lists */
-	char root_real[PATH_MAX];      /* the cgroup root with its symlinks resolved (at start) */
+	char protected_buf[1024], cgroups_buf[2048];	/* split copies of the lists */
+	char root_real[PATH_MAX]; /* the cgroup root with its symlinks resolved (at start) */
 };
 
 /* Parse the command line (and --config FILE). Returns 0, 1 after --help, or -EINVAL with a

@@ -11,10 +11,13 @@
 #include "statefile.h"
 #include "text.h"
 
-const char *const action_kind_names[] = {"APPLIED", "RENEWED", "RELEASED", "REFUSED", "FAILED", "DRY_RUN"};
-const char *const action_cause_names[] = {"INCIDENT", "OPERATOR", "EXPIRY", "SHUTDOWN", "RECOVERY", "PROTECTION_OFF"};
+const char *const action_kind_names[] = {"APPLIED", "RENEWED", "RELEASED",
+					 "REFUSED", "FAILED",  "DRY_RUN"};
+const char *const action_cause_names[] = {"INCIDENT", "OPERATOR", "EXPIRY",
+					  "SHUTDOWN", "RECOVERY", "PROTECTION_OFF"};
 
-static void begin(struct action *a, enum action_kind kind, enum action_cause cause, const char *task, size_t len)
+static void begin(struct action *a, enum action_kind kind, enum action_cause cause,
+		  const char *task, size_t len)
 {
 	memset(a, 0, sizeof(*a));
 	a->kind = kind;
@@ -79,8 +82,9 @@ static void bucket_refund(struct bucket *b)
 		b->tokens += 1;
 }
 
-int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall_us, const char *own_name,
-		       int64_t own_us, int64_t own_now_us, char *reason, size_t reasonsz)
+int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall_us,
+		       const char *own_name, int64_t own_us, int64_t own_now_us, char *reason,
+		       size_t reasonsz)
 {
 	int64_t skew_us = (int64_t)f->skew_s * 1000000;
 
@@ -89,7 +93,8 @@ int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall
 		return -ESTALE;
 	}
 	if (kafka_ms * 1000 > wall_us + skew_us) {
-		snprintf(reason, reasonsz, "stale check: Kafka timestamp %lld s in the future (clock_skew_s %ld)",
+		snprintf(reason, reasonsz,
+			 "stale check: Kafka timestamp %lld s in the future (clock_skew_s %ld)",
 			 (long long)((kafka_ms * 1000 - wall_us) / 1000000), f->skew_s);
 		return -ESTALE;
 	}
@@ -103,7 +108,8 @@ int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall
 		return -ESTALE;
 	}
 	if (own_us > own_now_us + skew_us) {
-		snprintf(reason, reasonsz, "stale check: %s %lld s in the future (clock_skew_s %ld)", own_name,
+		snprintf(reason, reasonsz,
+			 "stale check: %s %lld s in the future (clock_skew_s %ld)", own_name,
 			 (long long)((own_us - own_now_us) / 1000000), f->skew_s);
 		return -ESTALE;
 	}
@@ -135,16 +141,19 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 		return;
 	}
 	if (!(cpu > 0) || cpu > 1024) {
-		snprintf(out->reason, sizeof(out->reason), "cap of %g CPU-sec/sec is out of range", cpu);
+		snprintf(out->reason, sizeof(out->reason), "cap of %g CPU-sec/sec is out of range",
+			 cpu);
 		return;
 	}
 	if (duration_s <= 0 || duration_s > 86400) {
-		snprintf(out->reason, sizeof(out->reason), "cap duration of %d s is out of range (1..86400)", duration_s);
+		snprintf(out->reason, sizeof(out->reason),
+			 "cap duration of %d s is out of range (1..86400)", duration_s);
 		return;
 	}
 	if (cpu < h->min_cap_cpu) {
-		snprintf(floor_note, sizeof(floor_note), "requested %g CPU is below min_cap_cpu: capped at the floor %g",
-			 cpu, h->min_cap_cpu);
+		snprintf(floor_note, sizeof(floor_note),
+			 "requested %g CPU is below min_cap_cpu: capped at the floor %g", cpu,
+			 h->min_cap_cpu);
 		cpu = h->min_cap_cpu;
 	}
 	rc = cgpath_open(&h->policy, task, len, &t, out->reason, sizeof(out->reason));
@@ -153,7 +162,8 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 	version = h->version != LIMITS_AUTO ? h->version : limits_detect(t.fd);
 	if (version < 0) {
 		out->kind = ACT_FAILED;
-		snprintf(out->reason, sizeof(out->reason), "%s has neither cpu.max nor cpu.cfs_quota_us", t.dir);
+		snprintf(out->reason, sizeof(out->reason),
+			 "%s has neither cpu.max nor cpu.cfs_quota_us", t.dir);
 		goto out;
 	}
 	/* Renewal or new cap: each has its rate limit. */
@@ -165,13 +175,15 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 	dur_us = (int64_t)duration_s * 1000000;
 	if (h->max_cap_us_per_day > 0) {
 		/* the capped time a task may be granted in a day: a renewal counts its extension */
-		int64_t left = caps_budget_left(&h->caps, t.dev, t.ino, now_us, h->max_cap_us_per_day);
+		int64_t left =
+		    caps_budget_left(&h->caps, t.dev, t.ino, now_us, h->max_cap_us_per_day);
 		int64_t want = i >= 0 ? now_us + dur_us - old_expiry : dur_us;
 
 		if (want > 0 && left < 1000000) {
 			snprintf(out->reason, sizeof(out->reason),
-				 "%s was granted %lld s of caps in the last day (max_cap_s_per_task_day %lld)", t.dir,
-				 (long long)((h->max_cap_us_per_day - left) / 1000000),
+				 "%s was granted %lld s of caps in the last day "
+				 "(max_cap_s_per_task_day %lld)",
+				 t.dir, (long long)((h->max_cap_us_per_day - left) / 1000000),
 				 (long long)(h->max_cap_us_per_day / 1000000));
 			goto out;
 		}
@@ -179,7 +191,8 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 			dur_us -= want - left;
 			want = left;
 			snprintf(budget_note, sizeof(budget_note),
-				 "duration shortened to %lld s by max_cap_s_per_task_day %lld", (long long)(dur_us / 1000000),
+				 "duration shortened to %lld s by max_cap_s_per_task_day %lld",
+				 (long long)(dur_us / 1000000),
 				 (long long)(h->max_cap_us_per_day / 1000000));
 		}
 		charge = want > 0 ? want : 0;
@@ -187,14 +200,21 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 	bucket = i >= 0 ? &h->renewals : &h->new_caps;
 	if (!bucket_take(bucket, h->rate_clock_us ? *h->rate_clock_us : now_us)) {
 		snprintf(out->reason, sizeof(out->reason),
-			 "rate limit: at most %g %s a second on this host (%s), %g at once", bucket->rate,
-			 i >= 0 ? "renewals" : "new caps", i >= 0 ? "renew_rate_per_s" : "cap_rate_per_s", bucket->burst);
+			 "rate limit: at most %g %s a second on this host (%s), %g at once",
+			 bucket->rate, i >= 0 ? "renewals" : "new caps",
+			 i >= 0 ? "renew_rate_per_s" : "cap_rate_per_s", bucket->burst);
 		goto out;
 	}
 	if (charge && !h->caps.dry_run)
 		caps_budget_charge(&h->caps, t.dev, t.ino, now_us, charge); /* saved with the cap */
-	r = (struct cap_request){.task = task, .task_len = len, .target = &t, .version = version, .cpu = cpu,
-				 .period_us = h->period_us, .expires_us = now_us + dur_us, .incident_id = id,
+	r = (struct cap_request){.task = task,
+				 .task_len = len,
+				 .target = &t,
+				 .version = version,
+				 .cpu = cpu,
+				 .period_us = h->period_us,
+				 .expires_us = now_us + dur_us,
+				 .incident_id = id,
 				 .victim_task = victim};
 	out->reason[0] = '\0';
 	rc = caps_apply(&h->caps, &r, &outcome, &c, out->reason, sizeof(out->reason));
@@ -226,8 +246,9 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 		out->kind = ACT_REFUSED;
 		out->expires_at_us = 0;
 		snprintf(out->reason, sizeof(out->reason),
-			 "the limit in force on %s (%s) is already at or below the cap of %g CPU: nothing written", t.dir,
-			 c->previous, cpu);
+			 "the limit in force on %s (%s) is already at or below the cap of %g CPU: "
+			 "nothing written",
+			 t.dir, c->previous, cpu);
 		break;
 	}
 	if (floor_note[0])
@@ -238,12 +259,14 @@ out:
 	close(t.fd);
 }
 
-int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64_t now_us, struct action *out)
+int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64_t now_us,
+		    struct action *out)
 {
 	if (!in->throttle)
 		return 0;
 	if (h->protection_off || (h->cluster_protection_off && *h->cluster_protection_off)) {
-		begin(out, ACT_REFUSED, CAUSE_PROTECTION_OFF, in->antagonist_task, in->antagonist_len);
+		begin(out, ACT_REFUSED, CAUSE_PROTECTION_OFF, in->antagonist_task,
+		      in->antagonist_len);
 		snprintf(out->reason, sizeof(out->reason), "protection is off for %s",
 			 h->protection_off ? "this host" : "the cluster");
 	} else if (!in->has_cap) {
@@ -251,8 +274,8 @@ int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64
 		snprintf(out->reason, sizeof(out->reason), "THROTTLE incident without cap_cpu");
 	} else {
 		cap_task(h, CAUSE_INCIDENT, in->antagonist_task, in->antagonist_len, in->cap_cpu,
-			 in->has_duration ? in->cap_duration_s : h->default_duration_s, in->incident_id,
-			 in->victim_task, now_us, out);
+			 in->has_duration ? in->cap_duration_s : h->default_duration_s,
+			 in->incident_id, in->victim_task, now_us, out);
 	}
 	out->incident_id = in->incident_id;
 	out->victim_task = in->victim_task;
@@ -287,7 +310,8 @@ int decide_expiry(struct host_enforcer *h, int64_t now_us, struct action *out)
 	return release(h, i, CAUSE_EXPIRY, out);
 }
 
-int decide_release_all(struct host_enforcer *h, enum action_cause cause, struct action *out, int max)
+int decide_release_all(struct host_enforcer *h, enum action_cause cause, struct action *out,
+		       int max)
 {
 	int n = 0, failed = 0;
 
@@ -300,7 +324,8 @@ int decide_release_all(struct host_enforcer *h, enum action_cause cause, struct 
 	return n;
 }
 
-int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t now_us, struct action *out, int max)
+int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t now_us,
+		   struct action *out, int max)
 {
 	int n = 0, i;
 
@@ -308,8 +333,10 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 		return 0;
 	switch (in->command) {
 	case CMD_CAP:
-		cap_task(h, CAUSE_OPERATOR, in->task, in->task_len, in->has_cap ? in->cap_cpu : h->default_cap_cpu,
-			 in->has_duration ? in->duration_s : h->default_duration_s, in->command_id, NULL, now_us, out);
+		cap_task(h, CAUSE_OPERATOR, in->task, in->task_len,
+			 in->has_cap ? in->cap_cpu : h->default_cap_cpu,
+			 in->has_duration ? in->duration_s : h->default_duration_s, in->command_id,
+			 NULL, now_us, out);
 		n = 1;
 		break;
 	case CMD_UNCAP: {
@@ -318,10 +345,12 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 		begin(out, ACT_REFUSED, CAUSE_OPERATOR, in->task, in->task_len);
 		if (!in->task) {
 			snprintf(out->reason, sizeof(out->reason), "uncap names no task");
-		} else if (cgpath_open(&h->policy, in->task, in->task_len, &t, out->reason, sizeof(out->reason)) == 0) {
+		} else if (cgpath_open(&h->policy, in->task, in->task_len, &t, out->reason,
+				       sizeof(out->reason)) == 0) {
 			close(t.fd);
 			if ((i = caps_find(&h->caps, t.dir)) < 0)
-				snprintf(out->reason, sizeof(out->reason), "no cap in force on %s", t.dir);
+				snprintf(out->reason, sizeof(out->reason), "no cap in force on %s",
+					 t.dir);
 			else
 				release(h, i, CAUSE_OPERATOR, out);
 		}
@@ -345,7 +374,8 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 	return n;
 }
 
-int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, int max, char *err, size_t errsz)
+int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, int max, char *err,
+		   size_t errsz)
 {
 	int rc, n = 0;
 
@@ -375,7 +405,8 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 		else
 			snprintf(out[n].reason, sizeof(out[n].reason), "cap resumed after restart");
 		/* valid until the capset changes: the caller publishes the actions first */
-		out[n].incident_id = h->caps.caps[i].incident_id[0] ? h->caps.caps[i].incident_id : NULL;
+		out[n].incident_id =
+		    h->caps.caps[i].incident_id[0] ? h->caps.caps[i].incident_id : NULL;
 		n++;
 		i++;
 	}

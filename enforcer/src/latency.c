@@ -33,6 +33,7 @@ void latency_report(struct latency *l, const char *title)
 {
 	if (l->n == 0)
 		return;
-	cpi2_log(CPI2_LOG_INFO, "enforcer", "%s: n=%d p50=%.2f ms p99=%.2f ms max=%.2f ms", title, l->n,
-		 latency_percentile(l, 50), latency_percentile(l, 99), latency_percentile(l, 100));
+	cpi2_log(CPI2_LOG_INFO, "enforcer", "%s: n=%d p50=%.2f ms p99=%.2f ms max=%.2f ms", title,
+		 l->n, latency_percentile(l, 50), latency_percentile(l, 99),
+		 latency_percentile(l, 100));
 }

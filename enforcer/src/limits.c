@@ -107,12 +107,13 @@ int limits_read(int dirfd, int version, char *text, size_t textsz)
 	return limits_parse(version, text, &quota, &period);
 }
 
-int limits_plan_cap(int version, const char *current, double cpu, long period_us, long *quota, long *period)
+int limits_plan_cap(int version, const char *current, double cpu, long period_us, long *quota,
+		    long *period)
 {
 	long cq, cp, q, p = period_us;
 
-	if (!(cpu > 0) || cpu > 1024 || period_us < LIMITS_MIN_QUOTA_US || period_us > LIMITS_MAX_PERIOD_US ||
-	    limits_parse(version, current, &cq, &cp))
+	if (!(cpu > 0) || cpu > 1024 || period_us < LIMITS_MIN_QUOTA_US ||
+	    period_us > LIMITS_MAX_PERIOD_US || limits_parse(version, current, &cq, &cp))
 		return -EINVAL;
 	q = (long)floor(cpu * (double)p + 1e-9);
 	if (q < LIMITS_MIN_QUOTA_US) {
@@ -143,7 +144,8 @@ static int write_v2(int dirfd, long quota, long period, char *err, size_t errsz)
 		snprintf(buf, sizeof(buf), "%ld %ld", quota, period);
 	rc = write_small(dirfd, "cpu.max", buf);
 	if (rc)
-		snprintf(err, errsz, "write cpu.max '%s': %s (the limit in force is unchanged)", buf, strerror(-rc));
+		snprintf(err, errsz, "write cpu.max '%s': %s (the limit in force is unchanged)",
+			 buf, strerror(-rc));
 	return rc;
 }
 
@@ -175,25 +177,29 @@ static int write_v1(int dirfd, long qa, long pa, long qb, long pb, char *err, si
 		if (rc == 0)
 			continue;
 		if (i == 0 || order[0].from == order[0].to) {
-			snprintf(err, errsz, "write %s %s: %s (the limit in force is unchanged)", order[i].file, buf,
-				 strerror(-rc));
+			snprintf(err, errsz, "write %s %s: %s (the limit in force is unchanged)",
+				 order[i].file, buf, strerror(-rc));
 			return rc;
 		}
 		/* put back the first file: the cgroup keeps exactly the limit it had */
 		snprintf(buf, sizeof(buf), "%ld", order[0].from);
 		rrc = write_small(dirfd, order[0].file, buf);
 		if (rrc)
-			snprintf(err, errsz, "write %s %ld: %s; putting back %s %s failed too: %s", order[1].file,
-				 order[1].to, strerror(-rc), order[0].file, buf, strerror(-rrc));
+			snprintf(err, errsz, "write %s %ld: %s; putting back %s %s failed too: %s",
+				 order[1].file, order[1].to, strerror(-rc), order[0].file, buf,
+				 strerror(-rrc));
 		else
-			snprintf(err, errsz, "write %s %ld: %s (%s put back to %s: the limit in force is unchanged)",
-				 order[1].file, order[1].to, strerror(-rc), order[0].file, buf);
+			snprintf(
+			    err, errsz,
+			    "write %s %ld: %s (%s put back to %s: the limit in force is unchanged)",
+			    order[1].file, order[1].to, strerror(-rc), order[0].file, buf);
 		return rc;
 	}
 	return 0;
 }
 
-int limits_write(int dirfd, int version, const char *current, long quota, long period, char *err, size_t errsz)
+int limits_write(int dirfd, int version, const char *current, long quota, long period, char *err,
+		 size_t errsz)
 {
 	long cq, cp;
 
@@ -223,7 +229,8 @@ int limits_restore(int dirfd, int version, const char *saved, char *err, size_t 
 	}
 	rc = limits_read(dirfd, version, current, sizeof(current));
 	if (rc == -EINVAL && version == LIMITS_V1) {
-		/* the files hold something unreadable: lift the quota (always accepted), then both */
+		/* the files hold something unreadable: lift the quota (always accepted), then both
+		 */
 		rc = write_small(dirfd, "cpu.cfs_quota_us", "-1");
 		if (rc) {
 			snprintf(err, errsz, "write cpu.cfs_quota_us -1: %s", strerror(-rc));

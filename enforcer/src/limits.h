@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #define LIMIT_TEXT_MAX 64
-#define LIMITS_MIN_QUOTA_US 1000    /* the kernel's smallest quota and period */
+#define LIMITS_MIN_QUOTA_US 1000     /* the kernel's smallest quota and period */
 #define LIMITS_MAX_PERIOD_US 1000000 /* the kernel's largest period */
 
 enum limits_version { LIMITS_AUTO = 0, LIMITS_V1 = 1, LIMITS_V2 = 2 };
@@ -38,12 +38,14 @@ double limits_cpu(int version, const char *text);
  * cpu * period_us is under the kernel's 1 ms minimum quota). Returns 0 (write *quota, *period),
  * 1 when the limit in force is already at or below that cap (nothing to write: a cap never
  * raises a limit), or -EINVAL for a malformed current limit or a cap out of range. */
-int limits_plan_cap(int version, const char *current, double cpu, long period_us, long *quota, long *period);
+int limits_plan_cap(int version, const char *current, double cpu, long period_us, long *quota,
+		    long *period);
 
 /* Write quota/period (quota -1 = no limit) over the limit current read from the same cgroup.
  * v1: in the order the kernel accepts; when the second file is refused the first is put back.
  * Returns 0 or -errno with a reason (saying whether the old limit is intact) in err. */
-int limits_write(int dirfd, int version, const char *current, long quota, long period, char *err, size_t errsz);
+int limits_write(int dirfd, int version, const char *current, long quota, long period, char *err,
+		 size_t errsz);
 
 /* Write back a limit previously read with limits_read (the one in force is read first, for the
  * order of the v1 writes). Returns 0 or -errno with a reason. */

@@ -45,10 +45,10 @@ struct enforcer {
 	int n_hosts;
 	bool cluster_protection_off;
 	char cluster_switch_path[PATH_MAX];
-	struct seen seen;           /* ids acted on, against replays */
-	struct sampler sampler;     /* bound on dead letters and repeated refusals */
+	struct seen seen;	/* ids acted on, against replays */
+	struct sampler sampler; /* bound on dead letters and repeated refusals */
 	struct freshness incident_fresh, command_fresh;
-	int64_t rate_clock_us;      /* monotonic: the hosts' rate limits */
+	int64_t rate_clock_us; /* monotonic: the hosts' rate limits */
 	int lock_fd;
 	struct cpi2_producer *producer;
 	struct cpi2_consumer *consumer;
@@ -67,18 +67,23 @@ static void publish(struct enforcer *e, struct host_enforcer *h, const struct ac
 	int rc;
 
 	snprintf(id, sizeof(id), "%s-%lld-%ld", h->host, (long long)e->started_us, ++e->seq);
-	cpi2_log(a->kind == ACT_FAILED ? CPI2_LOG_ERR : a->kind == ACT_REFUSED ? CPI2_LOG_WARN : CPI2_LOG_INFO,
-		 "enforcer", "%s: %s %s (%s%s%s)%s%s", text_log(0, h->host), action_kind_names[a->kind], a->task,
-		 action_cause_names[a->cause], a->incident_id || a->command_id ? " " : "",
-		 text_log(1, a->incident_id ? a->incident_id : a->command_id), a->reason[0] ? ": " : "",
-		 text_log(2, a->reason));
+	cpi2_log(a->kind == ACT_FAILED	  ? CPI2_LOG_ERR
+		 : a->kind == ACT_REFUSED ? CPI2_LOG_WARN
+					  : CPI2_LOG_INFO,
+		 "enforcer", "%s: %s %s (%s%s%s)%s%s", text_log(0, h->host),
+		 action_kind_names[a->kind], a->task, action_cause_names[a->cause],
+		 a->incident_id || a->command_id ? " " : "",
+		 text_log(1, a->incident_id ? a->incident_id : a->command_id),
+		 a->reason[0] ? ": " : "", text_log(2, a->reason));
 	if (messages_action(v, a, h->host, id, sim_now_us(e->conf)) != 0 ||
 	    (rc = cpi2_codec_encode(e->action_codec, v, e->buf, sizeof(e->buf), &len)) != 0) {
 		cpi2_log(CPI2_LOG_ERR, "enforcer", "cannot encode the action %s", id);
 		return;
 	}
-	if (e->producer && cpi2_producer_send(e->producer, e->conf->actions_topic, h->host, strlen(h->host), e->buf, len) != 0)
-		cpi2_log(CPI2_LOG_ERR, "enforcer", "producer queue full: action %s not published", id);
+	if (e->producer && cpi2_producer_send(e->producer, e->conf->actions_topic, h->host,
+					      strlen(h->host), e->buf, len) != 0)
+		cpi2_log(CPI2_LOG_ERR, "enforcer", "producer queue full: action %s not published",
+			 id);
 }
 
 static void publish_all(struct enforcer *e, struct host_enforcer *h, const struct action *a, int n)
@@ -111,23 +116,26 @@ static void report_suppressed(struct enforcer *e)
 	long n;
 
 	while (sampler_due(&e->sampler, cpi2_clock_us(CLOCK_REALTIME), &key[0], &n))
-		cpi2_log(CPI2_LOG_WARN, "enforcer", "%ld more reports like '%s...' left out in the last minute "
-			 "(dead_letters_per_min %ld)", n, text_log(0, key), (long)e->conf->dead_letters_per_min);
+		cpi2_log(CPI2_LOG_WARN, "enforcer",
+			 "%ld more reports like '%s...' left out in the last minute "
+			 "(dead_letters_per_min %ld)",
+			 n, text_log(0, key), (long)e->conf->dead_letters_per_min);
 }
 
 static void dead_letter(struct enforcer *e, const struct cpi2_message *m, const char *reason)
 {
 	if (!sample(e, reason))
 		return;
-	cpi2_log(CPI2_LOG_WARN, "enforcer", "refused message %s[%d]@%lld: %s", m->topic, m->partition,
-		 (long long)m->offset, text_log(0, reason));
+	cpi2_log(CPI2_LOG_WARN, "enforcer", "refused message %s[%d]@%lld: %s", m->topic,
+		 m->partition, (long long)m->offset, text_log(0, reason));
 	if (e->producer)
 		cpi2_dead_letter(e->producer, "cpi2-enforcer", m, reason);
 }
 
 /* A refusal that is an action of host h (stale or replayed messages), sampled. */
-static void refuse(struct enforcer *e, struct host_enforcer *h, enum action_cause cause, const char *task,
-		   size_t len, const char *incident_id, const char *command_id, const char *reason)
+static void refuse(struct enforcer *e, struct host_enforcer *h, enum action_cause cause,
+		   const char *task, size_t len, const char *incident_id, const char *command_id,
+		   const char *reason)
 {
 	struct action a;
 
@@ -159,7 +167,8 @@ static int precheck(struct enforcer *e, const struct cpi2_message *m, bool comma
 			return 0;
 	}
 	if (m->len > (size_t)e->conf->max_message_bytes) {
-		snprintf(reason, sizeof(reason), "message of %zu bytes is over max_message_bytes %ld (not decoded)", m->len,
+		snprintf(reason, sizeof(reason),
+			 "message of %zu bytes is over max_message_bytes %ld (not decoded)", m->len,
 			 (long)e->conf->max_message_bytes);
 		dead_letter(e, m, reason);
 		return -1;
@@ -169,7 +178,8 @@ static int precheck(struct enforcer *e, const struct cpi2_message *m, bool comma
 
 /* The message's Kafka key, when it has one, must name the host its payload names ("*" for a
  * cluster command). Returns 0 or -EINVAL with a reason. */
-static int key_matches(const struct cpi2_message *m, const char *host, char *reason, size_t reasonsz)
+static int key_matches(const struct cpi2_message *m, const char *host, char *reason,
+		       size_t reasonsz)
 {
 	const char *want = host ? host : "*";
 
@@ -177,7 +187,9 @@ static int key_matches(const struct cpi2_message *m, const char *host, char *rea
 		return 0;
 	if (m->keylen == strlen(want) && memcmp(m->key, want, m->keylen) == 0)
 		return 0;
-	snprintf(reason, reasonsz, "the Kafka key and the message name different hosts (message: %s)", text_log(0, want));
+	snprintf(reason, reasonsz,
+		 "the Kafka key and the message name different hosts (message: %s)",
+		 text_log(0, want));
 	return -EINVAL;
 }
 
@@ -189,7 +201,8 @@ static void remember(struct enforcer *e, char kind, const char *id)
 	char err[512];
 
 	if (seen_add(&e->seen, kind, id, cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err)) != 0)
-		cpi2_log(CPI2_LOG_ERR, "enforcer", "ids seen: %s (a replay after a restart may act again)", err);
+		cpi2_log(CPI2_LOG_ERR, "enforcer",
+			 "ids seen: %s (a replay after a restart may act again)", err);
 }
 
 static void on_incident(struct enforcer *e, const struct cpi2_message *m)
@@ -216,20 +229,24 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 	}
 	if (!in.throttle)
 		return; /* an incident that asks for no cap */
-	if (decide_check_fresh(&e->incident_fresh, m->timestamp_ms, cpi2_clock_us(CLOCK_REALTIME), "detected_at_us", in.detected_at_us,
-			       sim_now_us(e->conf), err, sizeof(err)) != 0) {
+	if (decide_check_fresh(&e->incident_fresh, m->timestamp_ms, cpi2_clock_us(CLOCK_REALTIME),
+			       "detected_at_us", in.detected_at_us, sim_now_us(e->conf), err,
+			       sizeof(err)) != 0) {
 		/* e.g. a replay of old incidents after a long outage: their caps would be late */
-		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id, NULL, err);
+		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id,
+		       NULL, err);
 		return;
 	}
 	if (seen_has(&e->seen, 'i', in.incident_id)) {
-		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id, NULL,
-		       "replayed incident: this incident_id was acted on already");
+		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id,
+		       NULL, "replayed incident: this incident_id was acted on already");
 		return;
 	}
 	if (decide_incident(h, &in, sim_now_us(e->conf), &a) == 1) {
 		if ((a.kind == ACT_APPLIED || a.kind == ACT_RENEWED) && m->timestamp_ms > 0)
-			latency_add(&e->latency, (double)(cpi2_clock_us(CLOCK_REALTIME) - m->timestamp_ms * 1000) / 1000.0);
+			latency_add(&e->latency, (double)(cpi2_clock_us(CLOCK_REALTIME) -
+							  m->timestamp_ms * 1000) /
+						     1000.0);
 		remember(e, 'i', in.incident_id);
 		if (a.kind != ACT_REFUSED || sample(e, a.reason))
 			publish(e, h, &a);
@@ -243,8 +260,10 @@ static void set_cluster_switch(struct enforcer *e, bool off)
 	e->cluster_protection_off = off;
 	/* remembered before any cap is lifted: a crash right after still knows the switch */
 	if (statefile_save_switch(e->cluster_switch_path, off, err, sizeof(err)) != 0)
-		cpi2_log(CPI2_LOG_ERR, "enforcer", "cluster kill switch: %s (it is %s in memory, but a restart will "
-			 "not remember it)", err, off ? "OFF" : "ON");
+		cpi2_log(CPI2_LOG_ERR, "enforcer",
+			 "cluster kill switch: %s (it is %s in memory, but a restart will "
+			 "not remember it)",
+			 err, off ? "OFF" : "ON");
 }
 
 static void on_command(struct enforcer *e, const struct cpi2_message *m)
@@ -266,28 +285,34 @@ static void on_command(struct enforcer *e, const struct cpi2_message *m)
 	if (in.host && !(h = find_host(e, in.host)))
 		return; /* another host's command */
 	if (key_matches(m, in.host, err, sizeof(err)) != 0 ||
-	    decide_check_fresh(&e->command_fresh, m->timestamp_ms, cpi2_clock_us(CLOCK_REALTIME), "issued_at_us", in.issued_at_us,
-			       cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err)) != 0) {
+	    decide_check_fresh(&e->command_fresh, m->timestamp_ms, cpi2_clock_us(CLOCK_REALTIME),
+			       "issued_at_us", in.issued_at_us, cpi2_clock_us(CLOCK_REALTIME), err,
+			       sizeof(err)) != 0) {
 		if (h)
-			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id, err);
+			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id,
+			       err);
 		else
 			dead_letter(e, m, err);
 		return;
 	}
 	if (seen_has(&e->seen, 'c', in.command_id)) {
-		snprintf(err, sizeof(err), "replayed command: this command_id was acted on already");
+		snprintf(err, sizeof(err),
+			 "replayed command: this command_id was acted on already");
 		if (h)
-			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id, err);
+			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id,
+			       err);
 		else
 			dead_letter(e, m, err);
 		return;
 	}
 	remember(e, 'c', in.command_id);
 	if (!h) {
-		/* The whole cluster: the shared kill switch, or a cap/uncap on every host we serve. */
+		/* The whole cluster: the shared kill switch, or a cap/uncap on every host we serve.
+		 */
 		if (in.command == CMD_PROTECTION_OFF || in.command == CMD_PROTECTION_ON)
 			set_cluster_switch(e, in.command == CMD_PROTECTION_OFF);
-		cpi2_log(CPI2_LOG_INFO, "enforcer", "cluster command %s", text_log(0, in.command_id));
+		cpi2_log(CPI2_LOG_INFO, "enforcer", "cluster command %s",
+			 text_log(0, in.command_id));
 		for (int i = 0; i < e->n_hosts; i++) {
 			n = decide_command(&e->hosts[i], &in, sim_now_us(e->conf), a, MAX_ACTIONS);
 			publish_all(e, &e->hosts[i], a, n);
@@ -337,11 +362,13 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		decide_bucket_init(&h->new_caps, c->cap_rate_per_s, c->cap_burst);
 		decide_bucket_init(&h->renewals, c->renew_rate_per_s, c->renew_burst);
 		h->rate_clock_us = &e->rate_clock_us;
-		if (asprintf((char **)&h->caps.state_path, "%s/%s.caps", c->state_dir, h->host) < 0) {
+		if (asprintf((char **)&h->caps.state_path, "%s/%s.caps", c->state_dir, h->host) <
+		    0) {
 			n = -ENOMEM;
 			break;
 		}
-		snprintf(h->protection_path, sizeof(h->protection_path), "%s/%s.protection", c->state_dir, h->host);
+		snprintf(h->protection_path, sizeof(h->protection_path), "%s/%s.protection",
+			 c->state_dir, h->host);
 		h->version = c->cgroup_version;
 		h->period_us = c->period_us;
 		h->default_duration_s = c->default_duration_s;
@@ -379,7 +406,8 @@ int main(int argc, char **argv)
 	e.started_us = cpi2_clock_us(CLOCK_REALTIME);
 	e.rate_clock_us = cpi2_clock_us(CLOCK_MONOTONIC);
 	if (mkdir(conf.state_dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "cpi2-enforcer: create state_dir %s: %s\n", conf.state_dir, strerror(errno));
+		fprintf(stderr, "cpi2-enforcer: create state_dir %s: %s\n", conf.state_dir,
+			strerror(errno));
 		return 1;
 	}
 	/* One enforcer per state folder: two would restore each other's caps wrongly. */
@@ -389,19 +417,26 @@ int main(int argc, char **argv)
 	}
 	err[0] = '\0';
 	if (load_hosts(&e, err, sizeof(err)) != 0 || e.n_hosts == 0) {
-		fprintf(stderr, "cpi2-enforcer: %s\n", e.n_hosts == 0 && !err[0] ? "no host to serve" : err);
+		fprintf(stderr, "cpi2-enforcer: %s\n",
+			e.n_hosts == 0 && !err[0] ? "no host to serve" : err);
 		return 1;
 	}
-	snprintf(e.cluster_switch_path, sizeof(e.cluster_switch_path), "%s/cluster.protection", conf.state_dir);
+	snprintf(e.cluster_switch_path, sizeof(e.cluster_switch_path), "%s/cluster.protection",
+		 conf.state_dir);
 	e.cluster_protection_off = statefile_load_switch(e.cluster_switch_path);
-	e.incident_fresh = (struct freshness){conf.stale_after_s, conf.max_detection_age_s, conf.clock_skew_s};
-	e.command_fresh = (struct freshness){conf.stale_after_s, conf.stale_after_s, conf.clock_skew_s};
+	e.incident_fresh =
+	    (struct freshness){conf.stale_after_s, conf.max_detection_age_s, conf.clock_skew_s};
+	e.command_fresh =
+	    (struct freshness){conf.stale_after_s, conf.stale_after_s, conf.clock_skew_s};
 	e.sampler.per_min = (int)conf.dead_letters_per_min;
 	snprintf(path, sizeof(path), "%s/seen-ids", conf.state_dir);
-	rc = seen_open(&e.seen, path, (int)conf.seen_ids_max,
-		       (int64_t)((conf.stale_after_s > conf.max_detection_age_s ? conf.stale_after_s : conf.max_detection_age_s) +
-				 conf.clock_skew_s) * 1000000,
-		       cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err));
+	rc = seen_open(
+	    &e.seen, path, (int)conf.seen_ids_max,
+	    (int64_t)((conf.stale_after_s > conf.max_detection_age_s ? conf.stale_after_s
+								     : conf.max_detection_age_s) +
+		      conf.clock_skew_s) *
+		1000000,
+	    cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "cpi2-enforcer: %s\n", err);
 		return 1;
@@ -417,7 +452,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	privs_names(keep, kept, sizeof(kept));
-	cpi2_log(CPI2_LOG_INFO, "enforcer", "capabilities kept: %s; no_new_privs set%s%s", kept, err[0] ? "; " : "", err);
+	cpi2_log(CPI2_LOG_INFO, "enforcer", "capabilities kept: %s; no_new_privs set%s%s", kept,
+		 err[0] ? "; " : "", err);
 
 	if (cpi2_codec_open(&e.incident_codec, "Incident", err, sizeof(err)) ||
 	    cpi2_codec_open(&e.command_codec, "ControlCommand", err, sizeof(err)) ||
@@ -432,35 +468,42 @@ int main(int argc, char **argv)
 		consumer_props[n + 1] = conf.kafka_props[n];
 	consumer_props[n + 1] = NULL;
 	const char *const topics[] = {conf.incidents_topic, conf.control_topic, NULL};
-	if (cpi2_producer_new(&e.producer, conf.brokers, (const char *const *)conf.kafka_props, err, sizeof(err)) ||
-	    cpi2_consumer_new(&e.consumer, conf.brokers, conf.group_id, topics, consumer_props, err, sizeof(err))) {
+	if (cpi2_producer_new(&e.producer, conf.brokers, (const char *const *)conf.kafka_props, err,
+			      sizeof(err)) ||
+	    cpi2_consumer_new(&e.consumer, conf.brokers, conf.group_id, topics, consumer_props, err,
+			      sizeof(err))) {
 		fprintf(stderr, "cpi2-enforcer: kafka: %s\n", err);
 		return 1;
 	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	cpi2_log(CPI2_LOG_INFO, "enforcer", "serving %d host%s (first %s, cgroup root %s)%s%s, brokers %s", e.n_hosts,
+	cpi2_log(CPI2_LOG_INFO, "enforcer",
+		 "serving %d host%s (first %s, cgroup root %s)%s%s, brokers %s", e.n_hosts,
 		 e.n_hosts == 1 ? "" : "s", text_log(0, e.hosts[0].host), e.hosts[0].policy.root,
-		 conf.dry_run ? ", DRY RUN" : "", e.cluster_protection_off ? ", cluster protection OFF" : "",
-		 conf.brokers);
+		 conf.dry_run ? ", DRY RUN" : "",
+		 e.cluster_protection_off ? ", cluster protection OFF" : "", conf.brokers);
 
 	/* Caps left by a previous run (crash, kill -9): release or resume every one. */
 	for (int i = 0; i < e.n_hosts; i++) {
-		n = decide_recover(&e.hosts[i], sim_now_us(e.conf), a, MAX_ACTIONS, err, sizeof(err));
+		n = decide_recover(&e.hosts[i], sim_now_us(e.conf), a, MAX_ACTIONS, err,
+				   sizeof(err));
 		if (n < 0) {
-			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s", text_log(0, e.hosts[i].host), err);
+			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s",
+				 text_log(0, e.hosts[i].host), err);
 			return 1;
 		}
 		if (err[0]) /* malformed lines, skipped: every other cap is still restored */
-			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s", text_log(0, e.hosts[i].host), err);
+			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: state file: %s",
+				 text_log(0, e.hosts[i].host), err);
 		publish_all(&e, &e.hosts[i], a, n);
 	}
 
 	while (!stopping) {
 		if (hangups) {
 			hangups = 0;
-			cpi2_log(CPI2_LOG_WARN, "enforcer", "SIGHUP ignored: the configuration is read at start only "
+			cpi2_log(CPI2_LOG_WARN, "enforcer",
+				 "SIGHUP ignored: the configuration is read at start only "
 				 "(restart to change it); caps in force are kept");
 		}
 		rc = cpi2_consumer_poll(e.consumer, conf.poll_ms, &m);
@@ -484,7 +527,8 @@ int main(int argc, char **argv)
 		n = decide_release_all(&e.hosts[i], CAUSE_SHUTDOWN, a, MAX_ACTIONS);
 		publish_all(&e, &e.hosts[i], a, n);
 		if (e.hosts[i].caps.n)
-			cpi2_log(CPI2_LOG_ERR, "enforcer", "%s: %d caps could not be lifted; the next start retries them",
+			cpi2_log(CPI2_LOG_ERR, "enforcer",
+				 "%s: %d caps could not be lifted; the next start retries them",
 				 text_log(0, e.hosts[i].host), e.hosts[i].caps.n);
 	}
 	latency_report(&e.latency, "incident-to-cap latency (Kafka arrival to cgroup write)");

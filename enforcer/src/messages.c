@@ -33,8 +33,8 @@ static int get_string_len(avro_value_t *rec, const char *field, const char **s, 
 /* A string from the message that the enforcer matches or keeps (host, ids): no NUL inside
  * (a C string would end there: "host-1\0x" must not match "host-1"), no control character,
  * at most max bytes. Returns 0, or -EINVAL with a reason. */
-static int check_text(const char *field, const char *s, size_t len, size_t max, bool required, char *err,
-		      size_t errsz)
+static int check_text(const char *field, const char *s, size_t len, size_t max, bool required,
+		      char *err, size_t errsz)
 {
 	if (!s) {
 		if (!required)
@@ -142,7 +142,8 @@ static void opt_string(avro_value_t *rec, const char *field, const char *s)
 		cpi2_value_set_null(rec, field);
 }
 
-int messages_action(avro_value_t *rec, const struct action *a, const char *host, const char *action_id, int64_t at_us)
+int messages_action(avro_value_t *rec, const struct action *a, const char *host,
+		    const char *action_id, int64_t at_us)
 {
 	int rc = 0;
 

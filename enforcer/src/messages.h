@@ -21,6 +21,7 @@ int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size
 int messages_command(avro_value_t *rec, struct command_in *in, char *err, size_t errsz);
 
 /* Fill the EnforcementAction value rec (of the codec's current schema) from a. */
-int messages_action(avro_value_t *rec, const struct action *a, const char *host, const char *action_id, int64_t at_us);
+int messages_action(avro_value_t *rec, const struct action *a, const char *host,
+		    const char *action_id, int64_t at_us);
 
 #endif

@@ -11,13 +11,47 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static const char *const cap_names[] = {
-	"chown", "dac_override", "dac_read_search", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap",
-	"linux_immutable", "net_bind_service", "net_broadcast", "net_admin", "net_raw", "ipc_lock", "ipc_owner",
-	"sys_module", "sys_rawio", "sys_chroot", "sys_ptrace", "sys_pacct", "sys_admin", "sys_boot", "sys_nice",
-	"sys_resource", "sys_time", "sys_tty_config", "mknod", "lease", "audit_write", "audit_control", "setfcap",
-	"mac_override", "mac_admin", "syslog", "wake_alarm", "block_suspend", "audit_read", "perfmon", "bpf",
-	"checkpoint_restore"};
+static const char *const cap_names[] = {"chown",
+					"dac_override",
+					"dac_read_search",
+					"fowner",
+					"fsetid",
+					"kill",
+					"setgid",
+					"setuid",
+					"setpcap",
+					"linux_immutable",
+					"net_bind_service",
+					"net_broadcast",
+					"net_admin",
+					"net_raw",
+					"ipc_lock",
+					"ipc_owner",
+					"sys_module",
+					"sys_rawio",
+					"sys_chroot",
+					"sys_ptrace",
+					"sys_pacct",
+					"sys_admin",
+					"sys_boot",
+					"sys_nice",
+					"sys_resource",
+					"sys_time",
+					"sys_tty_config",
+					"mknod",
+					"lease",
+					"audit_write",
+					"audit_control",
+					"setfcap",
+					"mac_override",
+					"mac_admin",
+					"syslog",
+					"wake_alarm",
+					"block_suspend",
+					"audit_read",
+					"perfmon",
+					"bpf",
+					"checkpoint_restore"};
 #define N_NAMES ((int)(sizeof(cap_names) / sizeof(cap_names[0])))
 
 int privs_parse(const char *list, uint64_t *mask, char *err, size_t errsz)
@@ -56,7 +90,8 @@ void privs_names(uint64_t mask, char *out, size_t outsz)
 	out[0] = '\0';
 	for (int i = 0; i < 64 && l < outsz; i++)
 		if (mask & (1ULL << i)) {
-			snprintf(out + l, outsz - l, "%scap_%s", l ? "," : "", i < N_NAMES ? cap_names[i] : "?");
+			snprintf(out + l, outsz - l, "%scap_%s", l ? "," : "",
+				 i < N_NAMES ? cap_names[i] : "?");
 			l = strlen(out);
 		}
 	if (!out[0])
@@ -84,14 +119,17 @@ int privs_drop(uint64_t keep, char *err, size_t errsz)
 
 	if (errsz)
 		err[0] = '\0';
-	/* The bounding set first: shrinking it takes CAP_SETPCAP, which goes with the capset below. */
+	/* The bounding set first: shrinking it takes CAP_SETPCAP, which goes with the capset below.
+	 */
 	for (int cap = 0; cap <= last; cap++) {
 		if (keep & (1ULL << cap))
 			continue;
-		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
 			if (errno != EPERM) {
 				rc = -errno;
-				snprintf(err, errsz, "drop capability %d from the bounding set: %s", cap, strerror(errno));
+				snprintf(err, errsz, "drop capability %d from the bounding set: %s",
+					 cap, strerror(errno));
 				return rc;
 			}
 			kept_bounding++;
@@ -126,7 +164,10 @@ int privs_drop(uint64_t keep, char *err, size_t errsz)
 		return rc;
 	}
 	if (kept_bounding)
-		snprintf(err, errsz, "%d capabilities stay in the bounding set: no CAP_SETPCAP to drop them (not root), "
-				     "and none is held", kept_bounding);
+		snprintf(err, errsz,
+			 "%d capabilities stay in the bounding set: no CAP_SETPCAP to drop them "
+			 "(not root), "
+			 "and none is held",
+			 kept_bounding);
 	return 0;
 }

@@ -56,8 +56,8 @@ static int load_line(char *line, void *arg)
 	return 0;
 }
 
-int seen_open(struct seen *s, const char *path, int capacity, int64_t keep_us, int64_t now_us, char *err,
-	      size_t errsz)
+int seen_open(struct seen *s, const char *path, int capacity, int64_t keep_us, int64_t now_us,
+	      char *err, size_t errsz)
 {
 	int bad;
 
@@ -112,7 +112,8 @@ int seen_add(struct seen *s, char kind, const char *id, int64_t now_us, char *er
 	for (int k = 0; k < s->n; k++) {
 		const struct seen_entry *e = at(s, k);
 
-		len += (size_t)snprintf(buf + len, size - len, "%c\t%lld\t%s\n", e->kind, (long long)e->at_us, e->id);
+		len += (size_t)snprintf(buf + len, size - len, "%c\t%lld\t%s\n", e->kind,
+					(long long)e->at_us, e->id);
 	}
 	rc = statefile_write(s->path, buf, len, err, errsz);
 	free(buf);

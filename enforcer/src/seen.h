@@ -18,7 +18,7 @@ struct seen_entry {
 };
 
 struct seen {
-	char path[PATH_MAX]; /* "" = not persisted */
+	char path[PATH_MAX];  /* "" = not persisted */
 	struct seen_entry *v; /* ring: the oldest at head */
 	int cap, n, head;
 	int64_t keep_us;
@@ -26,8 +26,8 @@ struct seen {
 
 /* Load the set from path (missing = empty), to hold at most capacity ids for keep_us. Returns
  * the number of malformed lines skipped (err names them), or -errno. */
-int seen_open(struct seen *s, const char *path, int capacity, int64_t keep_us, int64_t now_us, char *err,
-	      size_t errsz);
+int seen_open(struct seen *s, const char *path, int capacity, int64_t keep_us, int64_t now_us,
+	      char *err, size_t errsz);
 
 /* Was (kind, id) seen? */
 bool seen_has(const struct seen *s, char kind, const char *id);

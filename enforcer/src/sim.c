@@ -27,7 +27,8 @@ int sim_hosts(const struct conf *c, struct sim_host *out, int max, char *err, si
 	}
 	d = opendir(c->sim_hosts_root);
 	if (!d) {
-		snprintf(err, errsz, "open sim_hosts_root %s: %s", c->sim_hosts_root, strerror(errno));
+		snprintf(err, errsz, "open sim_hosts_root %s: %s", c->sim_hosts_root,
+			 strerror(errno));
 		return -errno;
 	}
 	while ((de = readdir(d)) && n < max) {
@@ -62,8 +63,8 @@ int64_t sim_now_us(const struct conf *c)
 		rc = -EINVAL;
 	}
 	if (!warned)
-		cpi2_log(CPI2_LOG_WARN, "enforcer", "read clock %s: %s; using the wall clock", c->clock_file,
-			 strerror(rc < 0 ? -rc : EINVAL));
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "read clock %s: %s; using the wall clock",
+			 c->clock_file, strerror(rc < 0 ? -rc : EINVAL));
 	warned = true;
 	return cpi2_clock_us(CLOCK_REALTIME);
 }

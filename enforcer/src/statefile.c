@@ -69,8 +69,8 @@ int statefile_write(const char *path, const void *buf, size_t len, char *err, si
 	return rc;
 }
 
-int statefile_each_line(const char *path, size_t max_line, int (*fn)(char *line, void *arg), void *arg, char *err,
-			size_t errsz)
+int statefile_each_line(const char *path, size_t max_line, int (*fn)(char *line, void *arg),
+			void *arg, char *err, size_t errsz)
 {
 	char *line = NULL;
 	size_t cap = 0, l = 0;
@@ -97,7 +97,8 @@ int statefile_each_line(const char *path, size_t max_line, int (*fn)(char *line,
 			continue;
 		bad++;
 		if (l < errsz) {
-			snprintf(err + l, errsz - l, "%s%s:%d: malformed line skipped", l ? "; " : "", path, lineno);
+			snprintf(err + l, errsz - l, "%s%s:%d: malformed line skipped",
+				 l ? "; " : "", path, lineno);
 			l = strlen(err);
 		}
 	}
@@ -140,8 +141,10 @@ int statefile_lock(const char *dir, int *fd, char *err, size_t errsz)
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
 		if (rc == -EWOULDBLOCK)
-			snprintf(err, errsz, "state_dir %s is in use by another cpi2-enforcer (pid %s, lock %s)", dir,
-				 pid[0] ? pid : "unknown", path);
+			snprintf(
+			    err, errsz,
+			    "state_dir %s is in use by another cpi2-enforcer (pid %s, lock %s)",
+			    dir, pid[0] ? pid : "unknown", path);
 		else
 			snprintf(err, errsz, "lock %s: %s", path, strerror(-rc));
 		close(*fd);

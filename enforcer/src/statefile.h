@@ -13,13 +13,12 @@
 /* Replace path with len bytes of buf atomically. Returns 0 or -errno with a reason in err. */
 int statefile_write(const char *path, const void *buf, size_t len, char *err, size_t errsz);
 
-
 /* Read path line by line (missing file: no line), skipping empty lines and '#' comments, and
  * call fn(line without its newline, arg) for each; a line fn refuses (non-zero) or one longer
  * than max_line is skipped and named in err ("path:N: malformed line skipped; ..."). Returns
  * the number of lines skipped, or -errno when the file cannot be read. */
-int statefile_each_line(const char *path, size_t max_line, int (*fn)(char *line, void *arg), void *arg, char *err,
-			size_t errsz);
+int statefile_each_line(const char *path, size_t max_line, int (*fn)(char *line, void *arg),
+			void *arg, char *err, size_t errsz);
 
 /* A kill switch file: "1\n" (off) or "0\n" (on). save writes it atomically; load returns
  * true (protection off), false (on, or no file), and -EINVAL-like garbage reads as off: a

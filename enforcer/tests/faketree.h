@@ -43,7 +43,8 @@ static inline char *fake_read(const char *dir, const char *file)
 }
 
 /* mkdir -p root/rel and give it v1 or v2 limit files with no limit. */
-static inline void fake_cgroup(const char *root, const char *rel, int version, char *out, size_t outsz)
+static inline void fake_cgroup(const char *root, const char *rel, int version, char *out,
+			       size_t outsz)
 {
 	char cmd[PATH_MAX + 32];
 

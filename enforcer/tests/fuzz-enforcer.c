@@ -35,7 +35,8 @@
 
 #define MAX_FILES 64
 
-static char base[PATH_MAX], root[PATH_MAX + 8], outside[PATH_MAX + 16], state[PATH_MAX + 16], prot[PATH_MAX + 16];
+static char base[PATH_MAX], root[PATH_MAX + 8], outside[PATH_MAX + 16], state[PATH_MAX + 16],
+    prot[PATH_MAX + 16];
 static struct cpi2_codec *incident_codec, *command_codec;
 static bool cluster_off;
 
@@ -67,7 +68,8 @@ static void snapshot(struct file *out, int *n, const char *dir)
 			abort();
 		if (S_ISDIR(st.st_mode)) {
 			snapshot(out, n, p);
-		} else if (S_ISREG(st.st_mode) && strcmp(dir, base) != 0) { /* base holds the state files */
+		} else if (S_ISREG(st.st_mode) &&
+			   strcmp(dir, base) != 0) { /* base holds the state files */
 			FILE *f = fopen(p, "r");
 			size_t len;
 
@@ -107,8 +109,8 @@ static double limit_of(const struct file *v, int n, const char *dir)
 
 	if (!fq || !fp)
 		abort();
-	snprintf(text, sizeof(text), "%.*s %.*s", (int)strcspn(fq->text, "\n"), fq->text, (int)strcspn(fp->text, "\n"),
-		 fp->text);
+	snprintf(text, sizeof(text), "%.*s %.*s", (int)strcspn(fq->text, "\n"), fq->text,
+		 (int)strcspn(fp->text, "\n"), fp->text);
 	return limits_cpu(LIMITS_V1, text);
 }
 
@@ -133,8 +135,8 @@ static void check_tree(bool end)
 		if (strcmp(f->text, now[i].text) == 0)
 			continue;
 		if (end) {
-			fprintf(stderr, "fuzz: %s is '%s' after every expiry, '%s' at start\n", now[i].path, now[i].text,
-				f->text);
+			fprintf(stderr, "fuzz: %s is '%s' after every expiry, '%s' at start\n",
+				now[i].path, now[i].text, f->text);
 			abort();
 		}
 		snprintf(dir, sizeof(dir), "%.*s", (int)(name - 1 - now[i].path), now[i].path);
@@ -144,13 +146,18 @@ static void check_tree(bool end)
 			snprintf(w, sizeof(w), "%s/%s", root, writable[k]);
 			ok |= strcmp(dir, w) == 0;
 		}
-		if (!ok || (strcmp(name, "cpu.max") && strcmp(name, "cpu.cfs_quota_us") && strcmp(name, "cpu.cfs_period_us"))) {
-			fprintf(stderr, "fuzz: %s changed: not a limit file of a leaf task below the root\n", now[i].path);
+		if (!ok || (strcmp(name, "cpu.max") && strcmp(name, "cpu.cfs_quota_us") &&
+			    strcmp(name, "cpu.cfs_period_us"))) {
+			fprintf(
+			    stderr,
+			    "fuzz: %s changed: not a limit file of a leaf task below the root\n",
+			    now[i].path);
 			abort();
 		}
 		double was = limit_of(initial, n_initial, dir), is = limit_of(now, n, dir);
 
-		if (was >= 0 && (is < 0 || is > was + 1e-9)) { /* was < 0: no limit, nothing to raise */
+		if (was >= 0 &&
+		    (is < 0 || is > was + 1e-9)) { /* was < 0: no limit, nothing to raise */
 			fprintf(stderr, "fuzz: %s raised from %g to %g CPU\n", dir, was, is);
 			abort();
 		}
@@ -173,34 +180,37 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	cpi2_log_set_level(CPI2_LOG_ERR);
-	snprintf(base, sizeof(base), "%s/cpi2-enforcer-fuzz-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	snprintf(base, sizeof(base), "%s/cpi2-enforcer-fuzz-XXXXXX",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
 	if (!mkdtemp(base))
 		abort();
 	snprintf(root, sizeof(root), "%s/root", base);
 	snprintf(outside, sizeof(outside), "%s/outside", base);
 	snprintf(state, sizeof(state), "%s/fuzz-host.caps", base);
 	snprintf(prot, sizeof(prot), "%s/fuzz-host.protection", base);
-	/* limit files without a trailing newline, as the enforcer writes them: compared byte for byte */
+	/* limit files without a trailing newline, as the enforcer writes them: compared byte for
+	 * byte */
 	static const struct {
 		const char *base, *rel;
 		int version;
 		const char *file, *text;
 	} tree[] = {
-		{root, "batch/a", 2, "cpu.max", "max 100000"},
-		{root, "batch/b", 2, "cpu.max", "50000 100000"},
-		{root, "batch/c", 1, "cpu.cfs_quota_us", "30000"},
-		{root, "batch/c", 1, "cpu.cfs_period_us", "100000"},
-		{root, "kube/pod", 2, "cpu.max", "max 100000"},
-		{root, "kube/pod/ctr", 2, "cpu.max", "20000 100000"},
-		{root, "system.slice/sshd", 2, "cpu.max", "max 100000"},
-		{outside, "x", 2, "cpu.max", "max 100000"},
+	    {root, "batch/a", 2, "cpu.max", "max 100000"},
+	    {root, "batch/b", 2, "cpu.max", "50000 100000"},
+	    {root, "batch/c", 1, "cpu.cfs_quota_us", "30000"},
+	    {root, "batch/c", 1, "cpu.cfs_period_us", "100000"},
+	    {root, "kube/pod", 2, "cpu.max", "max 100000"},
+	    {root, "kube/pod/ctr", 2, "cpu.max", "20000 100000"},
+	    {root, "system.slice/sshd", 2, "cpu.max", "max 100000"},
+	    {outside, "x", 2, "cpu.max", "max 100000"},
 	};
 	for (size_t i = 0; i < sizeof(tree) / sizeof(tree[0]); i++) {
 		if (i == 0 || strcmp(tree[i].rel, tree[i - 1].rel) != 0)
 			fake_cgroup(tree[i].base, tree[i].rel, tree[i].version, d, sizeof(d));
 		fake_write(d, tree[i].file, tree[i].text);
 	}
-	fake_sh("ln -s ../outside '%s/link' && ln -s a '%s/batch/alias' && ln -s ../../outside/x/cpu.max '%s/batch/a/evil'",
+	fake_sh("ln -s ../outside '%s/link' && ln -s a '%s/batch/alias' && ln -s "
+		"../../outside/x/cpu.max '%s/batch/a/evil'",
 		root, root, root);
 	snapshot(initial, &n_initial, base);
 	if (cpi2_codec_open(&incident_codec, "Incident", err, sizeof(err)) ||
@@ -228,9 +238,11 @@ static void message(struct host_enforcer *h, int kind, const uint8_t *p, size_t 
 		struct command_in in;
 
 		if (cpi2_codec_decode(command_codec, p, len, &rec, err, sizeof(err)) ||
-		    messages_command(rec, &in, err, sizeof(err)) || (in.host && strcmp(in.host, h->host) != 0))
+		    messages_command(rec, &in, err, sizeof(err)) ||
+		    (in.host && strcmp(in.host, h->host) != 0))
 			return;
-		if (!in.host && (in.command == CMD_PROTECTION_OFF || in.command == CMD_PROTECTION_ON))
+		if (!in.host &&
+		    (in.command == CMD_PROTECTION_OFF || in.command == CMD_PROTECTION_ON))
 			cluster_off = in.command == CMD_PROTECTION_OFF;
 		decide_command(h, &in, now, a, CAPS_MAX + 1);
 	}

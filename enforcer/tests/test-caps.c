@@ -12,8 +12,8 @@
 
 static struct cgpath_policy pol;
 
-static int apply(struct capset *s, const char *task, double cpu, long period, int64_t expires, const char *id,
-		 enum caps_outcome *out, struct cap **cap, char *err, size_t errsz)
+static int apply(struct capset *s, const char *task, double cpu, long period, int64_t expires,
+		 const char *id, enum caps_outcome *out, struct cap **cap, char *err, size_t errsz)
 {
 	struct cgpath_target t;
 	struct cap_request r;
@@ -21,8 +21,14 @@ static int apply(struct capset *s, const char *task, double cpu, long period, in
 
 	if (rc)
 		return rc;
-	r = (struct cap_request){.task = task, .task_len = strlen(task), .target = &t, .version = limits_detect(t.fd),
-				 .cpu = cpu, .period_us = period, .expires_us = expires, .incident_id = id,
+	r = (struct cap_request){.task = task,
+				 .task_len = strlen(task),
+				 .target = &t,
+				 .version = limits_detect(t.fd),
+				 .cpu = cpu,
+				 .period_us = period,
+				 .expires_us = expires,
+				 .incident_id = id,
 				 .victim_task = "ls/v"};
 	rc = caps_apply(s, &r, out, cap, err, errsz);
 	close(t.fd);
@@ -34,7 +40,8 @@ static void set_limit(const char *dir, int version, long quota, long period)
 	char q[32], p[64];
 
 	if (version == 2) {
-		snprintf(p, sizeof(p), quota < 0 ? "max %ld\n" : "%ld %ld\n", quota < 0 ? period : quota, period);
+		snprintf(p, sizeof(p), quota < 0 ? "max %ld\n" : "%ld %ld\n",
+			 quota < 0 ? period : quota, period);
 		fake_write(dir, "cpu.max", p);
 	} else {
 		snprintf(q, sizeof(q), "%ld\n", quota);
@@ -46,7 +53,8 @@ static void set_limit(const char *dir, int version, long quota, long period)
 
 static void run(int version)
 {
-	char root[PATH_MAX], a[PATH_MAX], b[PATH_MAX], c3[PATH_MAX], d[PATH_MAX], state[PATH_MAX + 16], err[512];
+	char root[PATH_MAX], a[PATH_MAX], b[PATH_MAX], c3[PATH_MAX], d[PATH_MAX],
+	    state[PATH_MAX + 16], err[512];
 	char outside[PATH_MAX + 16];
 	static struct capset s, again;
 	enum caps_outcome out;
@@ -88,8 +96,10 @@ static void run(int version)
 	/* A cap never raises: b is held at 0.5 CPU; caps of 1024, 0.6 and 0.5 write nothing. */
 	CHECK(apply(&s, "batch/b", 1024, 100000, 1500, "raise", &out, &cap, err, sizeof(err)) == 0);
 	CHECK(out == CAPS_AT_OR_BELOW && s.n == 1);
-	CHECK(apply(&s, "batch/b", 0.6, 250000, 1500, "raise", &out, &cap, err, sizeof(err)) == 0 && out == CAPS_AT_OR_BELOW);
-	CHECK(apply(&s, "batch/b", 0.5, 100000, 1500, "same", &out, &cap, err, sizeof(err)) == 0 && out == CAPS_AT_OR_BELOW);
+	CHECK(apply(&s, "batch/b", 0.6, 250000, 1500, "raise", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_AT_OR_BELOW);
+	CHECK(apply(&s, "batch/b", 0.5, 100000, 1500, "same", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_AT_OR_BELOW);
 	CHECK(strcmp(fake_read(b, limit_file), version == 2 ? "50000 100000" : "50000") == 0);
 	if (version == 1)
 		CHECK(strcmp(fake_read(b, "cpu.cfs_period_us"), "100000") == 0);
@@ -97,7 +107,8 @@ static void run(int version)
 	/* second cap, then the per-host limit */
 	CHECK(apply(&s, "batch/b", 0.1, 100000, 1500, "inc-3", &out, &cap, err, sizeof(err)) == 0);
 	CHECK(out == CAPS_APPLIED && s.n == 2);
-	CHECK(apply(&s, "batch/c", 0.1, 100000, 1500, "inc-4", &out, &cap, err, sizeof(err)) == -EBUSY);
+	CHECK(apply(&s, "batch/c", 0.1, 100000, 1500, "inc-4", &out, &cap, err, sizeof(err)) ==
+	      -EBUSY);
 	CHECK(strstr(err, "max_caps") != NULL);
 	CHECK(strcmp(fake_read(c3, limit_file), version == 2 ? "max 100000" : "-1") == 0);
 
@@ -109,7 +120,8 @@ static void run(int version)
 	CHECK(caps_load(&again, err, sizeof(err)) == 0);
 	CHECK(again.n == 2 && caps_find(&again, a) >= 0 && caps_find(&again, b) >= 0);
 	CHECK(strcmp(again.caps[caps_find(&again, b)].previous, "50000 100000") == 0);
-	CHECK(again.caps[caps_find(&again, b)].ino == s.caps[caps_find(&s, b)].ino && again.caps[0].ino != 0);
+	CHECK(again.caps[caps_find(&again, b)].ino == s.caps[caps_find(&s, b)].ino &&
+	      again.caps[0].ino != 0);
 	CHECK(caps_next_expiry(&again) == 1500);
 
 	/* expire: only b is due at 1500; restore its exact previous limit */
@@ -134,7 +146,8 @@ static void run(int version)
 
 	/* Replaced: removed and made again under the same name (another inode) with a limit of
 	 * its own. The old limit is not restored onto it: released as replaced. */
-	CHECK(apply(&s, "batch/d", 0.1, 100000, 1500, "inc-r", &out, &cap, err, sizeof(err)) == 0 && s.n == 1);
+	CHECK(apply(&s, "batch/d", 0.1, 100000, 1500, "inc-r", &out, &cap, err, sizeof(err)) == 0 &&
+	      s.n == 1);
 	fake_sh("mkdir '%s.new' && rm -rf '%s' && mv '%s.new' '%s'", d, d, d, d);
 	set_limit(d, version, 70000, 100000);
 	memset(&again, 0, sizeof(again));
@@ -142,7 +155,8 @@ static void run(int version)
 	again.max_caps = 2;
 	again.policy = &pol;
 	CHECK(caps_load(&again, err, sizeof(err)) == 0 && again.n == 1); /* as after a restart */
-	CHECK(caps_release(&again, 0, NULL, err, sizeof(err)) == 0 && again.n == 0 && strstr(err, "replaced"));
+	CHECK(caps_release(&again, 0, NULL, err, sizeof(err)) == 0 && again.n == 0 &&
+	      strstr(err, "replaced"));
 	CHECK(strcmp(fake_read(d, limit_file), version == 2 ? "70000 100000" : "70000") == 0);
 	CHECK(caps_load(&s, err, sizeof(err)) == 0 && s.n == 0);
 
@@ -150,12 +164,15 @@ static void run(int version)
 	 * truncated a file outside the root). First the limit file, then the whole directory. */
 	snprintf(outside, sizeof(outside), "%s-outside", root);
 	fake_sh("mkdir -p '%s' && printf 'precious\\n' > '%s/%s'", outside, outside, limit_file);
-	CHECK(apply(&s, "batch/a", 0.1, 100000, 1500, "inc-s", &out, &cap, err, sizeof(err)) == 0 && s.n == 1);
-	fake_sh("rm '%s/%s' && ln -s '%s/%s' '%s/%s'", a, limit_file, outside, limit_file, a, limit_file);
+	CHECK(apply(&s, "batch/a", 0.1, 100000, 1500, "inc-s", &out, &cap, err, sizeof(err)) == 0 &&
+	      s.n == 1);
+	fake_sh("rm '%s/%s' && ln -s '%s/%s' '%s/%s'", a, limit_file, outside, limit_file, a,
+		limit_file);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) != 0 && s.n == 1); /* kept, to retry */
 	CHECK(strcmp(fake_read(outside, limit_file), "precious") == 0);
 	fake_sh("rm -rf '%s' && ln -s '%s' '%s'", a, outside, a);
-	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0 && strstr(err, "symlink"));
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0 &&
+	      strstr(err, "symlink"));
 	CHECK(strcmp(fake_read(outside, limit_file), "precious") == 0);
 	fake_sh("rm -f '%s' && rm -rf '%s'", a, outside);
 	fake_cgroup(root, "batch/a", version, a, sizeof(a));
@@ -169,7 +186,8 @@ static void run(int version)
 
 	/* malformed limit files are errors, not crashes */
 	fake_write(a, version == 2 ? "cpu.max" : "cpu.cfs_quota_us", "garbage\n");
-	CHECK(apply(&s, "batch/a", 0.1, 100000, 1500, "inc-7", &out, &cap, err, sizeof(err)) == -EINVAL);
+	CHECK(apply(&s, "batch/a", 0.1, 100000, 1500, "inc-7", &out, &cap, err, sizeof(err)) ==
+	      -EINVAL);
 	CHECK(s.n == 0);
 
 	/* One malformed state-file line is skipped and named; the caps around it still load (an
@@ -187,7 +205,8 @@ static void run(int version)
 		fprintf(stderr, "load: %d, n %d: %s\n", i, s.n, err);
 	CHECK(i == 2 && s.n == 2);
 	CHECK(strstr(err, ":2: malformed") != NULL && strstr(err, ":4: malformed") != NULL);
-	CHECK(caps_find(&s, b) >= 0 && caps_find(&s, c3) >= 0 && s.caps[caps_find(&s, c3)].ino == 0);
+	CHECK(caps_find(&s, b) >= 0 && caps_find(&s, c3) >= 0 &&
+	      s.caps[caps_find(&s, c3)].ino == 0);
 
 	fake_rm(root);
 }
@@ -205,13 +224,18 @@ int main(void)
 	CHECK(limits_parse(LIMITS_V1, "1000 99999999", &q, &p) == -EINVAL);
 
 	/* Planning a cap: it only lowers (exactly, in integers), never under the 1 ms quota. */
-	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.1, 250000, &q, &p) == 0 && q == 25000 && p == 250000);
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.1, 250000, &q, &p) == 0 && q == 25000 &&
+	      p == 250000);
 	CHECK(limits_plan_cap(LIMITS_V2, "50000 100000", 1024, 250000, &q, &p) == 1);
 	CHECK(limits_plan_cap(LIMITS_V2, "50000 100000", 0.5, 250000, &q, &p) == 1);
-	CHECK(limits_plan_cap(LIMITS_V2, "50000 100000", 0.4999, 250000, &q, &p) == 0 && q * 100000 < 50000 * p);
-	CHECK(limits_plan_cap(LIMITS_V1, "1000 1000", 0.5, 1000, &q, &p) == 0 && q >= 1000 && q * 1000 <= 1000 * p / 2);
-	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.01, 1000, &q, &p) == 0 && q == 1000 && p == 100000);
-	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.0001, 100000, &q, &p) == 0 && q == 1000 && p == 1000000);
+	CHECK(limits_plan_cap(LIMITS_V2, "50000 100000", 0.4999, 250000, &q, &p) == 0 &&
+	      q * 100000 < 50000 * p);
+	CHECK(limits_plan_cap(LIMITS_V1, "1000 1000", 0.5, 1000, &q, &p) == 0 && q >= 1000 &&
+	      q * 1000 <= 1000 * p / 2);
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.01, 1000, &q, &p) == 0 && q == 1000 &&
+	      p == 100000);
+	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.0001, 100000, &q, &p) == 0 && q == 1000 &&
+	      p == 1000000);
 	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0.29, 100000, &q, &p) == 0 && q == 29000);
 	CHECK(limits_plan_cap(LIMITS_V2, "garbage", 0.1, 100000, &q, &p) == -EINVAL);
 	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0, 100000, &q, &p) == -EINVAL);

@@ -18,7 +18,8 @@ struct hostile {
 
 static char root[PATH_MAX], outside[PATH_MAX];
 
-static int try_open(struct cgpath_policy *p, const char *task, size_t len, char *out, char *err, size_t errsz)
+static int try_open(struct cgpath_policy *p, const char *task, size_t len, char *out, char *err,
+		    size_t errsz)
 {
 	struct cgpath_target t;
 	int rc;
@@ -28,7 +29,8 @@ static int try_open(struct cgpath_policy *p, const char *task, size_t len, char 
 	if (rc == 0) {
 		struct stat st;
 
-		CHECK(t.fd >= 0 && fstat(t.fd, &st) == 0 && st.st_ino == t.ino && st.st_dev == t.dev);
+		CHECK(t.fd >= 0 && fstat(t.fd, &st) == 0 && st.st_ino == t.ino &&
+		      st.st_dev == t.dev);
 		close(t.fd);
 		if (out)
 			strcpy(out, t.dir);
@@ -42,7 +44,8 @@ static void run(bool walk)
 {
 	char dir[PATH_MAX], out[PATH_MAX], err[256], want[PATH_MAX];
 	char prot[] = "system.slice, kubelet.slice ,init.scope";
-	char longname[400], longpath[1100], own[PATH_MAX], coll[PATH_MAX], abs_ok[PATH_MAX], abs_bad[PATH_MAX];
+	char longname[400], longpath[1100], own[PATH_MAX], coll[PATH_MAX], abs_ok[PATH_MAX],
+	    abs_bad[PATH_MAX];
 	struct cgpath_policy p = {0};
 
 	cgpath_no_openat2 = walk;
@@ -80,37 +83,37 @@ static void run(bool walk)
 	snprintf(abs_bad, sizeof(abs_bad), "%s/x", outside);
 
 	struct hostile table[] = {
-		{"traversal", "../x", 0, -EPERM},
-		{"traversal inside", "batch.slice/../../x", 0, -EPERM},
-		{"dot", "batch.slice/./video-3", 0, -EPERM},
-		{"symlink escape", "batch.slice/escape", 0, -EPERM},
-		{"symlink inside the root (not followed)", "batch.slice/alias", 0, -EPERM},
-		{"symlinked folder on the way", "linkdir/x", 0, -EPERM},
-		{"symlink to a protected slice", "innocent.slice/sshd.service", 0, -EPERM},
-		{"absolute elsewhere", abs_bad, 0, -EPERM},
-		{"absolute /etc", "/etc", 0, -EPERM},
-		{"NUL byte", "batch.slice\0/../../etc", 22, -EINVAL},
-		{"newline", "batch.slice\n", 0, -EINVAL},
-		{"double slash", "batch.slice//video-3", 0, -EINVAL},
-		{"overlong component", longname, 0, -ENAMETOOLONG},
-		{"overlong path", longpath, 0, -ENAMETOOLONG},
-		{"protected slice", "system.slice/sshd.service", 0, -EPERM},
-		{"own cgroup", "enforcer.scope", 0, -EPERM},
-		{"collector cgroup", "collector.scope", 0, -EPERM},
-		{"inside the collector's cgroup", "collector.scope/inner", 0, -EPERM},
-		{"missing", "batch.slice/nope", 0, -ENOENT},
-		{"not a directory", "batch.slice/afile", 0, -ENOENT},
-		{"root itself", "batch.slice/..", 0, -EPERM},
-		{"a parent: every pod under it", "kubepods.slice", 0, -EPERM},
-		{"a parent: a pod with containers", "kubepods.slice/pod-1", 0, -EPERM},
-		{"a parent: a slice", "batch.slice", 0, -EPERM},
+	    {"traversal", "../x", 0, -EPERM},
+	    {"traversal inside", "batch.slice/../../x", 0, -EPERM},
+	    {"dot", "batch.slice/./video-3", 0, -EPERM},
+	    {"symlink escape", "batch.slice/escape", 0, -EPERM},
+	    {"symlink inside the root (not followed)", "batch.slice/alias", 0, -EPERM},
+	    {"symlinked folder on the way", "linkdir/x", 0, -EPERM},
+	    {"symlink to a protected slice", "innocent.slice/sshd.service", 0, -EPERM},
+	    {"absolute elsewhere", abs_bad, 0, -EPERM},
+	    {"absolute /etc", "/etc", 0, -EPERM},
+	    {"NUL byte", "batch.slice\0/../../etc", 22, -EINVAL},
+	    {"newline", "batch.slice\n", 0, -EINVAL},
+	    {"double slash", "batch.slice//video-3", 0, -EINVAL},
+	    {"overlong component", longname, 0, -ENAMETOOLONG},
+	    {"overlong path", longpath, 0, -ENAMETOOLONG},
+	    {"protected slice", "system.slice/sshd.service", 0, -EPERM},
+	    {"own cgroup", "enforcer.scope", 0, -EPERM},
+	    {"collector cgroup", "collector.scope", 0, -EPERM},
+	    {"inside the collector's cgroup", "collector.scope/inner", 0, -EPERM},
+	    {"missing", "batch.slice/nope", 0, -ENOENT},
+	    {"not a directory", "batch.slice/afile", 0, -ENOENT},
+	    {"root itself", "batch.slice/..", 0, -EPERM},
+	    {"a parent: every pod under it", "kubepods.slice", 0, -EPERM},
+	    {"a parent: a pod with containers", "kubepods.slice/pod-1", 0, -EPERM},
+	    {"a parent: a slice", "batch.slice", 0, -EPERM},
 	};
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
 		int rc = try_open(&p, table[i].task, table[i].len, NULL, err, sizeof(err));
 
 		if (rc != table[i].rc)
-			fprintf(stderr, "%s (%s): got %d (%s), want %d\n", table[i].name, walk ? "walk" : "openat2", rc,
-				err, table[i].rc);
+			fprintf(stderr, "%s (%s): got %d (%s), want %d\n", table[i].name,
+				walk ? "walk" : "openat2", rc, err, table[i].rc);
 		CHECK(rc == table[i].rc);
 		CHECK(err[0] != '\0');
 	}
@@ -131,7 +134,8 @@ static void run(bool walk)
 	/* task_cgroup_depth: pods (depth 2) are the tasks, containers under them are not. */
 	p.task_depth = 2;
 	CHECK(try_open(&p, "kubepods.slice/pod-1", 0, out, err, sizeof(err)) == 0);
-	CHECK(try_open(&p, "kubepods.slice", 0, out, err, sizeof(err)) == -EPERM && strstr(err, "task_cgroup_depth"));
+	CHECK(try_open(&p, "kubepods.slice", 0, out, err, sizeof(err)) == -EPERM &&
+	      strstr(err, "task_cgroup_depth"));
 	CHECK(try_open(&p, "kubepods.slice/pod-1/ctr-a", 0, out, err, sizeof(err)) == -EPERM);
 	p.task_depth = 0;
 
@@ -146,14 +150,18 @@ static void run(bool walk)
 	q.root = linkroot;
 	q.own_cgroup = NULL;
 	CHECK(cgpath_split_list(list, (const char **)items, 4) == 2);
-	CHECK(items[0][0] == '/' && items[0][strlen(items[0]) - 1] == 'e' && strstr(items[1], "nothing"));
+	CHECK(items[0][0] == '/' && items[0][strlen(items[0]) - 1] == 'e' &&
+	      strstr(items[1], "nothing"));
 	q.also_protected[0] = items[0];
 	q.also_protected[1] = items[1];
 	q.n_also = 2;
-	CHECK(try_open(&q, "collector.scope", 0, out, err, sizeof(err)) == -EPERM && strstr(err, "protected"));
+	CHECK(try_open(&q, "collector.scope", 0, out, err, sizeof(err)) == -EPERM &&
+	      strstr(err, "protected"));
 	CHECK(try_open(&q, "collector.scope/inner", 0, out, err, sizeof(err)) == -EPERM);
-	CHECK(try_open(&q, "batch.slice/video-3", 0, out, err, sizeof(err)) == 0 && strcmp(out, want) == 0);
-	snprintf(abs_ok, sizeof(abs_ok), "%s/batch.slice/video-3", linkroot); /* absolute, through the link */
+	CHECK(try_open(&q, "batch.slice/video-3", 0, out, err, sizeof(err)) == 0 &&
+	      strcmp(out, want) == 0);
+	snprintf(abs_ok, sizeof(abs_ok), "%s/batch.slice/video-3",
+		 linkroot); /* absolute, through the link */
 	CHECK(try_open(&q, abs_ok, 0, out, err, sizeof(err)) == 0 && strcmp(out, want) == 0);
 
 	/* reopen: the same directory; replaced (new inode) is -ESTALE; a symlink put in its place
@@ -169,7 +177,8 @@ static void run(bool walk)
 	CHECK(cgpath_reopen(&p, t.dir, t.dev, t.ino, &fd, err, sizeof(err)) == -ESTALE && fd == -1);
 	CHECK(strstr(err, "replaced") != NULL);
 	fake_sh("rm -rf '%s' && ln -s '%s/x' '%s'", t.dir, outside, t.dir);
-	CHECK(cgpath_reopen(&p, t.dir, 0, 0, &fd, err, sizeof(err)) == -ESTALE && strstr(err, "symlink"));
+	CHECK(cgpath_reopen(&p, t.dir, 0, 0, &fd, err, sizeof(err)) == -ESTALE &&
+	      strstr(err, "symlink"));
 	fake_sh("rm -f '%s'", t.dir);
 	CHECK(cgpath_reopen(&p, t.dir, 0, 0, &fd, err, sizeof(err)) == -ENOENT);
 	CHECK(cgpath_reopen(&p, abs_bad, 0, 0, &fd, err, sizeof(err)) == -EPERM);
@@ -177,8 +186,8 @@ static void run(bool walk)
 	fake_rm(root);
 	fake_rm(outside);
 	fake_sh("rm -f '%s'", linkroot);
-	printf("test-cgpath: ok (%zu hostile paths refused, %s)\n", sizeof(table) / sizeof(table[0]),
-	       walk ? "O_NOFOLLOW walk" : "openat2");
+	printf("test-cgpath: ok (%zu hostile paths refused, %s)\n",
+	       sizeof(table) / sizeof(table[0]), walk ? "O_NOFOLLOW walk" : "openat2");
 }
 
 int main(void)

@@ -21,39 +21,51 @@ static void init(struct host_enforcer *h)
 
 static struct incident_in incident(const char *task, double cap, int dur)
 {
-	struct incident_in in = {.incident_id = "inc", .host = "host-1", .throttle = true, .antagonist_task = task,
-				 .antagonist_len = strlen(task), .victim_task = "ls/v", .victim_job = "ls",
-				 .has_cap = true, .cap_cpu = cap, .has_duration = true, .cap_duration_s = dur};
+	struct incident_in in = {.incident_id = "inc",
+				 .host = "host-1",
+				 .throttle = true,
+				 .antagonist_task = task,
+				 .antagonist_len = strlen(task),
+				 .victim_task = "ls/v",
+				 .victim_job = "ls",
+				 .has_cap = true,
+				 .cap_cpu = cap,
+				 .has_duration = true,
+				 .cap_duration_s = dur};
 	return in;
 }
 
 static void freshness(void)
 {
 	const struct freshness f = {.stale_after_s = 600, .max_age_s = 3600, .skew_s = 60};
-	const int64_t now = 1700000000LL * 1000000, own_now = now + 5000000; /* own clock may differ */
+	const int64_t now = 1700000000LL * 1000000,
+		      own_now = now + 5000000; /* own clock may differ */
 	struct {
 		const char *name;
 		int64_t kafka_ms, own_us;
 		const char *why; /* NULL: fresh */
 	} rows[] = {
-		{"fresh", now / 1000 - 2000, own_now - 30000000, NULL},
-		{"no Kafka timestamp", -1, own_now, "no Kafka timestamp"},
-		{"zero Kafka timestamp", 0, own_now, "no Kafka timestamp"},
-		{"Kafka timestamp in the future", now / 1000 + 3600000, own_now, "future"},
-		{"Kafka timestamp within the skew", now / 1000 + 30000, own_now, NULL},
-		{"stale in Kafka", now / 1000 - 601000, own_now, "reached Kafka"},
-		{"no own timestamp", now / 1000, 0, "no detected_at_us"},
-		{"own timestamp in the future", now / 1000, own_now + 3600000000LL, "future"},
-		{"own timestamp too old (a re-sent old incident)", now / 1000, own_now - 3601000000LL, "old"},
+	    {"fresh", now / 1000 - 2000, own_now - 30000000, NULL},
+	    {"no Kafka timestamp", -1, own_now, "no Kafka timestamp"},
+	    {"zero Kafka timestamp", 0, own_now, "no Kafka timestamp"},
+	    {"Kafka timestamp in the future", now / 1000 + 3600000, own_now, "future"},
+	    {"Kafka timestamp within the skew", now / 1000 + 30000, own_now, NULL},
+	    {"stale in Kafka", now / 1000 - 601000, own_now, "reached Kafka"},
+	    {"no own timestamp", now / 1000, 0, "no detected_at_us"},
+	    {"own timestamp in the future", now / 1000, own_now + 3600000000LL, "future"},
+	    {"own timestamp too old (a re-sent old incident)", now / 1000, own_now - 3601000000LL,
+	     "old"},
 	};
 	char why[256];
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		int rc = decide_check_fresh(&f, rows[i].kafka_ms, now, "detected_at_us", rows[i].own_us, own_now, why,
-					    sizeof(why));
+		int rc = decide_check_fresh(&f, rows[i].kafka_ms, now, "detected_at_us",
+					    rows[i].own_us, own_now, why, sizeof(why));
 
-		if ((rc == 0) != (rows[i].why == NULL) || (rows[i].why && !strstr(why, rows[i].why)))
-			fprintf(stderr, "freshness %s: rc %d (%s)\n", rows[i].name, rc, rc ? why : "");
+		if ((rc == 0) != (rows[i].why == NULL) ||
+		    (rows[i].why && !strstr(why, rows[i].why)))
+			fprintf(stderr, "freshness %s: rc %d (%s)\n", rows[i].name, rc,
+				rc ? why : "");
 		CHECK((rc == 0) == (rows[i].why == NULL));
 		CHECK(!rows[i].why || (rc == -ESTALE && strstr(why, rows[i].why)));
 	}
@@ -73,7 +85,8 @@ static void release_all_200(void)
 		snprintf(name, sizeof(name), "many/t%d", i);
 		fake_cgroup(root, name, 2, dir, sizeof(dir));
 		if (i % 3) {
-			snprintf(want, sizeof(want), "%d %d\n", 20000 + 1000 * i, 100000 + 1000 * (i % 50));
+			snprintf(want, sizeof(want), "%d %d\n", 20000 + 1000 * i,
+				 100000 + 1000 * (i % 50));
 			fake_write(dir, "cpu.max", want);
 		}
 		struct incident_in in = incident(name, 0.01, 300);
@@ -87,7 +100,8 @@ static void release_all_200(void)
 		snprintf(name, sizeof(name), "many/t%d", i);
 		snprintf(dir, sizeof(dir), "%s/%s", root, name);
 		if (i % 3)
-			snprintf(want, sizeof(want), "%d %d", 20000 + 1000 * i, 100000 + 1000 * (i % 50));
+			snprintf(want, sizeof(want), "%d %d", 20000 + 1000 * i,
+				 100000 + 1000 * (i % 50));
 		else
 			snprintf(want, sizeof(want), "max 100000");
 		CHECK(strcmp(fake_read(dir, "cpu.max"), want) == 0);
@@ -118,7 +132,8 @@ int main(void)
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1);
 	CHECK(a[0].kind == ACT_APPLIED && a[0].cause == CAUSE_INCIDENT);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "25000 250000") == 0);
-	CHECK(strcmp(a[0].previous_limit, "max 100000") == 0 && a[0].expires_at_us == t + 300000000);
+	CHECK(strcmp(a[0].previous_limit, "max 100000") == 0 &&
+	      a[0].expires_at_us == t + 300000000);
 	CHECK(decide_incident(&h, &in, t + 1000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);
 	CHECK(h.caps.n == 1 && a[0].expires_at_us == t + 301000000);
 
@@ -129,51 +144,65 @@ int main(void)
 
 	/* a protected slice is refused with a reason */
 	struct incident_in bad = incident("system.slice/sshd", 0.1, 300);
-	CHECK(decide_incident(&h, &bad, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "protected"));
+	CHECK(decide_incident(&h, &bad, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	      strstr(a[0].reason, "protected"));
 	CHECK(strcmp(fake_read(sys, "cpu.max"), "max 100000") == 0);
 
 	/* a parent (every task under it) is refused */
 	struct incident_in parent = incident("batch", 0.1, 300);
-	CHECK(decide_incident(&h, &parent, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "leaf"));
+	CHECK(decide_incident(&h, &parent, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	      strstr(a[0].reason, "leaf"));
 
 	/* a cap of 1024 CPUs on a task held at 0.5: nothing written, reported */
 	struct incident_in raise = incident("held/task", 1024, 300);
 	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
-	CHECK(strstr(a[0].reason, "already at or below") && strcmp(fake_read(held, "cpu.max"), "50000 100000") == 0);
+	CHECK(strstr(a[0].reason, "already at or below") &&
+	      strcmp(fake_read(held, "cpu.max"), "50000 100000") == 0);
 	CHECK(h.caps.n == 1);
 
 	/* operator cap with defaults, then uncap */
-	struct command_in cap = {.command_id = "c1", .command = CMD_CAP, .host = "host-1", .task = "be/crawler-1",
+	struct command_in cap = {.command_id = "c1",
+				 .command = CMD_CAP,
+				 .host = "host-1",
+				 .task = "be/crawler-1",
 				 .task_len = 12};
-	CHECK(decide_command(&h, &cap, t, a, 8) == 1 && a[0].kind == ACT_APPLIED && a[0].cause == CAUSE_OPERATOR);
+	CHECK(decide_command(&h, &cap, t, a, 8) == 1 && a[0].kind == ACT_APPLIED &&
+	      a[0].cause == CAUSE_OPERATOR);
 	CHECK(strcmp(a[0].command_id, "c1") == 0 && h.caps.n == 2);
 	struct command_in uncap = cap;
 	uncap.command = CMD_UNCAP;
 	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_RELEASED);
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0 && h.caps.n == 1);
-	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "no cap"));
+	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_REFUSED &&
+	      strstr(a[0].reason, "no cap"));
 
 	/* a request under the floor is capped at the floor, and says so */
 	struct command_in tiny = cap;
 	tiny.has_cap = true;
 	tiny.cap_cpu = 0.0001;
-	CHECK(decide_command(&h, &tiny, t, a, 8) == 1 && a[0].kind == ACT_APPLIED && strstr(a[0].reason, "min_cap_cpu"));
+	CHECK(decide_command(&h, &tiny, t, a, 8) == 1 && a[0].kind == ACT_APPLIED &&
+	      strstr(a[0].reason, "min_cap_cpu"));
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "2500 250000") == 0);
 	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_RELEASED);
 
 	/* expiry releases exactly when due */
 	CHECK(decide_expiry(&h, t + 300999999, &a[0]) == 0);
-	CHECK(decide_expiry(&h, t + 301000000, &a[0]) == 1 && a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_EXPIRY);
+	CHECK(decide_expiry(&h, t + 301000000, &a[0]) == 1 && a[0].kind == ACT_RELEASED &&
+	      a[0].cause == CAUSE_EXPIRY);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h.caps.n == 0);
 
 	/* cluster kill switch refuses incidents; host switch releases caps in force */
 	cluster_off = true;
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && a[0].cause == CAUSE_PROTECTION_OFF);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	      a[0].cause == CAUSE_PROTECTION_OFF);
 	cluster_off = false;
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	struct command_in off = {.command_id = "c2", .command = CMD_PROTECTION_OFF, .host = "host-1"};
-	CHECK(decide_command(&h, &off, t, a, 8) == 1 && a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_PROTECTION_OFF);
-	CHECK(h.protection_off && h.caps.n == 0 && strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
+	struct command_in off = {
+	    .command_id = "c2", .command = CMD_PROTECTION_OFF, .host = "host-1"};
+	CHECK(decide_command(&h, &off, t, a, 8) == 1 && a[0].kind == ACT_RELEASED &&
+	      a[0].cause == CAUSE_PROTECTION_OFF);
+	CHECK(h.protection_off && h.caps.n == 0 &&
+	      strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
 	init(&h2); /* the kill switch survives a restart */
 	decide_load_protection(&h2);
@@ -182,18 +211,23 @@ int main(void)
 	on.command = CMD_PROTECTION_ON;
 	CHECK(decide_command(&h, &on, t, a, 8) == 0 && !h.protection_off);
 
-	/* crash with two caps in force: a new enforcer releases the expired one, resumes the other */
+	/* crash with two caps in force: a new enforcer releases the expired one, resumes the other
+	 */
 	struct incident_in in2 = incident("be/crawler-1", 0.01, 10);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
 	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	fake_write(dir, "cpu.max", "max 100000\n"); /* as if the crash came before the cgroup write */
+	fake_write(dir, "cpu.max",
+		   "max 100000\n"); /* as if the crash came before the cgroup write */
 	init(&h2);
 	n = decide_recover(&h2, t + 20000000, a, 8, err, sizeof(err));
 	CHECK(n == 2 && err[0] == '\0');
-	CHECK(a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_RECOVERY && strcmp(a[0].task, "be/crawler-1") == 0);
+	CHECK(a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_RECOVERY &&
+	      strcmp(a[0].task, "be/crawler-1") == 0);
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0);
-	CHECK(a[1].kind == ACT_RENEWED && a[1].cause == CAUSE_RECOVERY && strcmp(fake_read(dir, "cpu.max"), "25000 250000") == 0);
-	CHECK(decide_release_all(&h2, CAUSE_SHUTDOWN, a, 8) == 1 && a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_SHUTDOWN);
+	CHECK(a[1].kind == ACT_RENEWED && a[1].cause == CAUSE_RECOVERY &&
+	      strcmp(fake_read(dir, "cpu.max"), "25000 250000") == 0);
+	CHECK(decide_release_all(&h2, CAUSE_SHUTDOWN, a, 8) == 1 && a[0].kind == ACT_RELEASED &&
+	      a[0].cause == CAUSE_SHUTDOWN);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
 
 	/* crash, then the capped cgroup is removed and made again under its name: the new one is
@@ -205,13 +239,15 @@ int main(void)
 	fake_write(rep, "cpu.max", "max 100000\n");
 	init(&h);
 	n = decide_recover(&h, t + 1000000, a, 8, err, sizeof(err));
-	CHECK(n == 1 && a[0].kind == ACT_RELEASED && strstr(a[0].reason, "replaced") && h.caps.n == 0);
+	CHECK(n == 1 && a[0].kind == ACT_RELEASED && strstr(a[0].reason, "replaced") &&
+	      h.caps.n == 0);
 	CHECK(strcmp(fake_read(rep, "cpu.max"), "max 100000") == 0);
 
 	/* the per-host limit */
 	h.caps.max_caps = 1;
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "max_caps"));
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	      strstr(a[0].reason, "max_caps"));
 	CHECK(decide_release_all(&h, CAUSE_SHUTDOWN, a, 8) == 1);
 	h.caps.max_caps = 3;
 
@@ -221,16 +257,19 @@ int main(void)
 	decide_bucket_init(&h.new_caps, 1, 1);
 	decide_bucket_init(&h.renewals, 1, 1);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "rate limit"));
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	      strstr(a[0].reason, "rate limit"));
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_RENEWED);
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED && strstr(a[0].reason, "renewals"));
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	      strstr(a[0].reason, "renewals"));
 	clock += 1000000;
 	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
 	/* a refusal that writes nothing costs no token */
 	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
 	clock += 1000000;
-	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && strstr(a[0].reason, "already at or below"));
+	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 &&
+	      strstr(a[0].reason, "already at or below"));
 	CHECK(decide_release_all(&h, CAUSE_SHUTDOWN, a, 8) == 2);
 	h.rate_clock_us = NULL;
 	decide_bucket_init(&h.new_caps, 0, 1);
@@ -238,10 +277,13 @@ int main(void)
 
 	/* a day's bound on capped time (600 s): renewals count their extension; across a restart */
 	h.max_cap_us_per_day = 600000000;
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);                 /* 300 */
-	CHECK(decide_incident(&h, &in, t + 100000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);     /* 400 */
-	CHECK(decide_incident(&h, &in, t + 250000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);     /* 550 */
-	CHECK(decide_incident(&h, &in, t + 320000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);     /* 600 */
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED); /* 300 */
+	CHECK(decide_incident(&h, &in, t + 100000000, &a[0]) == 1 &&
+	      a[0].kind == ACT_RENEWED); /* 400 */
+	CHECK(decide_incident(&h, &in, t + 250000000, &a[0]) == 1 &&
+	      a[0].kind == ACT_RENEWED); /* 550 */
+	CHECK(decide_incident(&h, &in, t + 320000000, &a[0]) == 1 &&
+	      a[0].kind == ACT_RENEWED); /* 600 */
 	CHECK(strstr(a[0].reason, "shortened") && a[0].expires_at_us == t + 600000000);
 	CHECK(decide_incident(&h, &in, t + 350000000, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
 	CHECK(strstr(a[0].reason, "max_cap_s_per_task_day"));
@@ -250,12 +292,14 @@ int main(void)
 	CHECK(decide_recover(&h2, t + 360000000, a, 8, err, sizeof(err)) == 1);
 	CHECK(decide_expiry(&h2, t + 600000000, &a[0]) == 1 && a[0].kind == ACT_RELEASED);
 	CHECK(decide_incident(&h2, &in, t + 700000000, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
-	CHECK(decide_incident(&h2, &in, t + 86400000000LL + 1, &a[0]) == 1 && a[0].kind == ACT_APPLIED); /* next day */
+	CHECK(decide_incident(&h2, &in, t + 86400000000LL + 1, &a[0]) == 1 &&
+	      a[0].kind == ACT_APPLIED); /* next day */
 	CHECK(decide_release_all(&h2, CAUSE_SHUTDOWN, a, 8) == 1);
 
 	/* dry run: decides and reports, writes nothing */
 	h2.caps.dry_run = true;
-	CHECK(decide_incident(&h2, &in, t, &a[0]) == 1 && a[0].kind == ACT_DRY_RUN && strstr(a[0].reason, "dry run"));
+	CHECK(decide_incident(&h2, &in, t, &a[0]) == 1 && a[0].kind == ACT_DRY_RUN &&
+	      strstr(a[0].reason, "dry run"));
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h2.caps.n == 0);
 
 	release_all_200();

@@ -32,8 +32,9 @@ static int child(uint64_t keep)
 
 	if (privs_drop(keep, err, sizeof(err)) != 0)
 		return 2;
-	if (status_field("CapEff") != keep || status_field("CapPrm") != keep || status_field("CapBnd") != keep ||
-	    status_field("CapInh") != 0 || status_field("CapAmb") != 0 || status_field("NoNewPrivs") != 1)
+	if (status_field("CapEff") != keep || status_field("CapPrm") != keep ||
+	    status_field("CapBnd") != keep || status_field("CapInh") != 0 ||
+	    status_field("CapAmb") != 0 || status_field("NoNewPrivs") != 1)
 		return 3;
 	return 0;
 }
@@ -51,7 +52,8 @@ int main(void)
 	CHECK(strcmp(names, "cap_dac_override,cap_perfmon") == 0);
 	privs_names(0, names, sizeof(names));
 	CHECK(strcmp(names, "none") == 0);
-	CHECK(privs_parse("dac_overide", &mask, err, sizeof(err)) == -EINVAL && strstr(err, "dac_overide"));
+	CHECK(privs_parse("dac_overide", &mask, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "dac_overide"));
 	if (geteuid() != 0) {
 		printf("test-privs: SKIPPED the drop: not root, no capability to drop\n");
 		return 77;
@@ -65,9 +67,11 @@ int main(void)
 			_exit(child(keep));
 		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
 		if (WEXITSTATUS(status) != 0)
-			fprintf(stderr, "keep %llx: child exit %d\n", (unsigned long long)keep, WEXITSTATUS(status));
+			fprintf(stderr, "keep %llx: child exit %d\n", (unsigned long long)keep,
+				WEXITSTATUS(status));
 		CHECK(WEXITSTATUS(status) == 0);
 	}
-	printf("test-privs: ok (after the drop: nothing, or only dac_override, in every set; no_new_privs)\n");
+	printf("test-privs: ok (after the drop: nothing, or only dac_override, in every set; "
+	       "no_new_privs)\n");
 	return 0;
 }

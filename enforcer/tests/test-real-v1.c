@@ -53,8 +53,8 @@ static int skip(const char *why)
 	return 77;
 }
 
-static int apply(struct capset *s, struct cgpath_policy *p, const char *task, double cpu, long period,
-		 enum caps_outcome *out, char *err, size_t errsz)
+static int apply(struct capset *s, struct cgpath_policy *p, const char *task, double cpu,
+		 long period, enum caps_outcome *out, char *err, size_t errsz)
 {
 	struct cgpath_target t;
 	struct cap_request r;
@@ -62,8 +62,14 @@ static int apply(struct capset *s, struct cgpath_policy *p, const char *task, do
 	int rc = cgpath_open(p, task, strlen(task), &t, err, errsz);
 
 	CHECK(rc == 0);
-	r = (struct cap_request){.task = task, .task_len = strlen(task), .target = &t, .version = LIMITS_V1,
-				 .cpu = cpu, .period_us = period, .expires_us = INT64_MAX / 2, .incident_id = "real"};
+	r = (struct cap_request){.task = task,
+				 .task_len = strlen(task),
+				 .target = &t,
+				 .version = LIMITS_V1,
+				 .cpu = cpu,
+				 .period_us = period,
+				 .expires_us = INT64_MAX / 2,
+				 .incident_id = "real"};
 	rc = caps_apply(s, &r, out, &cap, err, errsz);
 	close(t.fd);
 	return rc;
@@ -91,8 +97,8 @@ static bool is(const char *dir, const char *quota, const char *period)
 	snprintf(q, sizeof(q), "%s", fake_read(dir, "cpu.cfs_quota_us"));
 	ok = strcmp(q, quota) == 0 && strcmp(fake_read(dir, "cpu.cfs_period_us"), period) == 0;
 	if (!ok)
-		fprintf(stderr, "%s: quota %s period %s, want %s %s\n", dir, q, fake_read(dir, "cpu.cfs_period_us"), quota,
-			period);
+		fprintf(stderr, "%s: quota %s period %s, want %s %s\n", dir, q,
+			fake_read(dir, "cpu.cfs_period_us"), quota, period);
 	return ok;
 }
 
@@ -124,7 +130,8 @@ static void hierarchy(void)
 	/* c0 holds its own 0.3 CPU: a cap of 0.8 would raise it (and the kernel would refuse it
 	 * over the parent's 0.5): nothing is written */
 	limit(c[0], "30000", "100000\n", NULL);
-	CHECK(apply(&s, &p, name[0], 0.8, 250000, &out, err, sizeof(err)) == 0 && out == CAPS_AT_OR_BELOW);
+	CHECK(apply(&s, &p, name[0], 0.8, 250000, &out, err, sizeof(err)) == 0 &&
+	      out == CAPS_AT_OR_BELOW);
 	CHECK(is(c[0], "30000", "100000") && s.n == 0);
 
 	/* c1 has no limit of its own (the parent's applies): 0.8 is refused by the kernel after
@@ -144,7 +151,8 @@ static void hierarchy(void)
 	/* c3: 0.4 CPU; a cap of 0.2 over 250 ms has a larger quota (50 ms): period first, then
 	 * quota; the restore goes the other way; both accepted, exact */
 	limit(c[3], "40000", "100000\n", NULL);
-	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 && out == CAPS_APPLIED);
+	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED);
 	CHECK(is(c[3], "50000", "250000") && s.n == 1);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0);
 	CHECK(is(c[3], "40000", "100000"));
@@ -153,8 +161,10 @@ static void hierarchy(void)
 		rmdir(c[i]);
 	rmdir(parent);
 	unlink(state);
-	printf("test-real-v1: under a parent at 0.5 CPU: no raise, refused caps leave the limit exact%s, "
-	       "period-first cap and its restore\n", has_burst ? " (over the parent, under the burst)" : "");
+	printf("test-real-v1: under a parent at 0.5 CPU: no raise, refused caps leave the limit "
+	       "exact%s, "
+	       "period-first cap and its restore\n",
+	       has_burst ? " (over the parent, under the burst)" : "");
 }
 
 int main(void)
@@ -168,8 +178,10 @@ int main(void)
 
 	if (geteuid() != 0)
 		return skip("needs root to create cgroups under " CPU_ROOT);
-	if (access(CPU_ROOT "/cpu.cfs_quota_us", W_OK) != 0 || access(ACCT_ROOT "/cpuacct.usage", R_OK) != 0)
-		return skip("no writable cgroup v1 cpu and cpuacct controllers at " CPU_ROOT ", " ACCT_ROOT);
+	if (access(CPU_ROOT "/cpu.cfs_quota_us", W_OK) != 0 ||
+	    access(ACCT_ROOT "/cpuacct.usage", R_OK) != 0)
+		return skip("no writable cgroup v1 cpu and cpuacct controllers at " CPU_ROOT
+			    ", " ACCT_ROOT);
 	snprintf(cpu, sizeof(cpu), CPU_ROOT "/cpi2-enforcer-test-%d", getpid());
 	snprintf(acct, sizeof(acct), ACCT_ROOT "/cpi2-enforcer-test-%d", getpid());
 	if (mkdir(cpu, 0755) != 0 || mkdir(acct, 0755) != 0)
@@ -197,8 +209,14 @@ int main(void)
 	struct timespec rt;
 	clock_gettime(CLOCK_REALTIME, &rt);
 	int64_t t0 = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000;
-	struct cap_request r = {.task = task, .task_len = strlen(task), .target = &t, .version = LIMITS_V1, .cpu = 0.1,
-				.period_us = 100000, .expires_us = t0 + 3000000, .incident_id = "real-test"};
+	struct cap_request r = {.task = task,
+				.task_len = strlen(task),
+				.target = &t,
+				.version = LIMITS_V1,
+				.cpu = 0.1,
+				.period_us = 100000,
+				.expires_us = t0 + 3000000,
+				.incident_id = "real-test"};
 	CHECK(caps_apply(&s, &r, &out, &cap, err, sizeof(err)) == 0);
 	close(t.fd);
 	usleep(200000); /* within a period or two the cap bites */
@@ -218,7 +236,8 @@ int main(void)
 	waitpid(busy, NULL, 0);
 	rmdir(cpu);
 	rmdir(acct);
-	printf("test-real-v1: CPU usage before %.3f, capped to 0.1: %.3f, after expiry %.3f\n", before, capped, after);
+	printf("test-real-v1: CPU usage before %.3f, capped to 0.1: %.3f, after expiry %.3f\n",
+	       before, capped, after);
 	CHECK(before > 0.5);
 	CHECK(capped > 0.05 && capped < 0.15);
 	CHECK(after > 0.5);

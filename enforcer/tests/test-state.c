@@ -24,17 +24,21 @@ static void files(const char *root)
 	snprintf(path, sizeof(path), "%s/f", root);
 	CHECK(statefile_write(path, "one\n", 4, err, sizeof(err)) == 0);
 	CHECK(statefile_write(path, "two\n", 4, err, sizeof(err)) == 0);
-	CHECK(cpi2_read_text_at(AT_FDCWD, path, O_NOFOLLOW, buf, sizeof(buf)) == 4 && strcmp(buf, "two\n") == 0);
+	CHECK(cpi2_read_text_at(AT_FDCWD, path, O_NOFOLLOW, buf, sizeof(buf)) == 4 &&
+	      strcmp(buf, "two\n") == 0);
 	char tmp[PATH_MAX + 16];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	CHECK(access(tmp, F_OK) != 0);
-	CHECK(statefile_write("/nonexistent-dir/x", "a", 1, err, sizeof(err)) == -ENOENT && strstr(err, "nonexistent"));
+	CHECK(statefile_write("/nonexistent-dir/x", "a", 1, err, sizeof(err)) == -ENOENT &&
+	      strstr(err, "nonexistent"));
 
 	/* kill switch: remembered; no file is on; a damaged file reads as off (never forgotten) */
 	snprintf(path, sizeof(path), "%s/cluster.protection", root);
 	CHECK(!statefile_load_switch(path));
-	CHECK(statefile_save_switch(path, true, err, sizeof(err)) == 0 && statefile_load_switch(path));
-	CHECK(statefile_save_switch(path, false, err, sizeof(err)) == 0 && !statefile_load_switch(path));
+	CHECK(statefile_save_switch(path, true, err, sizeof(err)) == 0 &&
+	      statefile_load_switch(path));
+	CHECK(statefile_save_switch(path, false, err, sizeof(err)) == 0 &&
+	      !statefile_load_switch(path));
 	fake_write(root, "cluster.protection", "garbage");
 	CHECK(statefile_load_switch(path));
 	fake_write(root, "cluster.protection", "");
@@ -48,8 +52,10 @@ static void files(const char *root)
 		char want[64];
 
 		snprintf(want, sizeof(want), "pid %ld", (long)getppid());
-		_exit(statefile_lock(root, &fd2, err, sizeof(err)) == -EWOULDBLOCK && strstr(err, want) &&
-			      strstr(err, "in use") ? 0 : 1);
+		_exit(statefile_lock(root, &fd2, err, sizeof(err)) == -EWOULDBLOCK &&
+			      strstr(err, want) && strstr(err, "in use")
+			  ? 0
+			  : 1);
 	}
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(fd); /* released: the next one gets it */
@@ -68,11 +74,13 @@ static void seen(const char *root)
 	CHECK(!seen_has(&s, 'i', "inc-1"));
 	CHECK(seen_add(&s, 'i', "inc-1", t, err, sizeof(err)) == 0);
 	CHECK(seen_has(&s, 'i', "inc-1") && !seen_has(&s, 'c', "inc-1"));
-	CHECK(seen_add(&s, 'c', "cmd\t1\nx", t, err, sizeof(err)) == 0); /* one line in the file, still */
+	CHECK(seen_add(&s, 'c', "cmd\t1\nx", t, err, sizeof(err)) ==
+	      0); /* one line in the file, still */
 	CHECK(seen_has(&s, 'c', "cmd\t1\nx"));
 
 	/* across a restart */
-	CHECK(seen_open(&again, path, 4, 3600LL * 1000000, t + 1, err, sizeof(err)) == 0 && again.n == 2);
+	CHECK(seen_open(&again, path, 4, 3600LL * 1000000, t + 1, err, sizeof(err)) == 0 &&
+	      again.n == 2);
 	CHECK(seen_has(&again, 'i', "inc-1") && seen_has(&again, 'c', "cmd\t1\nx"));
 	seen_close(&again);
 
@@ -89,7 +97,8 @@ static void seen(const char *root)
 	seen_close(&s);
 
 	/* malformed lines are skipped and named */
-	fake_write(root, "seen-ids", "# x\ni\t5\tgood\nzz\nc\tnotanumber\tx\ni\t7\t\nc\t9\talso-good\n");
+	fake_write(root, "seen-ids",
+		   "# x\ni\t5\tgood\nzz\nc\tnotanumber\tx\ni\t7\t\nc\t9\talso-good\n");
 	CHECK(seen_open(&s, path, 8, 3600LL * 1000000, 10, err, sizeof(err)) == 3);
 	CHECK(strstr(err, ":3:") && strstr(err, ":4:") && strstr(err, ":5:"));
 	CHECK(s.n == 2 && seen_has(&s, 'i', "good") && seen_has(&s, 'c', "also-good"));

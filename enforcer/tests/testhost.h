@@ -7,8 +7,8 @@
 
 #include "../src/decide.h"
 
-static inline void test_host_init(struct host_enforcer *h, const char *host, const char *root, const char *state,
-				  const char *prot, bool *cluster_off)
+static inline void test_host_init(struct host_enforcer *h, const char *host, const char *root,
+				  const char *state, const char *prot, bool *cluster_off)
 {
 	memset(h, 0, sizeof(*h));
 	snprintf(h->host, sizeof(h->host), "%s", host);

@@ -38,7 +38,8 @@ int ibench_run_init(struct ibench_run *run, int64_t duration_ns)
 
 	atomic_init(&run->stop, 0);
 	atomic_init(&run->finished, 0);
-	run->deadline_ns = duration_ns > 0 ? cpi2_clock_ns(CLOCK_MONOTONIC) + duration_ns : INT64_MAX;
+	run->deadline_ns =
+	    duration_ns > 0 ? cpi2_clock_ns(CLOCK_MONOTONIC) + duration_ns : INT64_MAX;
 	rc = pthread_mutex_init(&run->lock, NULL);
 	if (rc)
 		return -rc;
@@ -258,14 +259,16 @@ void ibench_worker_loop(struct ibench_worker *w, struct ibench_run *run)
 	int64_t start = cpi2_clock_ns(CLOCK_MONOTONIC), now = start;
 
 	while (!atomic_load_explicit(&run->stop, memory_order_relaxed) && now < run->deadline_ns) {
-		int64_t work_end = start + work < run->deadline_ns ? start + work : run->deadline_ns;
+		int64_t work_end =
+		    start + work < run->deadline_ns ? start + work : run->deadline_ns;
 
 		while (now < work_end && !atomic_load_explicit(&run->stop, memory_order_relaxed)) {
 			ibench_kernel_chunk(w);
 			now = cpi2_clock_ns(CLOCK_MONOTONIC);
 		}
 		if (work < period)
-			sleep_until(run, start + period < run->deadline_ns ? start + period : run->deadline_ns);
+			sleep_until(run, start + period < run->deadline_ns ? start + period
+									   : run->deadline_ns);
 		now = cpi2_clock_ns(CLOCK_MONOTONIC);
 		start += period;
 		if (now >= start + period) /* descheduled for a whole period: start afresh */

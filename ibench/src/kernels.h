@@ -27,12 +27,12 @@ struct ibench_worker {
 	const struct ibench_plan *plan;
 	uint64_t *buf, *dst;
 	size_t lines;
-	size_t pos;          /* next line of a sweep, next function of l1i */
-	size_t page_lines;   /* memcap: lines in a page; it visits one line per page */
-	size_t visited;      /* memcap: lines of its share visited at least once */
-	size_t l1i_funcs;    /* l1i: functions called round-robin */
-	uint64_t rng;        /* random line choice (l2, llc) */
-	uint64_t acc[8];     /* results, kept so that no work is optimised away */
+	size_t pos;	   /* next line of a sweep, next function of l1i */
+	size_t page_lines; /* memcap: lines in a page; it visits one line per page */
+	size_t visited;	   /* memcap: lines of its share visited at least once */
+	size_t l1i_funcs;  /* l1i: functions called round-robin */
+	uint64_t rng;	   /* random line choice (l2, llc) */
+	uint64_t acc[8];   /* results, kept so that no work is optimised away */
 	double facc[8];
 	uint64_t ops, bytes; /* done so far */
 };

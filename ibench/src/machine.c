@@ -112,9 +112,11 @@ int ibench_caches_read(const char *dir, struct ibench_caches *out, char *err, si
 			lv = rc < 0 ? 0 : strtol(level, &end, 10);
 			if (rc < 0 || end == level || *end || lv < 1 || lv > 9) {
 				if (rc < 0)
-					note(err, errsz, "%s%s: level: %s", e->d_name, strerror(-rc));
+					note(err, errsz, "%s%s: level: %s", e->d_name,
+					     strerror(-rc));
 				else
-					note(err, errsz, "%s%s: level '%s' is not 1-9", e->d_name, level);
+					note(err, errsz, "%s%s: level '%s' is not 1-9", e->d_name,
+					     level);
 				bad_level = 10; /* could be any level, the last one included */
 				continue;
 			}
@@ -130,14 +132,17 @@ int ibench_caches_read(const char *dir, struct ibench_caches *out, char *err, si
 				continue;
 			}
 			data = !strcmp(type, "Data") || !strcmp(type, "Unified");
-			/* two entries of one kind (never seen, but sysfs does not forbid it): the larger */
+			/* two entries of one kind (never seen, but sysfs does not forbid it): the
+			 * larger */
 			if (lv == 1 && data && bytes > c.l1d)
 				c.l1d = bytes;
-			if (lv == 1 && (!strcmp(type, "Instruction") || !strcmp(type, "Unified")) && bytes > c.l1i)
+			if (lv == 1 && (!strcmp(type, "Instruction") || !strcmp(type, "Unified")) &&
+			    bytes > c.l1i)
 				c.l1i = bytes;
 			if (lv == 2 && data && bytes > c.l2)
 				c.l2 = bytes;
-			if (lv >= 2 && data && (lv > llc_level || (lv == llc_level && bytes > llc))) {
+			if (lv >= 2 && data &&
+			    (lv > llc_level || (lv == llc_level && bytes > llc))) {
 				llc = bytes;
 				llc_level = (int)lv;
 			}
@@ -167,7 +172,8 @@ int ibench_caches_read(const char *dir, struct ibench_caches *out, char *err, si
 	if (!c.defaulted)
 		return 0;
 	snprintf(missing, sizeof(missing), "%s%s%s%s", c.defaulted & IBENCH_CACHE_L1D ? " L1d" : "",
-		 c.defaulted & IBENCH_CACHE_L1I ? " L1i" : "", c.defaulted & IBENCH_CACHE_L2 ? " L2" : "",
+		 c.defaulted & IBENCH_CACHE_L1I ? " L1i" : "",
+		 c.defaulted & IBENCH_CACHE_L2 ? " L2" : "",
 		 c.defaulted & IBENCH_CACHE_LLC ? " LLC" : "");
 	note(err, errsz, "%sno size in sysfs for%s%s (defaults used)", missing, "");
 	return -ENOENT;
@@ -187,7 +193,8 @@ int ibench_parse_meminfo(const char *text, uint64_t *available)
 		return -EINVAL;
 	errno = 0;
 	kb = strtoull(p, &end, 10);
-	if (errno || kb > UINT64_MAX / 1024 || strncmp(end, " kB", 3) != 0 || (end[3] != '\n' && end[3] != '\0'))
+	if (errno || kb > UINT64_MAX / 1024 || strncmp(end, " kB", 3) != 0 ||
+	    (end[3] != '\n' && end[3] != '\0'))
 		return -EINVAL;
 	*available = (uint64_t)kb * 1024;
 	return 0;

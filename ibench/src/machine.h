@@ -18,8 +18,8 @@ enum { IBENCH_CACHE_L1D = 1, IBENCH_CACHE_L1I = 2, IBENCH_CACHE_L2 = 4, IBENCH_C
 
 struct ibench_caches {
 	uint64_t l1d, l1i, l2, llc; /* bytes */
-	int llc_level;              /* level of the last-level cache (0 when defaulted) */
-	unsigned defaulted;         /* IBENCH_CACHE_* bits of the sizes that are defaults */
+	int llc_level;		    /* level of the last-level cache (0 when defaulted) */
+	unsigned defaulted;	    /* IBENCH_CACHE_* bits of the sizes that are defaults */
 };
 
 /* A sysfs cache size: "32K", "1024K", "8M", "1G" or plain bytes "32768", an optional final

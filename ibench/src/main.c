@@ -49,7 +49,8 @@ static double cpu_seconds(void)
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
 }
 
 static void *thread_main(void *arg)
@@ -76,7 +77,8 @@ static int check_cpus(long cpu, long n, char *err, size_t errsz)
 	}
 	for (long c = cpu; c < cpu + n; c++)
 		if (!CPU_ISSET((int)c, &allowed)) {
-			snprintf(err, errsz, "cpu %ld is not one this process may run on (%d allowed)", c,
+			snprintf(err, errsz,
+				 "cpu %ld is not one this process may run on (%d allowed)", c,
 				 CPU_COUNT(&allowed));
 			return -EINVAL;
 		}
@@ -85,8 +87,8 @@ static int check_cpus(long cpu, long n, char *err, size_t errsz)
 
 /* Start n threads (pinned to cpu + i when cpu >= 0), wait for the deadline, a signal or all of
  * them to finish, stop and join them. Fills the run's time, CPU time and why it stopped. */
-static int run_threads(struct thread *t, long n, long cpu, struct ibench_run *run, sigset_t *signals,
-		       struct run_facts *f)
+static int run_threads(struct thread *t, long n, long cpu, struct ibench_run *run,
+		       sigset_t *signals, struct run_facts *f)
 {
 	double cpu0 = cpu_seconds();
 	int64_t t0 = cpi2_clock_ns(CLOCK_MONOTONIC);
@@ -108,7 +110,8 @@ static int run_threads(struct thread *t, long n, long cpu, struct ibench_run *ru
 		rc = -pthread_create(&t[started].id, &attr, thread_main, &t[started]);
 		pthread_attr_destroy(&attr);
 		if (rc) {
-			cpi2_log(CPI2_LOG_ERR, MODULE, "start thread %ld: %s", started, strerror(-rc));
+			cpi2_log(CPI2_LOG_ERR, MODULE, "start thread %ld: %s", started,
+				 strerror(-rc));
 			f->stopped_by = "error";
 			break;
 		}
@@ -139,12 +142,14 @@ static int run_threads(struct thread *t, long n, long cpu, struct ibench_run *ru
 
 static void report_common(struct ibench_report *r, const struct run_facts *f)
 {
-	static const char *const levels[] = {"l1d", "l1i", "l2", "llc"}; /* IBENCH_CACHE_* bit order */
+	static const char *const levels[] = {"l1d", "l1i", "l2",
+					     "llc"}; /* IBENCH_CACHE_* bit order */
 	char defaulted[32] = "";
 
 	for (unsigned i = 0; i < 4; i++)
 		if (f->caches.defaulted & (1u << i))
-			snprintf(defaulted + strlen(defaulted), sizeof(defaulted) - strlen(defaulted), "%s%s",
+			snprintf(defaulted + strlen(defaulted),
+				 sizeof(defaulted) - strlen(defaulted), "%s%s",
 				 defaulted[0] ? " " : "", levels[i]);
 	ibench_report_int(r, "cpu", f->conf->cpu);
 	ibench_report_u64(r, "cache_l1d_bytes", f->caches.l1d);
@@ -184,8 +189,9 @@ static int run_kernel(const struct conf *c, struct run_facts *f, sigset_t *signa
 	int64_t t0 = cpi2_clock_ns(CLOCK_MONOTONIC);
 	int rc = 0;
 
-	if (ibench_plan_make(c->kernel_id, c->intensity, c->period_ms * 1000, c->threads, &f->caches, f->mem_available,
-			     c->memcap_fraction, &plan, err, sizeof(err))) {
+	if (ibench_plan_make(c->kernel_id, c->intensity, c->period_ms * 1000, c->threads,
+			     &f->caches, f->mem_available, c->memcap_fraction, &plan, err,
+			     sizeof(err))) {
 		cpi2_log(CPI2_LOG_ERR, MODULE, "%s", err);
 		return 2;
 	}
@@ -196,11 +202,14 @@ static int run_kernel(const struct conf *c, struct run_facts *f, sigset_t *signa
 	}
 	lines = plan.footprint / IBENCH_LINE;
 	if (!plan.per_thread && plan.alloc_bytes) {
-		/* memcap's pages are faulted in by the kernel itself, as it goes, a small page at a time */
-		shared = ibench_map(plan.alloc_bytes, c->kernel_id == IBENCH_MEMCAP ? 0 : IBENCH_MAP_TOUCH | IBENCH_MAP_HUGE);
+		/* memcap's pages are faulted in by the kernel itself, as it goes, a small page at a
+		 * time */
+		shared = ibench_map(plan.alloc_bytes, c->kernel_id == IBENCH_MEMCAP
+							  ? 0
+							  : IBENCH_MAP_TOUCH | IBENCH_MAP_HUGE);
 		if (!shared) {
-			cpi2_log(CPI2_LOG_ERR, MODULE, "map %llu bytes: %s", (unsigned long long)plan.alloc_bytes,
-				 strerror(errno));
+			cpi2_log(CPI2_LOG_ERR, MODULE, "map %llu bytes: %s",
+				 (unsigned long long)plan.alloc_bytes, strerror(errno));
 			rc = 1;
 			goto out;
 		}
@@ -214,15 +223,16 @@ static int run_kernel(const struct conf *c, struct run_facts *f, sigset_t *signa
 			t[i].map_bytes = plan.footprint;
 			t[i].map = ibench_map(plan.footprint, IBENCH_MAP_TOUCH | IBENCH_MAP_HUGE);
 			if (!t[i].map) {
-				cpi2_log(CPI2_LOG_ERR, MODULE, "map %llu bytes: %s", (unsigned long long)plan.footprint,
-					 strerror(errno));
+				cpi2_log(CPI2_LOG_ERR, MODULE, "map %llu bytes: %s",
+					 (unsigned long long)plan.footprint, strerror(errno));
 				rc = 1;
 				goto out;
 			}
 			w->buf = t[i].map;
 			w->lines = lines;
 		} else if (c->kernel_id == IBENCH_LLC) {
-			/* every thread over all of it: they may lose each other's increments, never read */
+			/* every thread over all of it: they may lose each other's increments, never
+			 * read */
 			w->buf = shared, w->lines = lines;
 		} else if (c->kernel_id == IBENCH_MEMBW && shared) {
 			share(lines / 2, i, c->threads, &lo, &hi);
@@ -238,9 +248,11 @@ static int run_kernel(const struct conf *c, struct run_facts *f, sigset_t *signa
 	f->setup_s = (double)(cpi2_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	f->setup_cpu_s = cpu_seconds() - cpu0;
 	cpi2_log(CPI2_LOG_INFO, MODULE,
-		 "running %s at intensity %ld: %ld of every %ld us, footprint %llu bytes%s, %ld thread(s), cpu %ld",
-		 c->kernel, c->intensity, plan.work_us, plan.period_us, (unsigned long long)plan.footprint,
-		 plan.per_thread ? " per thread" : "", c->threads, c->cpu);
+		 "running %s at intensity %ld: %ld of every %ld us, footprint %llu bytes%s, %ld "
+		 "thread(s), cpu %ld",
+		 c->kernel, c->intensity, plan.work_us, plan.period_us,
+		 (unsigned long long)plan.footprint, plan.per_thread ? " per thread" : "",
+		 c->threads, c->cpu);
 	rc = ibench_run_init(&run, (int64_t)(c->duration_s * 1e9));
 	if (rc) {
 		cpi2_log(CPI2_LOG_ERR, MODULE, "run: %s", strerror(-rc));
@@ -295,21 +307,22 @@ static int run_probe(const struct conf *c, struct run_facts *f, sigset_t *signal
 	int64_t t0 = cpi2_clock_ns(CLOCK_MONOTONIC);
 	int rc;
 
-	if (ibench_probe_plan(&p, c->probe_kind, (uint64_t)c->unit_ops, (uint64_t)c->units, &f->caches,
-			      f->mem_available, err, sizeof(err))) {
+	if (ibench_probe_plan(&p, c->probe_kind, (uint64_t)c->unit_ops, (uint64_t)c->units,
+			      &f->caches, f->mem_available, err, sizeof(err))) {
 		cpi2_log(CPI2_LOG_ERR, MODULE, "%s", err);
 		return 2;
 	}
 	rc = ibench_probe_setup(&p);
 	if (rc) {
-		cpi2_log(CPI2_LOG_ERR, MODULE, "probe %s: %llu bytes: %s", c->kind, (unsigned long long)p.footprint,
-			 strerror(-rc));
+		cpi2_log(CPI2_LOG_ERR, MODULE, "probe %s: %llu bytes: %s", c->kind,
+			 (unsigned long long)p.footprint, strerror(-rc));
 		ibench_probe_free(&p);
 		return 1;
 	}
 	f->setup_s = (double)(cpi2_clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 	f->setup_cpu_s = cpu_seconds() - cpu0;
-	cpi2_log(CPI2_LOG_INFO, MODULE, "running probe %s: %llu ops per unit over %llu bytes, cpu %ld", c->kind,
+	cpi2_log(CPI2_LOG_INFO, MODULE,
+		 "running probe %s: %llu ops per unit over %llu bytes, cpu %ld", c->kind,
 		 (unsigned long long)p.unit_ops, (unsigned long long)p.footprint, c->cpu);
 	rc = ibench_run_init(&run, (int64_t)(c->duration_s * 1e9));
 	if (rc) {
@@ -330,7 +343,8 @@ static int run_probe(const struct conf *c, struct run_facts *f, sigset_t *signal
 	ibench_report_u64(&r, "footprint_bytes", p.footprint);
 	ibench_report_u64(&r, "unit_ops", p.unit_ops);
 	ibench_report_str(&r, "unit",
-			  p.kind == IBENCH_PROBE_CPU ? "dependent integer multiply-adds" : "dependent loads, random cycle");
+			  p.kind == IBENCH_PROBE_CPU ? "dependent integer multiply-adds"
+						     : "dependent loads, random cycle");
 	ibench_report_u64(&r, "units", p.units);
 	ibench_report_num(&r, "mean_ns", p.units ? sum / (double)p.units : 0);
 	ibench_report_u64(&r, "p50_ns", ibench_probe_percentile(&p, 50));
@@ -351,8 +365,8 @@ int main(int argc, char **argv)
 	sigset_t signals;
 	int rc;
 
-	/* blocked in every thread from the start: main waits for them with sigtimedwait, so a signal
-	 * during setup still ends in a report */
+	/* blocked in every thread from the start: main waits for them with sigtimedwait, so a
+	 * signal during setup still ends in a report */
 	sigemptyset(&signals);
 	sigaddset(&signals, SIGTERM);
 	sigaddset(&signals, SIGINT);
@@ -379,10 +393,12 @@ int main(int argc, char **argv)
 	/* a file longer than text (-EFBIG) still has MemAvailable near its top */
 	rc = cpi2_read_text(conf.meminfo, text, sizeof(text));
 	if (rc < 0 && rc != -EFBIG)
-		cpi2_log(CPI2_LOG_WARN, MODULE, "read %s: %s; sizes are not checked against memory", conf.meminfo,
-			 strerror(-rc));
+		cpi2_log(CPI2_LOG_WARN, MODULE, "read %s: %s; sizes are not checked against memory",
+			 conf.meminfo, strerror(-rc));
 	else if (ibench_parse_meminfo(text, &f.mem_available) != 0)
-		cpi2_log(CPI2_LOG_WARN, MODULE, "%s: no MemAvailable line; sizes are not checked against memory",
+		cpi2_log(CPI2_LOG_WARN, MODULE,
+			 "%s: no MemAvailable line; sizes are not checked against memory",
 			 conf.meminfo);
-	return conf.kernel_id >= 0 ? run_kernel(&conf, &f, &signals) : run_probe(&conf, &f, &signals);
+	return conf.kernel_id >= 0 ? run_kernel(&conf, &f, &signals)
+				   : run_probe(&conf, &f, &signals);
 }

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const names[IBENCH_KERNELS] = {"cpu-int", "cpu-fp", "l1i", "l1d", "l2", "llc", "membw", "memcap"};
+static const char *const names[IBENCH_KERNELS] = {"cpu-int", "cpu-fp", "l1i",	"l1d",
+						  "l2",	     "llc",    "membw", "memcap"};
 
 int ibench_name_index(const char *const *names, int n, const char *name)
 {
@@ -41,9 +42,9 @@ uint64_t ibench_scaled_footprint(uint64_t size, long intensity)
 	return (bytes + IBENCH_LINE - 1) / IBENCH_LINE * IBENCH_LINE;
 }
 
-int ibench_plan_make(int kernel, long intensity, long period_us, long threads, const struct ibench_caches *caches,
-		     uint64_t mem_available, double memcap_fraction, struct ibench_plan *plan, char *err,
-		     size_t errsz)
+int ibench_plan_make(int kernel, long intensity, long period_us, long threads,
+		     const struct ibench_caches *caches, uint64_t mem_available,
+		     double memcap_fraction, struct ibench_plan *plan, char *err, size_t errsz)
 {
 	struct ibench_plan p = {.kernel = kernel, .intensity = intensity, .period_us = period_us};
 
@@ -79,27 +80,33 @@ int ibench_plan_make(int kernel, long intensity, long period_us, long threads, c
 		p.footprint = ibench_scaled_footprint(caches->llc, intensity);
 		break;
 	case IBENCH_MEMBW:
-		/* bandwidth grows with the duty cycle alone; the buffer is always well beyond the LLC */
+		/* bandwidth grows with the duty cycle alone; the buffer is always well beyond the
+		 * LLC */
 		p.footprint = intensity ? caches->llc * IBENCH_MEMBW_LLC_MULTIPLE : 0;
 		break;
 	case IBENCH_MEMCAP:
 		if (!(memcap_fraction > 0 && memcap_fraction <= IBENCH_MEM_MAX_FRACTION)) {
-			snprintf(err, errsz, "memcap_fraction must be above 0 and at most %.1f, not %g",
+			snprintf(err, errsz,
+				 "memcap_fraction must be above 0 and at most %.1f, not %g",
 				 IBENCH_MEM_MAX_FRACTION, memcap_fraction);
 			return -EINVAL;
 		}
 		if (!mem_available) {
-			snprintf(err, errsz, "memcap: MemAvailable is unknown, so no safe size can be chosen");
+			snprintf(err, errsz,
+				 "memcap: MemAvailable is unknown, so no safe size can be chosen");
 			return -EINVAL;
 		}
-		p.footprint = ibench_scaled_footprint((uint64_t)((double)mem_available * memcap_fraction), intensity);
+		p.footprint = ibench_scaled_footprint(
+		    (uint64_t)((double)mem_available * memcap_fraction), intensity);
 		break;
 	}
 	if (kernel != IBENCH_L1I)
 		p.alloc_bytes = p.per_thread ? p.footprint * (uint64_t)threads : p.footprint;
-	if (mem_available && (double)p.alloc_bytes > (double)mem_available * IBENCH_MEM_MAX_FRACTION) {
+	if (mem_available &&
+	    (double)p.alloc_bytes > (double)mem_available * IBENCH_MEM_MAX_FRACTION) {
 		snprintf(err, errsz,
-			 "%s at intensity %ld would allocate %llu MiB, more than %.0f%% of the %llu MiB available; "
+			 "%s at intensity %ld would allocate %llu MiB, more than %.0f%% of the "
+			 "%llu MiB available; "
 			 "refused",
 			 names[kernel], intensity, (unsigned long long)(p.alloc_bytes >> 20),
 			 IBENCH_MEM_MAX_FRACTION * 100, (unsigned long long)(mem_available >> 20));

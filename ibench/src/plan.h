@@ -23,16 +23,16 @@ enum ibench_kernel {
 	IBENCH_KERNELS
 };
 
-#define IBENCH_LINE 64u                /* bytes a footprint is counted in (a cache line) */
+#define IBENCH_LINE 64u /* bytes a footprint is counted in (a cache line) */
 #define IBENCH_LINE_WORDS (IBENCH_LINE / sizeof(uint64_t))
-#define IBENCH_MEMBW_LLC_MULTIPLE 4u   /* membw streams over this many times the LLC */
-#define IBENCH_MEM_MAX_FRACTION 0.8    /* no kernel allocates more of MemAvailable than this */
+#define IBENCH_MEMBW_LLC_MULTIPLE 4u /* membw streams over this many times the LLC */
+#define IBENCH_MEM_MAX_FRACTION 0.8  /* no kernel allocates more of MemAvailable than this */
 
 struct ibench_plan {
-	int kernel;           /* enum ibench_kernel */
-	long intensity;       /* 0-100 */
-	long period_us;       /* duty period */
-	long work_us;         /* worked in each period: period_us * intensity / 100 */
+	int kernel;	      /* enum ibench_kernel */
+	long intensity;	      /* 0-100 */
+	long period_us;	      /* duty period */
+	long work_us;	      /* worked in each period: period_us * intensity / 100 */
 	uint64_t footprint;   /* bytes of data (l1i: of code) the kernel keeps in use */
 	bool per_thread;      /* each thread has a footprint of its own (core-private caches) */
 	uint64_t alloc_bytes; /* bytes allocated in all: footprint, times threads if per_thread */
@@ -54,9 +54,9 @@ const char *ibench_kernel_names(void);
  * MemAvailable in bytes (0: unknown) and memcap's share of it (0 < f <= 0.8). Refuses, with
  * -EINVAL and the reason, an intensity or period out of range, memcap without MemAvailable, and
  * any plan that would allocate more than IBENCH_MEM_MAX_FRACTION of MemAvailable. */
-int ibench_plan_make(int kernel, long intensity, long period_us, long threads, const struct ibench_caches *caches,
-		     uint64_t mem_available, double memcap_fraction, struct ibench_plan *plan, char *err,
-		     size_t errsz);
+int ibench_plan_make(int kernel, long intensity, long period_us, long threads,
+		     const struct ibench_caches *caches, uint64_t mem_available,
+		     double memcap_fraction, struct ibench_plan *plan, char *err, size_t errsz);
 
 /* Bytes of a footprint at an intensity: ceil(size * intensity / 100) in whole lines, 0 at 0. */
 uint64_t ibench_scaled_footprint(uint64_t size, long intensity);

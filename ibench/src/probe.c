@@ -22,7 +22,8 @@ const char *ibench_probe_kind_name(int kind)
 }
 
 int ibench_probe_plan(struct ibench_probe *p, int kind, uint64_t unit_ops, uint64_t max_units,
-		      const struct ibench_caches *caches, uint64_t mem_available, char *err, size_t errsz)
+		      const struct ibench_caches *caches, uint64_t mem_available, char *err,
+		      size_t errsz)
 {
 	memset(p, 0, sizeof(*p));
 	if (kind < 0 || kind >= IBENCH_PROBE_KINDS) {
@@ -43,14 +44,17 @@ int ibench_probe_plan(struct ibench_probe *p, int kind, uint64_t unit_ops, uint6
 	if (kind != IBENCH_PROBE_CPU && p->footprint < 2 * IBENCH_LINE)
 		p->footprint = 2 * IBENCH_LINE;
 	if (p->footprint / IBENCH_LINE > UINT32_MAX) {
-		snprintf(err, errsz, "probe %s: %llu lines are more than a chase can hold", kinds[kind],
-			 (unsigned long long)(p->footprint / IBENCH_LINE));
+		snprintf(err, errsz, "probe %s: %llu lines are more than a chase can hold",
+			 kinds[kind], (unsigned long long)(p->footprint / IBENCH_LINE));
 		return -EINVAL;
 	}
-	if (mem_available && (double)p->footprint > (double)mem_available * IBENCH_MEM_MAX_FRACTION) {
-		snprintf(err, errsz, "probe %s would allocate %llu MiB, more than %.0f%% of the %llu MiB available; refused",
-			 kinds[kind], (unsigned long long)(p->footprint >> 20), IBENCH_MEM_MAX_FRACTION * 100,
-			 (unsigned long long)(mem_available >> 20));
+	if (mem_available &&
+	    (double)p->footprint > (double)mem_available * IBENCH_MEM_MAX_FRACTION) {
+		snprintf(err, errsz,
+			 "probe %s would allocate %llu MiB, more than %.0f%% of the %llu MiB "
+			 "available; refused",
+			 kinds[kind], (unsigned long long)(p->footprint >> 20),
+			 IBENCH_MEM_MAX_FRACTION * 100, (unsigned long long)(mem_available >> 20));
 		return -EINVAL;
 	}
 	return 0;

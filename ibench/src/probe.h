@@ -20,11 +20,11 @@ struct ibench_probe {
 	int kind;
 	uint64_t footprint; /* bytes chased (0 for cpu) */
 	uint64_t unit_ops;  /* dependent loads or multiply-adds per unit */
-	void **buf;         /* the chase: each line holds the address of the next */
+	void **buf;	    /* the chase: each line holds the address of the next */
 	void **cursor;
-	uint64_t x;         /* the cpu chain */
-	uint64_t max_units; /* stop after this many (0: until the run stops) */
-	uint64_t *unit_ns;  /* time of each unit */
+	uint64_t x;	     /* the cpu chain */
+	uint64_t max_units;  /* stop after this many (0: until the run stops) */
+	uint64_t *unit_ns;   /* time of each unit */
 	uint64_t units, cap; /* units done, room in unit_ns */
 };
 
@@ -36,7 +36,8 @@ const char *ibench_probe_kind_name(int kind);
 /* Size the probe (unit_ops 0: the kind's default) and refuse, with -EINVAL and the reason, a
  * buffer above IBENCH_MEM_MAX_FRACTION of mem_available (0: unknown, not checked). */
 int ibench_probe_plan(struct ibench_probe *p, int kind, uint64_t unit_ops, uint64_t max_units,
-		      const struct ibench_caches *caches, uint64_t mem_available, char *err, size_t errsz);
+		      const struct ibench_caches *caches, uint64_t mem_available, char *err,
+		      size_t errsz);
 
 /* Build the chase (a random cycle through every line, walked once to warm it) and the list
  * of unit times. Returns 0 or -ENOMEM. */

@@ -33,7 +33,8 @@ int cpi2_cgroup_mounts(const char *mountinfo, struct cpi2_cgroup_mounts *out)
 			break;
 		}
 		*sep = '\0';
-		for (tok = strtok_r(line, " ", &save); tok && n < 16; tok = strtok_r(NULL, " ", &save))
+		for (tok = strtok_r(line, " ", &save); tok && n < 16;
+		     tok = strtok_r(NULL, " ", &save))
 			fields[n++] = tok;
 		if (n < 5) {
 			rc = -EINVAL;
@@ -56,9 +57,11 @@ int cpi2_cgroup_mounts(const char *mountinfo, struct cpi2_cgroup_mounts *out)
 				if (strcmp(o, "cpu") == 0 && !out->cpu[0])
 					snprintf(out->cpu, sizeof(out->cpu), "%s", fields[4]);
 				if (strcmp(o, "cpuacct") == 0 && !out->cpuacct[0])
-					snprintf(out->cpuacct, sizeof(out->cpuacct), "%s", fields[4]);
+					snprintf(out->cpuacct, sizeof(out->cpuacct), "%s",
+						 fields[4]);
 				if (strcmp(o, "perf_event") == 0 && !out->perf_event[0])
-					snprintf(out->perf_event, sizeof(out->perf_event), "%s", fields[4]);
+					snprintf(out->perf_event, sizeof(out->perf_event), "%s",
+						 fields[4]);
 			}
 		}
 	}
@@ -141,7 +144,8 @@ int cpi2_cgroup_parse_cpu_max(const char *text, long *quota_us, long *period_us)
 	return 0;
 }
 
-int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us, long *period_us)
+int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us,
+			  long *period_us)
 {
 	const char *q = quota_text, *p = period_text;
 	long quota, period;
@@ -162,7 +166,8 @@ int cpi2_cgroup_cpu_usage_ns(const char *dir, uint64_t *ns)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/cpu.stat", dir);
-	if (cpi2_read_text(path, text, sizeof(text)) >= 0 && cpi2_cgroup_parse_cpu_stat(text, &us) == 0) {
+	if (cpi2_read_text(path, text, sizeof(text)) >= 0 &&
+	    cpi2_cgroup_parse_cpu_stat(text, &us) == 0) {
 		*ns = us * 1000;
 		return 0;
 	}

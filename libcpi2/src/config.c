@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct cpi2_config_key *find(const struct cpi2_config_key *keys, const char *name, size_t len)
+static const struct cpi2_config_key *find(const struct cpi2_config_key *keys, const char *name,
+					  size_t len)
 {
 	for (; keys->name; keys++) {
 		if (strlen(keys->name) != len)
@@ -27,14 +28,16 @@ static const struct cpi2_config_key *find(const struct cpi2_config_key *keys, co
 	return NULL;
 }
 
-static int set_key(const struct cpi2_config_key *k, void *conf, const char *value, char *err, size_t errsz)
+static int set_key(const struct cpi2_config_key *k, void *conf, const char *value, char *err,
+		   size_t errsz)
 {
 	char *field = (char *)conf + k->offset, *end;
 
 	switch (k->type) {
 	case CPI2_CFG_STR:
 		if (strlen(value) >= k->size) {
-			snprintf(err, errsz, "%s: value longer than %zu characters", k->name, k->size - 1);
+			snprintf(err, errsz, "%s: value longer than %zu characters", k->name,
+				 k->size - 1);
 			return -EINVAL;
 		}
 		strcpy(field, value);
@@ -77,8 +80,8 @@ static int set_key(const struct cpi2_config_key *k, void *conf, const char *valu
 	return -EINVAL;
 }
 
-int cpi2_config_set(const struct cpi2_config_key *keys, void *conf, const char *key, const char *value, char *err,
-		    size_t errsz)
+int cpi2_config_set(const struct cpi2_config_key *keys, void *conf, const char *key,
+		    const char *value, char *err, size_t errsz)
 {
 	const struct cpi2_config_key *k = find(keys, key, strlen(key));
 
@@ -113,8 +116,8 @@ char *cpi2_config_trim(char *s)
 #define CLIENT_FILE_KEY "kafka_client_file"
 
 /* cpi2_config_load, and kafka_client_file into client_file (PATH_MAX) when it is not NULL. */
-static int load(const struct cpi2_config_key *keys, void *conf, const char *path, char *client_file, char *err,
-		size_t errsz)
+static int load(const struct cpi2_config_key *keys, void *conf, const char *path, char *client_file,
+		char *err, size_t errsz)
 {
 	char line[4096], msg[512];
 	FILE *f = fopen(path, "re");
@@ -133,7 +136,8 @@ static int load(const struct cpi2_config_key *keys, void *conf, const char *path
 			continue;
 		eq = strchr(s, '=');
 		if (!eq) {
-			snprintf(err, errsz, "%s:%d: expected 'key = value', got '%s'", path, lineno, s);
+			snprintf(err, errsz, "%s:%d: expected 'key = value', got '%s'", path,
+				 lineno, s);
 			rc = -EINVAL;
 			break;
 		}
@@ -142,7 +146,8 @@ static int load(const struct cpi2_config_key *keys, void *conf, const char *path
 		value = cpi2_config_trim(eq + 1);
 		if (client_file && !strcmp(key, CLIENT_FILE_KEY)) {
 			if (strlen(value) >= PATH_MAX) {
-				snprintf(err, errsz, "%s:%d: %s: path too long", path, lineno, CLIENT_FILE_KEY);
+				snprintf(err, errsz, "%s:%d: %s: path too long", path, lineno,
+					 CLIENT_FILE_KEY);
 				rc = -EINVAL;
 				break;
 			}
@@ -159,7 +164,8 @@ static int load(const struct cpi2_config_key *keys, void *conf, const char *path
 	return rc;
 }
 
-int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char *path, char *err, size_t errsz)
+int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char *path, char *err,
+		     size_t errsz)
 {
 	return load(keys, conf, path, NULL, err, errsz);
 }
@@ -168,13 +174,18 @@ void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FIL
 {
 	static const char *const types[] = {"TEXT", "N", "X", ""};
 
-	fprintf(out, "%s\n\nOptions (also as 'key = value' lines in --config FILE; underscores or dashes):\n", usage);
+	fprintf(out,
+		"%s\n\nOptions (also as 'key = value' lines in --config FILE; underscores or "
+		"dashes):\n",
+		usage);
 	fprintf(out, "  %-32s %s\n", "--config FILE", "read options from FILE first");
 	fprintf(out, "  %-32s %s\n", "--set key=value", "set an option as in the file");
 	fprintf(out, "  %-32s %s\n", "-X key=value",
-		"librdkafka property, passed through unchanged (no secrets: they go in the client file)");
+		"librdkafka property, passed through unchanged (no secrets: they go in the client "
+		"file)");
 	fprintf(out, "  %-32s %s\n", "--kafka-client-file PATH",
-		"librdkafka properties of the Kafka principal (SASL, TLS, password), under the -X ones; mode 0600 "
+		"librdkafka properties of the Kafka principal (SASL, TLS, password), under the -X "
+		"ones; mode 0600 "
 		"(key " CLIENT_FILE_KEY " in --config FILE; default: none)");
 	fprintf(out, "  %-32s %s\n", "--help", "this text");
 	for (; keys->name; keys++) {
@@ -224,9 +235,11 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 				return -EINVAL;
 			}
 			v = argv[++i];
-		} else if (!strncmp(argv[i], client_opt, sizeof(client_opt) - 1) && argv[i][sizeof(client_opt) - 1] == '=') {
+		} else if (!strncmp(argv[i], client_opt, sizeof(client_opt) - 1) &&
+			   argv[i][sizeof(client_opt) - 1] == '=') {
 			v = argv[i] + sizeof(client_opt);
-		} else if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-X") || !strcmp(argv[i], "--set")) {
+		} else if (!strcmp(argv[i], "--config") || !strcmp(argv[i], "-X") ||
+			   !strcmp(argv[i], "--set")) {
 			i++;
 		}
 		if (v && strlen(v) >= sizeof(client_file)) {
@@ -236,8 +249,8 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 		if (v)
 			strcpy(client_file, v);
 	}
-	if (client_file[0] &&
-	    cpi2_kafka_client_file(client_file, props, CPI2_CONFIG_MAX_PROPS - 1, &nprops, err, errsz))
+	if (client_file[0] && cpi2_kafka_client_file(client_file, props, CPI2_CONFIG_MAX_PROPS - 1,
+						     &nprops, err, errsz))
 		return -EINVAL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *name, *eq, *value;
@@ -247,7 +260,8 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 			i++;
 			continue;
 		}
-		if (!strncmp(a, client_opt, sizeof(client_opt) - 1) && a[sizeof(client_opt) - 1] == '=')
+		if (!strncmp(a, client_opt, sizeof(client_opt) - 1) &&
+		    a[sizeof(client_opt) - 1] == '=')
 			continue;
 		if (!strcmp(a, "-X")) {
 			if (i + 1 >= argc || !strchr(argv[i + 1], '=')) {
@@ -256,8 +270,10 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 			}
 			if (cpi2_kafka_prop_is_secret(argv[i + 1])) {
 				snprintf(err, errsz,
-					 "-X %.*s=...: a secret is not taken on the command line, where every local user "
-					 "reads it (ps, /proc): put it in the --kafka-client-file (mode 0600)",
+					 "-X %.*s=...: a secret is not taken on the command line, "
+					 "where every local user "
+					 "reads it (ps, /proc): put it in the --kafka-client-file "
+					 "(mode 0600)",
 					 (int)strcspn(argv[i + 1], "="), argv[i + 1]);
 				return -EINVAL;
 			}
@@ -268,7 +284,8 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 			props[nprops++] = argv[++i];
 			continue;
 		}
-		if (!strcmp(a, "--set")) { /* --set key=value: the file's syntax on the command line */
+		if (!strcmp(a,
+			    "--set")) { /* --set key=value: the file's syntax on the command line */
 			const char *kv = i + 1 < argc ? argv[++i] : "";
 			char key[128];
 

@@ -37,7 +37,8 @@ static char *client_file_text;
 
 int cpi2_kafka_prop_is_secret(const char *prop)
 {
-	static const char *const secrets[] = {"ssl.key.pem", "ssl_key", "sasl.oauthbearer.config", NULL};
+	static const char *const secrets[] = {"ssl.key.pem", "ssl_key", "sasl.oauthbearer.config",
+					      NULL};
 	size_t len = strcspn(prop, "=");
 	char key[256];
 
@@ -53,7 +54,8 @@ int cpi2_kafka_prop_is_secret(const char *prop)
 	return 0;
 }
 
-int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err, size_t errsz)
+int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err,
+			   size_t errsz)
 {
 	enum { MAX_SIZE = 65536 };
 	struct stat st;
@@ -74,13 +76,15 @@ int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n
 		return rc;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size >= MAX_SIZE) {
-		snprintf(err, errsz, "Kafka client file %s: not a regular file under %d bytes", path, MAX_SIZE);
+		snprintf(err, errsz, "Kafka client file %s: not a regular file under %d bytes",
+			 path, MAX_SIZE);
 		close(fd);
 		return -EINVAL;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		snprintf(err, errsz,
-			 "Kafka client file %s: mode %04o lets group or others read it, and it holds a password: "
+			 "Kafka client file %s: mode %04o lets group or others read it, and it "
+			 "holds a password: "
 			 "chmod 600 it",
 			 path, (unsigned)(st.st_mode & 07777));
 		close(fd);
@@ -95,7 +99,8 @@ int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n
 	rc = got < 0 ? -errno : 0;
 	close(fd);
 	if (got != st.st_size) {
-		snprintf(err, errsz, "Kafka client file %s: %s", path, got < 0 ? strerror(-rc) : "changed while read");
+		snprintf(err, errsz, "Kafka client file %s: %s", path,
+			 got < 0 ? strerror(-rc) : "changed while read");
 		free(text);
 		return rc ? rc : -EIO;
 	}
@@ -111,12 +116,15 @@ int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n
 		if (*s == '#' || *s == '\0')
 			continue;
 		if (!strchr(s, '=') || *s == '=') {
-			snprintf(err, errsz, "Kafka client file %s:%d: expected key=value", path, lineno);
+			snprintf(err, errsz, "Kafka client file %s:%d: expected key=value", path,
+				 lineno);
 			rc = -EINVAL;
 			break;
 		}
 		if (*n >= max) {
-			snprintf(err, errsz, "Kafka client file %s:%d: more than %d properties in all", path, lineno, max);
+			snprintf(err, errsz,
+				 "Kafka client file %s:%d: more than %d properties in all", path,
+				 lineno, max);
 			rc = -E2BIG;
 			break;
 		}
@@ -151,7 +159,8 @@ static int set(rd_kafka_conf_t *conf, const char *kv, char *errstr, size_t errsz
 static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *const *defaults,
 		     const char *const *props, char *errstr, size_t errsz)
 {
-	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, errsz) != RD_KAFKA_CONF_OK)
+	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, errsz) !=
+	    RD_KAFKA_CONF_OK)
 		return -EINVAL;
 	for (; defaults && *defaults; defaults++)
 		if (set(conf, *defaults, errstr, errsz))
@@ -170,7 +179,8 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	if (m->err) {
 		p->stats.failed++;
 		if (p->stats.failed <= 10 || p->stats.failed % 10000 == 0)
-			cpi2_log(CPI2_LOG_WARN, "kafka", "delivery to %s failed: %s (%llu failures so far)",
+			cpi2_log(CPI2_LOG_WARN, "kafka",
+				 "delivery to %s failed: %s (%llu failures so far)",
 				 rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err),
 				 (unsigned long long)p->stats.failed);
 	} else {
@@ -181,17 +191,20 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
 	(void)rk;
-	cpi2_log(level <= 3 ? CPI2_LOG_ERR : level <= 4 ? CPI2_LOG_WARN : level <= 6 ? CPI2_LOG_INFO : CPI2_LOG_DEBUG,
+	cpi2_log(level <= 3   ? CPI2_LOG_ERR
+		 : level <= 4 ? CPI2_LOG_WARN
+		 : level <= 6 ? CPI2_LOG_INFO
+			      : CPI2_LOG_DEBUG,
 		 "kafka", "%s: %s", fac, buf);
 }
 
-int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const char *const *props, char *errstr,
-		      size_t errsz)
+int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const char *const *props,
+		      char *errstr, size_t errsz)
 {
 	static const char *const defaults[] = {
-		"enable.idempotence=true", "compression.codec=lz4", "linger.ms=5",
-		/* bounded memory: at most this much waits for the broker */
-		"queue.buffering.max.messages=1000000", "queue.buffering.max.kbytes=262144", NULL};
+	    "enable.idempotence=true", "compression.codec=lz4", "linger.ms=5",
+	    /* bounded memory: at most this much waits for the broker */
+	    "queue.buffering.max.messages=1000000", "queue.buffering.max.kbytes=262144", NULL};
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	struct cpi2_producer *p = calloc(1, sizeof(*p));
 
@@ -207,7 +220,8 @@ int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const cha
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	rd_kafka_conf_set_log_cb(conf, on_log);
 	rd_kafka_conf_set_opaque(conf, p);
-	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, errsz); /* conf is destroyed by librdkafka */
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr,
+			     errsz); /* conf is destroyed by librdkafka */
 	if (!p->rk) {
 		free(p);
 		return -EINVAL;
@@ -228,15 +242,15 @@ static rd_kafka_topic_t *topic(struct cpi2_producer *p, const char *name)
 	return p->topics[p->n_topics++].rkt;
 }
 
-int cpi2_producer_send(struct cpi2_producer *p, const char *name, const void *key, size_t keylen, const void *val,
-		       size_t vallen)
+int cpi2_producer_send(struct cpi2_producer *p, const char *name, const void *key, size_t keylen,
+		       const void *val, size_t vallen)
 {
 	rd_kafka_topic_t *rkt = topic(p, name);
 
 	if (!rkt)
 		return -EIO;
-	if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)val, vallen, key, keylen, NULL) ==
-	    -1) {
+	if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)val, vallen,
+			     key, keylen, NULL) == -1) {
 		if (rd_kafka_last_error() == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
 			p->stats.dropped_queue_full++;
 			return -ENOBUFS;
@@ -272,7 +286,8 @@ int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms)
 	rd_kafka_flush(p->rk, timeout_ms);
 	left = rd_kafka_outq_len(p->rk);
 	if (left > 0)
-		cpi2_log(CPI2_LOG_WARN, "kafka", "%d messages not delivered after %d ms: dropped", left, timeout_ms);
+		cpi2_log(CPI2_LOG_WARN, "kafka", "%d messages not delivered after %d ms: dropped",
+			 left, timeout_ms);
 	for (int i = 0; i < p->n_topics; i++) {
 		rd_kafka_topic_destroy(p->topics[i].rkt);
 		free(p->topics[i].name);
@@ -284,14 +299,17 @@ int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms)
 }
 
 int cpi2_consumer_new(struct cpi2_consumer **out, const char *brokers, const char *group_id,
-		      const char *const *topics, const char *const *props, char *errstr, size_t errsz)
+		      const char *const *topics, const char *const *props, char *errstr,
+		      size_t errsz)
 {
 	/* Offsets are stored by cpi2_consumer_commit and committed by librdkafka once a second and
 	 * at close: committing every message (one OffsetCommit request each) queued tens of
-	 * thousands of requests behind a burst of old messages, and close waited 20-30 s for them. */
-	static const char *const defaults[] = {"enable.auto.commit=true", "enable.auto.offset.store=false",
-					       "auto.commit.interval.ms=1000", "auto.offset.reset=earliest",
-					       "enable.partition.eof=false", NULL};
+	 * thousands of requests behind a burst of old messages, and close waited 20-30 s for them.
+	 */
+	static const char *const defaults[] = {
+	    "enable.auto.commit=true",	    "enable.auto.offset.store=false",
+	    "auto.commit.interval.ms=1000", "auto.offset.reset=earliest",
+	    "enable.partition.eof=false",   NULL};
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	rd_kafka_topic_partition_list_t *list;
 	struct cpi2_consumer *c = calloc(1, sizeof(*c));
@@ -308,7 +326,8 @@ int cpi2_consumer_new(struct cpi2_consumer **out, const char *brokers, const cha
 		return -EINVAL;
 	}
 	rd_kafka_conf_set_log_cb(conf, on_log);
-	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, errsz); /* conf is destroyed by librdkafka */
+	c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr,
+			     errsz); /* conf is destroyed by librdkafka */
 	if (!c->rk) {
 		free(c);
 		return -EINVAL;
@@ -348,7 +367,8 @@ int cpi2_consumer_poll(struct cpi2_consumer *c, int timeout_ms, struct cpi2_mess
 		int rc = m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF ? 0 : -EIO;
 
 		if (rc)
-			cpi2_log(CPI2_LOG_WARN, "kafka", "consumer: %s", rd_kafka_message_errstr(m));
+			cpi2_log(CPI2_LOG_WARN, "kafka", "consumer: %s",
+				 rd_kafka_message_errstr(m));
 		rd_kafka_message_destroy(m);
 		return rc;
 	}
@@ -394,7 +414,8 @@ int cpi2_dead_letter(struct cpi2_producer *p, const char *component, const struc
 	char *buf;
 	int rc = 0;
 
-	if (!p->dead_letters && (rc = cpi2_codec_open(&p->dead_letters, "DeadLetter", err, sizeof(err)))) {
+	if (!p->dead_letters &&
+	    (rc = cpi2_codec_open(&p->dead_letters, "DeadLetter", err, sizeof(err)))) {
 		cpi2_log(CPI2_LOG_ERR, "kafka", "dead letter: %s", err);
 		return rc;
 	}

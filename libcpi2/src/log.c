@@ -30,7 +30,8 @@ int cpi2_log_set_level_name(const char *name, char *err, size_t errsz)
 	int level = cpi2_log_parse_level(name);
 
 	if (level < 0) {
-		snprintf(err, errsz, "log_level '%s': log_level must be error, warn, info or debug", name);
+		snprintf(err, errsz, "log_level '%s': log_level must be error, warn, info or debug",
+			 name);
 		return -EINVAL;
 	}
 	cpi2_log_set_level(level);
@@ -49,9 +50,10 @@ void cpi2_log(int level, const char *module, const char *fmt, ...)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900,
-		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
-		     names[level > 3 ? 3 : level], module);
+	n = snprintf(line, sizeof(line),
+		     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		     ts.tv_nsec / 1000000, names[level > 3 ? 3 : level], module);
 	va_start(ap, fmt);
 	if (n > 0 && (size_t)n < sizeof(line))
 		vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);

@@ -8,10 +8,25 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const cpi2_sample_fields[] = {
-	"host", "task", "job", "task_id", "platform", "task_class", "is_protected", "window_start_us",
-	"window_us", "cycles", "instructions", "counter_source", "time_running_ratio", "cpu_usage", "cpi",
-	"llc_misses", "numa_score", "threads", NULL};
+const char *const cpi2_sample_fields[] = {"host",
+					  "task",
+					  "job",
+					  "task_id",
+					  "platform",
+					  "task_class",
+					  "is_protected",
+					  "window_start_us",
+					  "window_us",
+					  "cycles",
+					  "instructions",
+					  "counter_source",
+					  "time_running_ratio",
+					  "cpu_usage",
+					  "cpi",
+					  "llc_misses",
+					  "numa_score",
+					  "threads",
+					  NULL};
 
 struct out {
 	unsigned char *p, *end;
@@ -80,7 +95,8 @@ int cpi2_sample_encode(const struct cpi2_sample *s, void *buf, size_t bufsz, siz
 			return -ENOENT;
 		fp = v->fingerprint;
 	}
-	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 || s->counter_source > 3)
+	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 ||
+	    s->counter_source > 3)
 		return -EINVAL;
 	if (!s->host || !s->task || !s->job || !s->task_id || !s->platform)
 		return -EINVAL;
@@ -106,7 +122,8 @@ int cpi2_sample_encode(const struct cpi2_sample *s, void *buf, size_t bufsz, siz
 	rc |= put_double(&o, s->cpu_usage);
 	rc |= s->has_cpi ? (put_long(&o, 1) | put_double(&o, s->cpi)) : put_long(&o, 0);
 	rc |= s->has_llc_misses ? (put_long(&o, 1) | put_long(&o, s->llc_misses)) : put_long(&o, 0);
-	rc |= s->has_numa_score ? (put_long(&o, 1) | put_double(&o, s->numa_score)) : put_long(&o, 0);
+	rc |=
+	    s->has_numa_score ? (put_long(&o, 1) | put_double(&o, s->numa_score)) : put_long(&o, 0);
 	rc |= s->has_threads ? (put_long(&o, 1) | put_long(&o, s->threads)) : put_long(&o, 0);
 	if (rc)
 		return -ENOSPC; /* strings and enums were checked above: only room can be short */
@@ -152,7 +169,8 @@ int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 	size_t o = 0;
 	int n;
 
-	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 || s->counter_source > 3)
+	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 ||
+	    s->counter_source > 3)
 		return -EINVAL;
 	if (bufsz < 2)
 		return -ENOSPC;
@@ -168,16 +186,21 @@ int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 		o += (size_t)n;
 	}
 	snprintf(opt[0], sizeof(opt[0]), s->has_cpi ? "%.17g" : "null", s->cpi);
-	snprintf(opt[1], sizeof(opt[1]), s->has_llc_misses ? "%lld" : "null", (long long)s->llc_misses);
+	snprintf(opt[1], sizeof(opt[1]), s->has_llc_misses ? "%lld" : "null",
+		 (long long)s->llc_misses);
 	snprintf(opt[2], sizeof(opt[2]), s->has_numa_score ? "%.17g" : "null", s->numa_score);
 	snprintf(opt[3], sizeof(opt[3]), s->has_threads ? "%d" : "null", s->threads);
-	n = snprintf(buf + o, bufsz - o,
-		     ",\"task_class\":\"%s\",\"is_protected\":%s,\"window_start_us\":%lld,\"window_us\":%lld,"
-		     "\"cycles\":%lld,\"instructions\":%lld,\"counter_source\":\"%s\",\"time_running_ratio\":%.17g,"
-		     "\"cpu_usage\":%.17g,\"cpi\":%s,\"llc_misses\":%s,\"numa_score\":%s,\"threads\":%s}",
-		     tc[s->task_class], s->is_protected ? "true" : "false", (long long)s->window_start_us,
-		     (long long)s->window_us, (long long)s->cycles, (long long)s->instructions, cs[s->counter_source],
-		     s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2], opt[3]);
+	n = snprintf(
+	    buf + o, bufsz - o,
+	    ",\"task_class\":\"%s\",\"is_protected\":%s,\"window_start_us\":%lld,\"window_us\":%"
+	    "lld,"
+	    "\"cycles\":%lld,\"instructions\":%lld,\"counter_source\":\"%s\",\"time_running_"
+	    "ratio\":%.17g,"
+	    "\"cpu_usage\":%.17g,\"cpi\":%s,\"llc_misses\":%s,\"numa_score\":%s,\"threads\":%s}",
+	    tc[s->task_class], s->is_protected ? "true" : "false", (long long)s->window_start_us,
+	    (long long)s->window_us, (long long)s->cycles, (long long)s->instructions,
+	    cs[s->counter_source], s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2],
+	    opt[3]);
 	if (n < 0 || (size_t)n >= bufsz - o)
 		return -ENOSPC;
 	return (int)(o + (size_t)n);

@@ -93,13 +93,15 @@ int cpi2_codec_open(struct cpi2_codec **out, const char *message, char *errstr, 
 		if (strcmp(v->message, message) != 0)
 			continue;
 		if (avro_schema_from_json_length(v->json, strlen(v->json), &w->schema)) {
-			snprintf(errstr, errsz, "schema %s v%d: %s", message, v->version, avro_strerror());
+			snprintf(errstr, errsz, "schema %s v%d: %s", message, v->version,
+				 avro_strerror());
 			goto out_free;
 		}
 		w->fingerprint = v->fingerprint;
 		w->iface = avro_generic_class_from_schema(w->schema);
 		if (!w->iface || avro_generic_value_new(w->iface, &w->value)) {
-			snprintf(errstr, errsz, "schema %s v%d: %s", message, v->version, avro_strerror());
+			snprintf(errstr, errsz, "schema %s v%d: %s", message, v->version,
+				 avro_strerror());
 			if (w->iface)
 				avro_value_iface_decref(w->iface);
 			avro_schema_decref(w->schema);
@@ -243,7 +245,9 @@ static int check(avro_schema_t s, struct cursor *c, int depth)
 	case AVRO_FIXED:
 		return skip(c, avro_schema_fixed_size(s));
 	case AVRO_ENUM:
-		return read_varlong(c, &n) || n < 0 || n >= avro_schema_enum_number_of_symbols(s) ? -1 : 0;
+		return read_varlong(c, &n) || n < 0 || n >= avro_schema_enum_number_of_symbols(s)
+			   ? -1
+			   : 0;
 	case AVRO_UNION:
 		if (read_varlong(c, &n) || n < 0 || (size_t)n >= avro_schema_union_size(s))
 			return -1;
@@ -267,15 +271,18 @@ static int check(avro_schema_t s, struct cursor *c, int depth)
 					return -1;
 				n = -n;
 			}
-			if (n > c->end - c->p) /* every item takes at least one byte... except nulls */
+			if (n >
+			    c->end - c->p) /* every item takes at least one byte... except nulls */
 				return -1;
 			for (int64_t i = 0; i < n; i++) {
 				int64_t keylen;
 
-				if (avro_typeof(s) == AVRO_MAP && (read_varlong(c, &keylen) || skip_utf8(c, keylen)))
+				if (avro_typeof(s) == AVRO_MAP &&
+				    (read_varlong(c, &keylen) || skip_utf8(c, keylen)))
 					return -1;
-				if (check(avro_typeof(s) == AVRO_MAP ? avro_schema_map_values(s) : avro_schema_array_items(s), c,
-					  depth + 1))
+				if (check(avro_typeof(s) == AVRO_MAP ? avro_schema_map_values(s)
+								     : avro_schema_array_items(s),
+					  c, depth + 1))
 					return -1;
 			}
 		}
@@ -284,8 +291,8 @@ static int check(avro_schema_t s, struct cursor *c, int depth)
 	}
 }
 
-int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_value_t **out, char *errstr,
-		      size_t errsz)
+int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_value_t **out,
+		      char *errstr, size_t errsz)
 {
 	const unsigned char *b = buf;
 	struct writer_version *w = NULL;
@@ -293,11 +300,13 @@ int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_va
 	uint64_t fp = 0;
 
 	if (!buf || len < 10) {
-		snprintf(errstr, errsz, "message too short for single-object encoding: %zu bytes", buf ? len : 0);
+		snprintf(errstr, errsz, "message too short for single-object encoding: %zu bytes",
+			 buf ? len : 0);
 		return -EINVAL;
 	}
 	if (b[0] != 0xC3 || b[1] != 0x01) {
-		snprintf(errstr, errsz, "not Avro single-object encoding: bad magic %02x%02x", b[0], b[1]);
+		snprintf(errstr, errsz, "not Avro single-object encoding: bad magic %02x%02x", b[0],
+			 b[1]);
 		return -EINVAL;
 	}
 	for (int i = 0; i < 8; i++)
@@ -306,25 +315,27 @@ int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_va
 		if (c->writers[i].fingerprint == fp)
 			w = &c->writers[i];
 	if (!w) {
-		snprintf(errstr, errsz, "unknown writer schema fingerprint %016llx for %s", (unsigned long long)fp,
-			 c->current->message);
+		snprintf(errstr, errsz, "unknown writer schema fingerprint %016llx for %s",
+			 (unsigned long long)fp, c->current->message);
 		return -ENOENT;
 	}
 	cur.p = b + 10;
 	cur.end = b + len;
 	if (check(w->schema, &cur, 0)) {
-		snprintf(errstr, errsz, "malformed or truncated %s payload (%zu bytes)", c->current->message, len - 10);
+		snprintf(errstr, errsz, "malformed or truncated %s payload (%zu bytes)",
+			 c->current->message, len - 10);
 		return -EINVAL;
 	}
 	if (cur.p != cur.end) {
-		snprintf(errstr, errsz, "%zu trailing bytes after the %s record", (size_t)(cur.end - cur.p),
-			 c->current->message);
+		snprintf(errstr, errsz, "%zu trailing bytes after the %s record",
+			 (size_t)(cur.end - cur.p), c->current->message);
 		return -EINVAL;
 	}
 	avro_value_reset(&w->value);
 	avro_reader_memory_set_source(c->reader, (const char *)b + 10, (int64_t)(len - 10));
 	if (avro_value_read(c->reader, &w->value)) {
-		snprintf(errstr, errsz, "malformed %s payload: %s", c->current->message, avro_strerror());
+		snprintf(errstr, errsz, "malformed %s payload: %s", c->current->message,
+			 avro_strerror());
 		return -EINVAL;
 	}
 	*out = &w->value;
@@ -357,17 +368,17 @@ static int branch(avro_value_t *f, bool non_null, avro_value_t *out)
 	return -EINVAL;
 }
 
-#define SETTER(name, ctype, call)                                                         \
-	int cpi2_value_set_##name(avro_value_t *rec, const char *fname, ctype v)             \
-	{                                                                                 \
-		avro_value_t f, b;                                                        \
-		if (field(rec, fname, &f) || branch(&f, true, &b))                         \
-			return -ENOENT;                                                   \
-		return call(&b, v) ? -EINVAL : 0;                                         \
-	}                                                                                 \
-	int cpi2_value_set_opt_##name(avro_value_t *rec, const char *fname, ctype v)         \
-	{                                                                                 \
-		return cpi2_value_set_##name(rec, fname, v);                               \
+#define SETTER(name, ctype, call)                                                                  \
+	int cpi2_value_set_##name(avro_value_t *rec, const char *fname, ctype v)                   \
+	{                                                                                          \
+		avro_value_t f, b;                                                                 \
+		if (field(rec, fname, &f) || branch(&f, true, &b))                                 \
+			return -ENOENT;                                                            \
+		return call(&b, v) ? -EINVAL : 0;                                                  \
+	}                                                                                          \
+	int cpi2_value_set_opt_##name(avro_value_t *rec, const char *fname, ctype v)               \
+	{                                                                                          \
+		return cpi2_value_set_##name(rec, fname, v);                                       \
 	}
 
 SETTER(string, const char *, avro_value_set_string)
@@ -440,14 +451,14 @@ static int get(avro_value_t *rec, const char *fname, avro_value_t *out, bool *is
 	return 0;
 }
 
-#define GETTER(name, ctype, call)                                                        \
-	int cpi2_value_get_##name(avro_value_t *rec, const char *fname, ctype *v, bool *is_null) \
-	{                                                                                \
-		avro_value_t b;                                                          \
-		int rc = get(rec, fname, &b, is_null);                                   \
-		if (rc || (is_null && *is_null))                                         \
-			return rc;                                                       \
-		return call ? -EINVAL : 0;                                               \
+#define GETTER(name, ctype, call)                                                                  \
+	int cpi2_value_get_##name(avro_value_t *rec, const char *fname, ctype *v, bool *is_null)   \
+	{                                                                                          \
+		avro_value_t b;                                                                    \
+		int rc = get(rec, fname, &b, is_null);                                             \
+		if (rc || (is_null && *is_null))                                                   \
+			return rc;                                                                 \
+		return call ? -EINVAL : 0;                                                         \
 	}
 
 GETTER(long, int64_t, avro_value_get_long(&b, v))

@@ -4,13 +4,13 @@
 #define CPI2_TEST_CHECK_H
 #include <stdio.h>
 #include <stdlib.h>
-#define CHECK(cond, ...)                                                                     \
-	do {                                                                                 \
-		if (!(cond)) {                                                               \
-			fprintf(stderr, "%s:%d: check failed: %s ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, " " __VA_ARGS__);                                    \
-			fputc('\n', stderr);                                                 \
-			exit(1);                                                             \
-		}                                                                            \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s ", __FILE__, __LINE__, #cond);    \
+			fprintf(stderr, " " __VA_ARGS__);                                          \
+			fputc('\n', stderr);                                                       \
+			exit(1);                                                                   \
+		}                                                                                  \
 	} while (0)
 #endif

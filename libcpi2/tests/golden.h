@@ -20,7 +20,8 @@ static inline void golden_free(void)
 static inline json_t *golden_load(void)
 {
 	json_error_t e;
-	json_t *doc = golden_doc = json_load_file(CPI2_SOURCE_DIR "/schemas/golden/vectors.json", JSON_ALLOW_NUL, &e);
+	json_t *doc = golden_doc =
+	    json_load_file(CPI2_SOURCE_DIR "/schemas/golden/vectors.json", JSON_ALLOW_NUL, &e);
 
 	if (!doc)
 		fprintf(stderr, "vectors.json:%d: %s\n", e.line, e.text);
@@ -60,15 +61,24 @@ static inline const char *golden_branch_name(avro_schema_t s)
 	if (avro_typeof(s) == AVRO_LINK)
 		s = avro_schema_link_target(s);
 	switch (avro_typeof(s)) {
-	case AVRO_STRING: return "string";
-	case AVRO_BYTES: return "bytes";
-	case AVRO_INT32: return "int";
-	case AVRO_INT64: return "long";
-	case AVRO_FLOAT: return "float";
-	case AVRO_DOUBLE: return "double";
-	case AVRO_BOOLEAN: return "boolean";
-	case AVRO_NULL: return "null";
-	default: return avro_schema_name(s);
+	case AVRO_STRING:
+		return "string";
+	case AVRO_BYTES:
+		return "bytes";
+	case AVRO_INT32:
+		return "int";
+	case AVRO_INT64:
+		return "long";
+	case AVRO_FLOAT:
+		return "float";
+	case AVRO_DOUBLE:
+		return "double";
+	case AVRO_BOOLEAN:
+		return "boolean";
+	case AVRO_NULL:
+		return "null";
+	default:
+		return avro_schema_name(s);
 	}
 }
 
@@ -79,18 +89,32 @@ static inline void golden_fill(avro_value_t *v, json_t *j)
 	unsigned char bytes[1024];
 
 	switch (avro_value_get_type(v)) {
-	case AVRO_STRING: CHECK(avro_value_set_string(v, json_string_value(j)) == 0); break;
+	case AVRO_STRING:
+		CHECK(avro_value_set_string(v, json_string_value(j)) == 0);
+		break;
 	case AVRO_BYTES: {
 		size_t n = golden_bytes(json_string_value(j), json_string_length(j), bytes);
 		CHECK(avro_value_set_bytes(v, bytes, n) == 0);
 		break;
 	}
-	case AVRO_INT32: CHECK(avro_value_set_int(v, (int32_t)json_integer_value(j)) == 0); break;
-	case AVRO_INT64: CHECK(avro_value_set_long(v, (int64_t)json_integer_value(j)) == 0); break;
-	case AVRO_DOUBLE: CHECK(avro_value_set_double(v, json_number_value(j)) == 0); break;
-	case AVRO_FLOAT: CHECK(avro_value_set_float(v, (float)json_number_value(j)) == 0); break;
-	case AVRO_BOOLEAN: CHECK(avro_value_set_boolean(v, json_is_true(j)) == 0); break;
-	case AVRO_NULL: CHECK(avro_value_set_null(v) == 0); break;
+	case AVRO_INT32:
+		CHECK(avro_value_set_int(v, (int32_t)json_integer_value(j)) == 0);
+		break;
+	case AVRO_INT64:
+		CHECK(avro_value_set_long(v, (int64_t)json_integer_value(j)) == 0);
+		break;
+	case AVRO_DOUBLE:
+		CHECK(avro_value_set_double(v, json_number_value(j)) == 0);
+		break;
+	case AVRO_FLOAT:
+		CHECK(avro_value_set_float(v, (float)json_number_value(j)) == 0);
+		break;
+	case AVRO_BOOLEAN:
+		CHECK(avro_value_set_boolean(v, json_is_true(j)) == 0);
+		break;
+	case AVRO_NULL:
+		CHECK(avro_value_set_null(v) == 0);
+		break;
 	case AVRO_ENUM: {
 		int i = avro_schema_enum_get_by_name(s, json_string_value(j));
 		CHECK(i >= 0);
@@ -109,7 +133,8 @@ static inline void golden_fill(avro_value_t *v, json_t *j)
 	case AVRO_ARRAY: {
 		size_t i;
 		json_t *item;
-		json_array_foreach(j, i, item) {
+		json_array_foreach(j, i, item)
+		{
 			CHECK(avro_value_append(v, &child, NULL) == 0);
 			golden_fill(&child, item);
 		}
@@ -128,7 +153,8 @@ static inline void golden_fill(avro_value_t *v, json_t *j)
 		}
 		for (size_t b = 0; b < avro_schema_union_size(s); b++) {
 			const char *name = golden_branch_name(avro_schema_union_branch(s, (int)b));
-			if ((key == NULL && strcmp(name, "null") == 0) || (key && strcmp(name, key) == 0)) {
+			if ((key == NULL && strcmp(name, "null") == 0) ||
+			    (key && strcmp(name, key) == 0)) {
 				CHECK(avro_value_set_branch(v, (int)b, &child) == 0);
 				golden_fill(&child, key ? inner : j);
 				return;
@@ -137,7 +163,8 @@ static inline void golden_fill(avro_value_t *v, json_t *j)
 		CHECK(!"no union branch matches the vector");
 		break;
 	}
-	default: CHECK(!"unsupported type in a golden vector");
+	default:
+		CHECK(!"unsupported type in a golden vector");
 	}
 }
 #endif

@@ -26,14 +26,20 @@ int main(void)
 	const char *f;
 
 	f = file("25 30 0:22 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs ro,mode=755\n"
-		 "26 25 0:23 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec shared:5 - cgroup2 cgroup2 rw\n"
-		 "30 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:12 - cgroup cgroup rw,cpu,cpuacct\n"
-		 "31 25 0:28 / /sys/fs/cgroup/perf_event rw,nosuid shared:13 - cgroup cgroup rw,perf_event\n");
+		 "26 25 0:23 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec shared:5 - cgroup2 "
+		 "cgroup2 rw\n"
+		 "30 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:12 - cgroup cgroup "
+		 "rw,cpu,cpuacct\n"
+		 "31 25 0:28 / /sys/fs/cgroup/perf_event rw,nosuid shared:13 - cgroup cgroup "
+		 "rw,perf_event\n");
 	CHECK(cpi2_cgroup_mounts(f, &m) == 0);
-	CHECK(!strcmp(m.unified, "/sys/fs/cgroup/unified") && !strcmp(m.cpu, "/sys/fs/cgroup/cpu,cpuacct"));
-	CHECK(!strcmp(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct") && !strcmp(m.perf_event, "/sys/fs/cgroup/perf_event"));
+	CHECK(!strcmp(m.unified, "/sys/fs/cgroup/unified") &&
+	      !strcmp(m.cpu, "/sys/fs/cgroup/cpu,cpuacct"));
+	CHECK(!strcmp(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct") &&
+	      !strcmp(m.perf_event, "/sys/fs/cgroup/perf_event"));
 	unlink(f);
-	const char *bad[] = {"garbage without separator\n", "1 2 - cgroup2\n", "1 2 3 4 5 6 - cgroup\n", ""};
+	const char *bad[] = {"garbage without separator\n", "1 2 - cgroup2\n",
+			     "1 2 3 4 5 6 - cgroup\n", ""};
 	for (size_t i = 0; i < 3; i++) {
 		f = file(bad[i]);
 		CHECK(cpi2_cgroup_mounts(f, &m) == -EINVAL);
@@ -44,8 +50,15 @@ int main(void)
 
 	CHECK(cpi2_cgroup_parse_cpu_stat("usage_usec 123\nuser_usec 100\n", &us) == 0 && us == 123);
 	CHECK(cpi2_cgroup_parse_cpu_stat("user_usec 1\nusage_usec 77", &us) == 0 && us == 77);
-	const char *bad_stat[] = {"", "usage_usec\n", "usage_usec x\n", "usage_usec 12x\n", "usage_usec -\n", "usage_usec -5\n", "usage_usec  5\n",
-				  "nothing here", "usage_usec 99999999999999999999999\n"};
+	const char *bad_stat[] = {"",
+				  "usage_usec\n",
+				  "usage_usec x\n",
+				  "usage_usec 12x\n",
+				  "usage_usec -\n",
+				  "usage_usec -5\n",
+				  "usage_usec  5\n",
+				  "nothing here",
+				  "usage_usec 99999999999999999999999\n"};
 	for (size_t i = 0; i < sizeof(bad_stat) / sizeof(bad_stat[0]); i++)
 		CHECK(cpi2_cgroup_parse_cpu_stat(bad_stat[i], &us) == -EINVAL);
 	/* random bytes never crash the parsers */
@@ -64,7 +77,8 @@ int main(void)
 		}
 	}
 	CHECK(cpi2_cgroup_cpu_usage_ns("/nonexistent", &ns) < 0);
-	/* a cgroup directory: v2 cpu.stat first, else v1 cpuacct.usage; malformed content is -EINVAL */
+	/* a cgroup directory: v2 cpu.stat first, else v1 cpuacct.usage; malformed content is
+	 * -EINVAL */
 	char dir[64], p[128];
 	strcpy(dir, "/tmp/cpi2-cgroup-dir-XXXXXX");
 	CHECK(mkdtemp(dir));
@@ -72,19 +86,21 @@ int main(void)
 		const char *file, *text;
 		int rc;
 		uint64_t ns;
-	} usage[] = {{"cpuacct.usage", "123456789\n", 0, 123456789},
-		     {"cpuacct.usage", "", -EINVAL, 0},
-		     {"cpuacct.usage", "12 34\n", -EINVAL, 0},
-		     {"cpuacct.usage", "-5\n", -EINVAL, 0},
-		     {"cpuacct.usage", "99999999999999999999999\n", -EINVAL, 0},
-		     {"cpu.stat", "usage_usec 7\n", 0, 7000},
-		     {"cpu.stat", "garbage\n", 0, 7000000000ULL}}; /* falls back to cpuacct.usage below */
+	} usage[] = {
+	    {"cpuacct.usage", "123456789\n", 0, 123456789},
+	    {"cpuacct.usage", "", -EINVAL, 0},
+	    {"cpuacct.usage", "12 34\n", -EINVAL, 0},
+	    {"cpuacct.usage", "-5\n", -EINVAL, 0},
+	    {"cpuacct.usage", "99999999999999999999999\n", -EINVAL, 0},
+	    {"cpu.stat", "usage_usec 7\n", 0, 7000},
+	    {"cpu.stat", "garbage\n", 0, 7000000000ULL}}; /* falls back to cpuacct.usage below */
 	for (size_t i = 0; i < sizeof(usage) / sizeof(usage[0]); i++) {
 		FILE *uf;
 
 		if (i == 6) {
 			snprintf(p, sizeof(p), "%s/cpuacct.usage", dir);
-			CHECK((uf = fopen(p, "w")) && fputs("7000000000\n", uf) >= 0 && fclose(uf) == 0);
+			CHECK((uf = fopen(p, "w")) && fputs("7000000000\n", uf) >= 0 &&
+			      fclose(uf) == 0);
 		}
 		snprintf(p, sizeof(p), "%s/%s", dir, usage[i].file);
 		CHECK((uf = fopen(p, "w")) && fputs(usage[i].text, uf) >= 0 && fclose(uf) == 0);
@@ -103,23 +119,32 @@ int main(void)
 		int rc;
 		long quota, period;
 	} cpu_max[] = {
-		{"max 100000\n", 0, -1, 100000}, {"max", 0, -1, 100000},     {"25000 250000\n", 0, 25000, 250000},
-		{" 200000 ", 0, 200000, 100000},  {"", -EINVAL, 0, 0},       {"-1 100000", -EINVAL, 0, 0},
-		{"0 100000", -EINVAL, 0, 0},      {"1000 0", -EINVAL, 0, 0}, {"1000 100000 7", -EINVAL, 0, 0},
-		{"maxx 100000", -EINVAL, 0, 0},   {"12x 100000", -EINVAL, 0, 0}, {"1000 100000\n\n", -EINVAL, 0, 0},
-		{"99999999999999999999999 1", -EINVAL, 0, 0},
+	    {"max 100000\n", 0, -1, 100000},
+	    {"max", 0, -1, 100000},
+	    {"25000 250000\n", 0, 25000, 250000},
+	    {" 200000 ", 0, 200000, 100000},
+	    {"", -EINVAL, 0, 0},
+	    {"-1 100000", -EINVAL, 0, 0},
+	    {"0 100000", -EINVAL, 0, 0},
+	    {"1000 0", -EINVAL, 0, 0},
+	    {"1000 100000 7", -EINVAL, 0, 0},
+	    {"maxx 100000", -EINVAL, 0, 0},
+	    {"12x 100000", -EINVAL, 0, 0},
+	    {"1000 100000\n\n", -EINVAL, 0, 0},
+	    {"99999999999999999999999 1", -EINVAL, 0, 0},
 	};
 	for (size_t i = 0; i < sizeof(cpu_max) / sizeof(cpu_max[0]); i++) {
 		long q = 7, per = 7;
 		int rc = cpi2_cgroup_parse_cpu_max(cpu_max[i].text, &q, &per);
 
 		CHECK(rc == cpu_max[i].rc, "cpu.max '%s': rc %d", cpu_max[i].text, rc);
-		CHECK(rc || (q == cpu_max[i].quota && per == cpu_max[i].period), "cpu.max '%s': %ld %ld",
-		      cpu_max[i].text, q, per);
+		CHECK(rc || (q == cpu_max[i].quota && per == cpu_max[i].period),
+		      "cpu.max '%s': %ld %ld", cpu_max[i].text, q, per);
 	}
 	long q, per;
 	CHECK(cpi2_cgroup_parse_cfs("-1\n", "100000\n", &q, &per) == 0 && q == -1 && per == 100000);
-	CHECK(cpi2_cgroup_parse_cfs("25000", "250000", &q, &per) == 0 && q == 25000 && per == 250000);
+	CHECK(cpi2_cgroup_parse_cfs("25000", "250000", &q, &per) == 0 && q == 25000 &&
+	      per == 250000);
 	CHECK(cpi2_cgroup_parse_cfs("-2", "100000", &q, &per) == -EINVAL);
 	CHECK(cpi2_cgroup_parse_cfs("0", "100000", &q, &per) == -EINVAL);
 	CHECK(cpi2_cgroup_parse_cfs("1000", "", &q, &per) == -EINVAL);

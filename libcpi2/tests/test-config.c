@@ -19,11 +19,12 @@ struct conf {
 };
 
 static const struct cpi2_config_key keys[] = {
-	{"brokers", CPI2_CFG_STR, offsetof(struct conf, brokers), sizeof(((struct conf *)0)->brokers), "127.0.0.1:9092", "Kafka"},
-	{"max_caps", CPI2_CFG_INT, offsetof(struct conf, max_caps), 0, "4", "caps at once"},
-	{"cap_cpu", CPI2_CFG_DOUBLE, offsetof(struct conf, cap), 0, "0.1", "cap"},
-	{"dry_run", CPI2_CFG_BOOL, offsetof(struct conf, dry_run), 0, "false", "write nothing"},
-	{NULL, 0, 0, 0, NULL, NULL}};
+    {"brokers", CPI2_CFG_STR, offsetof(struct conf, brokers), sizeof(((struct conf *)0)->brokers),
+     "127.0.0.1:9092", "Kafka"},
+    {"max_caps", CPI2_CFG_INT, offsetof(struct conf, max_caps), 0, "4", "caps at once"},
+    {"cap_cpu", CPI2_CFG_DOUBLE, offsetof(struct conf, cap), 0, "0.1", "cap"},
+    {"dry_run", CPI2_CFG_BOOL, offsetof(struct conf, dry_run), 0, "false", "write nothing"},
+    {NULL, 0, 0, 0, NULL, NULL}};
 
 static const char *file(const char *text)
 {
@@ -55,50 +56,67 @@ static void client_file_tests(void)
 	struct conf c;
 	const char *props[CPI2_CONFIG_MAX_PROPS];
 	char err[512], path[64], cfg[64];
-	const char *const want[] = {"security.protocol=SASL_SSL", "sasl.username=collector", "sasl.password=s3cret",
-				    "linger.ms=7", NULL};
+	const char *const want[] = {"security.protocol=SASL_SSL", "sasl.username=collector",
+				    "sasl.password=s3cret", "linger.ms=7", NULL};
 
-	strcpy(path, file("# client of collector\nsecurity.protocol=SASL_SSL\n\n  sasl.username=collector\r\n"
-			  "sasl.password=s3cret\n"));
-	char *a1[] = {"p", "-X", "linger.ms=7", "--kafka-client-file", path, "--max-caps", "3", NULL};
+	strcpy(
+	    path,
+	    file(
+		"# client of collector\nsecurity.protocol=SASL_SSL\n\n  sasl.username=collector\r\n"
+		"sasl.password=s3cret\n"));
+	char *a1[] = {"p",  "-X",	  "linger.ms=7", "--kafka-client-file",
+		      path, "--max-caps", "3",		 NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 7, a1, "usage", props, err, sizeof(err)) == 0);
 	CHECK(props_are(props, want) && c.max_caps == 3);
 	char opt[96];
 	snprintf(opt, sizeof(opt), "--kafka-client-file=%s", path);
 	char *a2[] = {"p", opt, "-X", "linger.ms=7", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 4, a2, "usage", props, err, sizeof(err)) == 0 && props_are(props, want));
+	CHECK(cpi2_config_parse_args(keys, &c, 4, a2, "usage", props, err, sizeof(err)) == 0 &&
+	      props_are(props, want));
 	char text[128];
 	snprintf(text, sizeof(text), "max_caps = 5\nkafka_client_file = %s\n", path);
 	strcpy(cfg, file(text));
 	char *a3[] = {"p", "--config", cfg, "-X", "linger.ms=7", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 5, a3, "usage", props, err, sizeof(err)) == 0 && props_are(props, want));
+	CHECK(cpi2_config_parse_args(keys, &c, 5, a3, "usage", props, err, sizeof(err)) == 0 &&
+	      props_are(props, want));
 	CHECK(c.max_caps == 5);
 	/* readable by others: refused, whatever else is right */
 	CHECK(chmod(path, 0640) == 0);
 	CHECK(cpi2_config_parse_args(keys, &c, 7, a1, "usage", props, err, sizeof(err)) == -EINVAL);
 	CHECK(strstr(err, path) && strstr(err, "0640") && strstr(err, "chmod 600"));
 	CHECK(chmod(path, 0604) == 0);
-	CHECK(cpi2_config_parse_args(keys, &c, 4, a2, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "0604"));
+	CHECK(cpi2_config_parse_args(keys, &c, 4, a2, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "0604"));
 	unlink(path);
-	CHECK(cpi2_config_parse_args(keys, &c, 7, a1, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, path));
+	CHECK(cpi2_config_parse_args(keys, &c, 7, a1, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, path));
 	/* a line that is not key=value names its line */
 	strcpy(path, file("security.protocol=SASL_SSL\nsasl.password\n"));
 	char *a4[] = {"p", "--kafka-client-file", path, NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 3, a4, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, ":2:"));
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a4, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, ":2:"));
 	unlink(path);
 	char *a5[] = {"p", "--kafka-client-file", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 2, a5, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "needs a file"));
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a5, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "needs a file"));
 	/* secrets on the command line: refused, pointing at the client file */
-	static const char *const secret[] = {"sasl.password=x", "ssl.key.password=x", "sasl.oauthbearer.client.secret=x",
-					     "ssl.keystore.password=x", "ssl.key.pem=x", NULL};
+	static const char *const secret[] = {
+	    "sasl.password=x",	       "ssl.key.password=x", "sasl.oauthbearer.client.secret=x",
+	    "ssl.keystore.password=x", "ssl.key.pem=x",	     NULL};
 	for (int i = 0; secret[i]; i++) {
 		char *a[] = {"p", "-X", (char *)secret[i], NULL};
 
 		CHECK(cpi2_kafka_prop_is_secret(secret[i]));
-		CHECK(cpi2_config_parse_args(keys, &c, 3, a, "usage", props, err, sizeof(err)) == -EINVAL);
+		CHECK(cpi2_config_parse_args(keys, &c, 3, a, "usage", props, err, sizeof(err)) ==
+		      -EINVAL);
 		CHECK(strstr(err, "--kafka-client-file") && !strstr(err, "=x"));
 	}
-	CHECK(!cpi2_kafka_prop_is_secret("sasl.username=u") && !cpi2_kafka_prop_is_secret("ssl.ca.location"));
+	CHECK(!cpi2_kafka_prop_is_secret("sasl.username=u") &&
+	      !cpi2_kafka_prop_is_secret("ssl.ca.location"));
 	unlink(cfg);
 }
 
@@ -110,10 +128,12 @@ int main(void)
 
 	char *a1[] = {"p", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 1, a1, "usage", props, err, sizeof(err)) == 0);
-	CHECK(!strcmp(c.brokers, "127.0.0.1:9092") && c.max_caps == 4 && c.cap == 0.1 && !c.dry_run && !props[0]);
+	CHECK(!strcmp(c.brokers, "127.0.0.1:9092") && c.max_caps == 4 && c.cap == 0.1 &&
+	      !c.dry_run && !props[0]);
 
 	const char *f = file("# comment\nbrokers = k:1\n  max_caps=7\n");
-	char *a2[] = {"p", "--config", (char *)f, "--max-caps", "9", "--dry-run", "-X", "linger.ms=1", "--cap_cpu=0.01", NULL};
+	char *a2[] = {"p",	   "--config", (char *)f,     "--max-caps",	"9",
+		      "--dry-run", "-X",       "linger.ms=1", "--cap_cpu=0.01", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 9, a2, "usage", props, err, sizeof(err)) == 0);
 	CHECK(!strcmp(c.brokers, "k:1") && c.max_caps == 9 && c.dry_run && c.cap == 0.01);
 	CHECK(props[0] && !strcmp(props[0], "linger.ms=1") && !props[1]);
@@ -123,12 +143,13 @@ int main(void)
 		const char *text;
 		const char *want;
 	} bad_files[] = {
-		{"brokers k:1\n", ":1: expected 'key = value'"},
-		{"\n\nnope = 1\n", ":3: unknown option 'nope'"},
-		{"max_caps = many\n", ":1: max_caps: 'many' is not an integer"},
-		{"cap_cpu = 0.1x\n", "is not a number"},
-		{"dry_run = maybe\n", "is not true or false"},
-		{"brokers = 0123456789012345678901234567890123456789012345678901234567890123456789\n", "longer than"},
+	    {"brokers k:1\n", ":1: expected 'key = value'"},
+	    {"\n\nnope = 1\n", ":3: unknown option 'nope'"},
+	    {"max_caps = many\n", ":1: max_caps: 'many' is not an integer"},
+	    {"cap_cpu = 0.1x\n", "is not a number"},
+	    {"dry_run = maybe\n", "is not true or false"},
+	    {"brokers = 0123456789012345678901234567890123456789012345678901234567890123456789\n",
+	     "longer than"},
 	};
 	for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
 		f = file(bad_files[i].text);
@@ -138,23 +159,36 @@ int main(void)
 		CHECK(strstr(err, bad_files[i].want) != NULL);
 		unlink(f);
 	}
-	CHECK(cpi2_config_load(keys, &c, "/nonexistent/x.conf", err, sizeof(err)) == -ENOENT && strstr(err, "x.conf"));
+	CHECK(cpi2_config_load(keys, &c, "/nonexistent/x.conf", err, sizeof(err)) == -ENOENT &&
+	      strstr(err, "x.conf"));
 	char *a3[] = {"p", "--bogus", "1", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 3, a3, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "--bogus"));
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a3, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "--bogus"));
 	char *a4[] = {"p", "--max-caps", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 2, a4, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "needs a value"));
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a4, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "needs a value"));
 	char *a5[] = {"p", "-X", "novalue", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 3, a5, "usage", props, err, sizeof(err)) == -EINVAL);
 	char *a6[] = {"p", "stray", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 2, a6, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "stray"));
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a6, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "stray"));
 	char *a7[] = {"p", "--set", "max_caps=12", "--set", "dry-run=true", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 5, a7, "usage", props, err, sizeof(err)) == 0 && c.max_caps == 12 && c.dry_run);
+	CHECK(cpi2_config_parse_args(keys, &c, 5, a7, "usage", props, err, sizeof(err)) == 0 &&
+	      c.max_caps == 12 && c.dry_run);
 	char *a8[] = {"p", "--set", "max_caps", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 3, a8, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "--set needs key=value"));
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a8, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "--set needs key=value"));
 	char *a9[] = {"p", "--set", "nope=1", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 3, a9, "usage", props, err, sizeof(err)) == -EINVAL && strstr(err, "unknown option 'nope'"));
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a9, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "unknown option 'nope'"));
 	char *a10[] = {"p", "--set", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 2, a10, "usage", props, err, sizeof(err)) == -EINVAL);
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a10, "usage", props, err, sizeof(err)) ==
+	      -EINVAL);
 	client_file_tests();
 	printf("test-config: ok\n");
 	return 0;

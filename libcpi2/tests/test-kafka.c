@@ -40,7 +40,8 @@ static bool kafka_answers(const char *host, int port)
 
 int main(void)
 {
-	const char *host = env_or("STACK_HOST", "127.0.0.1"), *topics[] = {"cpi2.dead-letter", NULL};
+	const char *host = env_or("STACK_HOST", "127.0.0.1"),
+		   *topics[] = {"cpi2.dead-letter", NULL};
 	int port = atoi(env_or("KAFKA_PORT", "9092"));
 	char brokers[128], client[1024];
 	/* as admin (the stack's client file, when it has one): the test reads dead letters back */
@@ -50,8 +51,13 @@ int main(void)
 	struct cpi2_consumer *c;
 	struct cpi2_producer_stats st;
 	struct cpi2_codec *codec;
-	struct cpi2_message in = {.topic = "cpi2.samples", .partition = 3, .offset = 42,
-				  .key = "host", .keylen = 4, .payload = "\x01\x02junk", .len = 6};
+	struct cpi2_message in = {.topic = "cpi2.samples",
+				  .partition = 3,
+				  .offset = 42,
+				  .key = "host",
+				  .keylen = 4,
+				  .payload = "\x01\x02junk",
+				  .len = 6};
 	struct cpi2_message m;
 	char err[256], reason[96], group[64];
 	bool found = false;
@@ -60,13 +66,17 @@ int main(void)
 	int64_t done_offset = -1, resumed;
 
 	snprintf(brokers, sizeof(brokers), "%s:%d", host, port);
-	if (!kafka_answers(host, port) && system("make -s -C " CPI2_SOURCE_DIR " up >/dev/null") != 0) {
-		fprintf(stderr, "test-kafka: Kafka at %s does not answer and make up failed\n", brokers);
+	if (!kafka_answers(host, port) &&
+	    system("make -s -C " CPI2_SOURCE_DIR " up >/dev/null") != 0) {
+		fprintf(stderr, "test-kafka: Kafka at %s does not answer and make up failed\n",
+			brokers);
 		return 1;
 	}
-	snprintf(client, sizeof(client), "%s/secrets/kafka-admin.properties", env_or("STACK_DIR", CPI2_SOURCE_DIR "/.stack"));
+	snprintf(client, sizeof(client), "%s/secrets/kafka-admin.properties",
+		 env_or("STACK_DIR", CPI2_SOURCE_DIR "/.stack"));
 	if (access(client, F_OK) == 0)
-		CHECK(cpi2_kafka_client_file(client, props, CPI2_CONFIG_MAX_PROPS - 2, &nprops, err, sizeof(err)) == 0);
+		CHECK(cpi2_kafka_client_file(client, props, CPI2_CONFIG_MAX_PROPS - 2, &nprops, err,
+					     sizeof(err)) == 0);
 	for (int i = 0; i < nprops; i++)
 		cprops[i] = props[i];
 	props[nprops] = NULL;
@@ -103,10 +113,12 @@ int main(void)
 			continue;
 		if (cpi2_codec_decode(codec, m.payload, m.len, &v, err, sizeof(err)) != 0)
 			continue;
-		if (cpi2_value_get_string(v, "reason", &s, &is_null) != 0 || is_null || strcmp(s, reason))
+		if (cpi2_value_get_string(v, "reason", &s, &is_null) != 0 || is_null ||
+		    strcmp(s, reason))
 			continue;
 		found = true;
-		CHECK(cpi2_value_get_string(v, "component", &s, &is_null) == 0 && !strcmp(s, "test-kafka"));
+		CHECK(cpi2_value_get_string(v, "component", &s, &is_null) == 0 &&
+		      !strcmp(s, "test-kafka"));
 		CHECK(cpi2_value_get_string(v, "source_topic", &s, &is_null) == 0 &&
 		      !strcmp(s, "cpi2.samples"));
 		CHECK(cpi2_value_get_long(v, "offset", &off, &is_null) == 0 && off == 42);

@@ -45,7 +45,8 @@ static void from_json(json_t *v, struct cpi2_sample *s)
 }
 
 /* The same sample through the generic codec, field by field with the library's setters. */
-static size_t via_codec(struct cpi2_codec *c, const struct cpi2_sample *s, unsigned char *buf, size_t size)
+static size_t via_codec(struct cpi2_codec *c, const struct cpi2_sample *s, unsigned char *buf,
+			size_t size)
 {
 	static const char *const tc[] = {"LATENCY_SENSITIVE", "BATCH", "BEST_EFFORT", "UNKNOWN"};
 	static const char *const cs[] = {"REF_CYCLES", "CYCLES", "SOFTWARE", "SIMULATED"};
@@ -68,10 +69,14 @@ static size_t via_codec(struct cpi2_codec *c, const struct cpi2_sample *s, unsig
 	rc |= cpi2_value_set_enum(v, "counter_source", cs[s->counter_source]);
 	rc |= cpi2_value_set_double(v, "time_running_ratio", s->time_running_ratio);
 	rc |= cpi2_value_set_double(v, "cpu_usage", s->cpu_usage);
-	rc |= s->has_cpi ? cpi2_value_set_opt_double(v, "cpi", s->cpi) : cpi2_value_set_null(v, "cpi");
-	rc |= s->has_llc_misses ? cpi2_value_set_opt_long(v, "llc_misses", s->llc_misses) : cpi2_value_set_null(v, "llc_misses");
-	rc |= s->has_numa_score ? cpi2_value_set_opt_double(v, "numa_score", s->numa_score) : cpi2_value_set_null(v, "numa_score");
-	rc |= s->has_threads ? cpi2_value_set_opt_int(v, "threads", s->threads) : cpi2_value_set_null(v, "threads");
+	rc |= s->has_cpi ? cpi2_value_set_opt_double(v, "cpi", s->cpi)
+			 : cpi2_value_set_null(v, "cpi");
+	rc |= s->has_llc_misses ? cpi2_value_set_opt_long(v, "llc_misses", s->llc_misses)
+				: cpi2_value_set_null(v, "llc_misses");
+	rc |= s->has_numa_score ? cpi2_value_set_opt_double(v, "numa_score", s->numa_score)
+				: cpi2_value_set_null(v, "numa_score");
+	rc |= s->has_threads ? cpi2_value_set_opt_int(v, "threads", s->threads)
+			     : cpi2_value_set_null(v, "threads");
 	CHECK(rc == 0);
 	CHECK(cpi2_codec_encode(c, v, buf, size, &len) == 0);
 	return len;
@@ -93,21 +98,29 @@ int main(void)
 	schema = json_loads(cpi2_schema_current("CpiSample")->json, 0, &e);
 	CHECK(schema != NULL);
 	fields = json_object_get(schema, "fields");
-	json_array_foreach(fields, i, f) {
+	json_array_foreach(fields, i, f)
+	{
 		CHECK(cpi2_sample_fields[i] != NULL);
-		if (strcmp(cpi2_sample_fields[i], json_string_value(json_object_get(f, "name"))) != 0)
-			fprintf(stderr, "CpiSample field %zu is %s in the schema but %s in sample.c: update the encoder\n", i,
-				json_string_value(json_object_get(f, "name")), cpi2_sample_fields[i]);
-		CHECK(strcmp(cpi2_sample_fields[i], json_string_value(json_object_get(f, "name"))) == 0);
+		if (strcmp(cpi2_sample_fields[i], json_string_value(json_object_get(f, "name"))) !=
+		    0)
+			fprintf(stderr,
+				"CpiSample field %zu is %s in the schema but %s in sample.c: "
+				"update the encoder\n",
+				i, json_string_value(json_object_get(f, "name")),
+				cpi2_sample_fields[i]);
+		CHECK(strcmp(cpi2_sample_fields[i],
+			     json_string_value(json_object_get(f, "name"))) == 0);
 	}
 	CHECK(cpi2_sample_fields[json_array_size(fields)] == NULL);
 
-	json_array_foreach(vectors, i, vec) {
+	json_array_foreach(vectors, i, vec)
+	{
 		if (strcmp(json_string_value(json_object_get(vec, "message")), "CpiSample") != 0)
 			continue;
 		from_json(json_object_get(vec, "value"), &s);
 		CHECK(cpi2_sample_encode(&s, got, sizeof(got), &len) == 0);
-		n = golden_unhex(json_string_value(json_object_get(vec, "hex")), want, sizeof(want));
+		n = golden_unhex(json_string_value(json_object_get(vec, "hex")), want,
+				 sizeof(want));
 		CHECK(len == n && memcmp(got, want, n) == 0);
 		CHECK(cpi2_sample_to_json(&s, json, sizeof(json)) > 0);
 		json_t *back = json_loads(json, 0, &e);
@@ -127,10 +140,27 @@ int main(void)
 				strs[k][q] = (char)(32 + rand() % 95);
 			strs[k][m] = '\0';
 		}
-		s = (struct cpi2_sample){strs[0], strs[1], strs[2], strs[3], strs[4], rand() % 4, rand() % 2,
-					 ((int64_t)rand() << 31) ^ rand(), rand(), ((int64_t)rand() << 20) - rand(),
-					 rand(), rand() % 4, (double)rand() / RAND_MAX, rand() / 1e6, rand() % 2,
-					 rand() / 1e5, rand() % 2, -(int64_t)rand(), rand() % 2, rand() / 3e9, rand() % 2,
+		s = (struct cpi2_sample){strs[0],
+					 strs[1],
+					 strs[2],
+					 strs[3],
+					 strs[4],
+					 rand() % 4,
+					 rand() % 2,
+					 ((int64_t)rand() << 31) ^ rand(),
+					 rand(),
+					 ((int64_t)rand() << 20) - rand(),
+					 rand(),
+					 rand() % 4,
+					 (double)rand() / RAND_MAX,
+					 rand() / 1e6,
+					 rand() % 2,
+					 rand() / 1e5,
+					 rand() % 2,
+					 -(int64_t)rand(),
+					 rand() % 2,
+					 rand() / 3e9,
+					 rand() % 2,
 					 rand() - RAND_MAX / 2};
 		CHECK(cpi2_sample_encode(&s, got, sizeof(got), &len) == 0);
 		n = via_codec(c, &s, ref, sizeof(ref));
@@ -145,6 +175,7 @@ int main(void)
 	cpi2_codec_close(c);
 	json_decref(schema);
 	golden_free();
-	printf("test-sample: ok (%d golden vectors, 5000 random samples equal to the codec)\n", golden);
+	printf("test-sample: ok (%d golden vectors, 5000 random samples equal to the codec)\n",
+	       golden);
 	return 0;
 }

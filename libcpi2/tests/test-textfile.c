@@ -33,7 +33,8 @@ int main(void)
 	CHECK(cpi2_read_text(path, buf, sizeof(buf)) == -ENOENT && buf[0] == '\0');
 	CHECK(cpi2_read_text("/tmp", buf, sizeof(buf)) == -EISDIR);
 	/* keyed lines: at the start of a line only, the first one, the rest up to the newline */
-	CHECK(!strcmp(cpi2_text_find_line("MemTotal: 1 kB\nMemAvailable: 2 kB\n", "MemAvailable:"), " 2 kB\n"));
+	CHECK(!strcmp(cpi2_text_find_line("MemTotal: 1 kB\nMemAvailable: 2 kB\n", "MemAvailable:"),
+		      " 2 kB\n"));
 	CHECK(!strcmp(cpi2_text_find_line("a 1\na 2", "a "), "1\na 2"));
 	CHECK(!strcmp(cpi2_text_find_line("x\nkey", "key"), ""));
 	CHECK(cpi2_text_find_line("XMemAvailable: 2 kB\n", "MemAvailable:") == NULL);
@@ -57,7 +58,8 @@ int main(void)
 		snprintf(path, sizeof(path), "%s/link", dir);
 		CHECK(symlink("f", path) == 0);
 		CHECK((fd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
-		CHECK(cpi2_read_text_at(fd, "f", O_NOFOLLOW, got, sizeof(got)) == 2 && !strcmp(got, "0\n"));
+		CHECK(cpi2_read_text_at(fd, "f", O_NOFOLLOW, got, sizeof(got)) == 2 &&
+		      !strcmp(got, "0\n"));
 		CHECK(cpi2_read_text_at(fd, "link", 0, got, sizeof(got)) == 2);
 		CHECK(cpi2_read_text_at(fd, "link", O_NOFOLLOW, got, sizeof(got)) == -ELOOP);
 		close(fd);
@@ -68,7 +70,8 @@ int main(void)
 	}
 	/* the clock helper: microseconds and nanoseconds of one clock agree, and time moves on */
 	{
-		int64_t a = cpi2_clock_us(CLOCK_MONOTONIC), b = cpi2_clock_ns(CLOCK_MONOTONIC) / 1000;
+		int64_t a = cpi2_clock_us(CLOCK_MONOTONIC),
+			b = cpi2_clock_ns(CLOCK_MONOTONIC) / 1000;
 		int64_t w = cpi2_clock_us(CLOCK_REALTIME);
 
 		CHECK(b >= a && b - a < 1000000);
@@ -79,7 +82,8 @@ int main(void)
 		char err[128];
 
 		CHECK(cpi2_log_set_level_name("debug", err, sizeof(err)) == 0);
-		CHECK(cpi2_log_set_level_name("loud", err, sizeof(err)) == -EINVAL && strstr(err, "log_level 'loud'"));
+		CHECK(cpi2_log_set_level_name("loud", err, sizeof(err)) == -EINVAL &&
+		      strstr(err, "log_level 'loud'"));
 		CHECK(cpi2_log_set_level_name("info", err, sizeof(err)) == 0);
 	}
 	return 0;

@@ -25,7 +25,8 @@ static size_t command(const char *host, const char *op)
 	CHECK(cpi2_value_set_string(v, "command_id", "c-1") == 0);
 	CHECK(cpi2_value_set_long(v, "issued_at_us", 1700000000000000LL) == 0);
 	CHECK(cpi2_value_set_enum(v, "command", "CAP") == 0);
-	CHECK((host ? cpi2_value_set_opt_string(v, "host", host) : cpi2_value_set_null(v, "host")) == 0);
+	CHECK((host ? cpi2_value_set_opt_string(v, "host", host)
+		    : cpi2_value_set_null(v, "host")) == 0);
 	CHECK(cpi2_value_set_opt_string(v, "task", "batch/a") == 0);
 	CHECK(cpi2_value_set_opt_double(v, "cap_cpu", 0.1) == 0);
 	CHECK(cpi2_value_set_null(v, "duration_s") == 0);
@@ -64,11 +65,26 @@ static void host_roundtrip(const char *host, bool want_ok)
 int main(void)
 {
 	static const char *bad[] = {
-		"\xff", "h\x80", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf0\x80\x80\xaf",
-		"\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "ab\xe2\x82", "\xe2\x28\xa1", "\xc3",
+	    "\xff",
+	    "h\x80",
+	    "\xc0\xaf",
+	    "\xc1\xbf",
+	    "\xe0\x80\xaf",
+	    "\xed\xa0\x80",
+	    "\xf0\x80\x80\xaf",
+	    "\xf4\x90\x80\x80",
+	    "\xf5\x80\x80\x80",
+	    "ab\xe2\x82",
+	    "\xe2\x28\xa1",
+	    "\xc3",
 	};
-	static const char *good[] = {"host-1", "h\xc3\xa9te", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xf4\x8f\xbf\xbf",
-				     "\xef\xbf\xbd", ""};
+	static const char *good[] = {"host-1",
+				     "h\xc3\xa9te",
+				     "\xe2\x82\xac",
+				     "\xf0\x9f\x98\x80",
+				     "\xf4\x8f\xbf\xbf",
+				     "\xef\xbf\xbd",
+				     ""};
 	char err[256];
 	avro_value_t *dec;
 	size_t len;
@@ -90,7 +106,10 @@ int main(void)
 			host_roundtrip(good[i], true);
 		/* the enum after command_id (06 "c-1") and issued_at_us: index 4 of 4 symbols */
 		len = command("host-1", "op");
-		p = memmem(buf, len, "\x06" "c-1", 4);
+		p = memmem(buf, len,
+			   "\x06"
+			   "c-1",
+			   4);
 		CHECK(p != NULL);
 		p += 4;
 		while (*p & 0x80)

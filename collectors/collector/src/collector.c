@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define FD_RESERVE 128     /* descriptors kept for Kafka sockets, files, the cgroup directory */
+#define FD_RESERVE 128	   /* descriptors kept for Kafka sockets, files, the cgroup directory */
 #define WANT_NOFILE 65536L /* what the collector raises its descriptor limit to, if it may */
 
 static void once_set_free(struct once_set *set);
@@ -25,8 +25,10 @@ bool once_set_add(struct once_set *set, const char *s)
 	size_t lo = 0, hi = set->n;
 
 	if (set->n >= ONCE_SET_MAX) {
-		cpi2_log(CPI2_LOG_INFO, "collector", "%zu reports remembered (the most kept): forgetting them, so cgroups "
-			 "still unmapped are reported once more", set->n);
+		cpi2_log(CPI2_LOG_INFO, "collector",
+			 "%zu reports remembered (the most kept): forgetting them, so cgroups "
+			 "still unmapped are reported once more",
+			 set->n);
 		once_set_free(set);
 		hi = 0;
 	}
@@ -82,7 +84,8 @@ static int init_cpus(struct collector *c, char *err, size_t errsz)
 	}
 	n = procfs_parse_cpu_list(text, c->cpus, COLLECTOR_MAX_CPUS);
 	if (n <= 0) {
-		snprintf(err, errsz, "CPU list '%.64s' is malformed (or more than %d CPUs)", text, COLLECTOR_MAX_CPUS);
+		snprintf(err, errsz, "CPU list '%.64s' is malformed (or more than %d CPUs)", text,
+			 COLLECTOR_MAX_CPUS);
 		return -EINVAL;
 	}
 	c->ncpu = n;
@@ -104,14 +107,15 @@ static int init_platform(struct collector *c, char *err, size_t errsz)
 		return n;
 	}
 	if (procfs_parse_platform(text, c->platform, sizeof(c->platform))) {
-		snprintf(err, errsz, "/proc/cpuinfo: no vendor/family/model found (set --platform)");
+		snprintf(err, errsz,
+			 "/proc/cpuinfo: no vendor/family/model found (set --platform)");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int add_root(struct collector *c, const char *path, const struct cpi2_cgroup_mounts *m, char *err,
-		    size_t errsz)
+static int add_root(struct collector *c, const char *path, const struct cpi2_cgroup_mounts *m,
+		    char *err, size_t errsz)
 {
 	struct cg_root *v = realloc(c->roots, (size_t)(c->n_roots + 1) * sizeof(*v));
 	int rc;
@@ -126,7 +130,8 @@ static int add_root(struct collector *c, const char *path, const struct cpi2_cgr
 	}
 	if (!c->roots[c->n_roots].perf_base[0])
 		cpi2_log(CPI2_LOG_WARN, "collector",
-			 "cgroup root %s (v1) has no perf_event hierarchy to count in: its cgroups are not counted",
+			 "cgroup root %s (v1) has no perf_event hierarchy to count in: its cgroups "
+			 "are not counted",
 			 path);
 	c->n_roots++;
 	return 0;
@@ -146,7 +151,9 @@ static int init_roots(struct collector *c, char *err, size_t errsz)
 		const char *root = m.unified[0] ? m.unified : m.cpuacct[0] ? m.cpuacct : m.cpu;
 
 		if (!root[0]) {
-			snprintf(err, errsz, "no cgroup v2 or v1 cpu/cpuacct mount in %s (set --roots)", c->conf->mountinfo);
+			snprintf(err, errsz,
+				 "no cgroup v2 or v1 cpu/cpuacct mount in %s (set --roots)",
+				 c->conf->mountinfo);
 			return -ENOENT;
 		}
 		return add_root(c, root, &m, err, errsz);
@@ -166,11 +173,13 @@ static int init_rules(struct collector *c, char *err, size_t errsz)
 {
 	int rc;
 
-	if (c->conf->labels_file[0] && (rc = rules_labels_refresh(&c->rules, c->conf->labels_file, err, errsz)))
+	if (c->conf->labels_file[0] &&
+	    (rc = rules_labels_refresh(&c->rules, c->conf->labels_file, err, errsz)))
 		return rc;
 	if (c->conf->rules_file[0] && (rc = rules_load(&c->rules, c->conf->rules_file, err, errsz)))
 		return rc;
-	if (c->conf->default_rules && (rc = rules_parse(&c->rules, cpi2_default_rules, "default rules", err, errsz)))
+	if (c->conf->default_rules &&
+	    (rc = rules_parse(&c->rules, cpi2_default_rules, "default rules", err, errsz)))
 		return rc;
 	return 0;
 }
@@ -181,13 +190,15 @@ static void init_budget(struct collector *c)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < (rlim_t)WANT_NOFILE) {
-			struct rlimit want = {WANT_NOFILE, WANT_NOFILE}; /* root may raise the hard limit */
+			struct rlimit want = {WANT_NOFILE,
+					      WANT_NOFILE}; /* root may raise the hard limit */
 
 			if (setrlimit(RLIMIT_NOFILE, &want) == 0)
 				rl = want;
 		}
 		if (rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY ? (rlim_t)WANT_NOFILE : rl.rlim_max;
+			rl.rlim_cur =
+			    rl.rlim_max == RLIM_INFINITY ? (rlim_t)WANT_NOFILE : rl.rlim_max;
 			if (setrlimit(RLIMIT_NOFILE, &rl))
 				getrlimit(RLIMIT_NOFILE, &rl);
 		}
@@ -212,8 +223,8 @@ int collector_init(struct collector *c, const struct collector_conf *conf, char 
 		return rc;
 	init_budget(c);
 	if (c->fd_budget < c->ncpu * c->spec.n_events) {
-		snprintf(err, errsz, "descriptor budget %ld is below one cgroup's %d events", c->fd_budget,
-			 c->ncpu * c->spec.n_events);
+		snprintf(err, errsz, "descriptor budget %ld is below one cgroup's %d events",
+			 c->fd_budget, c->ncpu * c->spec.n_events);
 		return -EMFILE;
 	}
 	return 0;
@@ -239,8 +250,8 @@ static struct counted *add_counted(struct collector *c)
 	return t;
 }
 
-static void report_once(struct collector *c, const char *key, int level, const char *fmt, const char *a,
-			const char *b)
+static void report_once(struct collector *c, const char *key, int level, const char *fmt,
+			const char *a, const char *b)
 {
 	if (once_set_add(&c->reported, key))
 		cpi2_log(level, "collector", fmt, a, b);
@@ -258,21 +269,27 @@ static int candidates(struct collector *c)
 {
 	char err[512], key[PATH_MAX + 16];
 
-	if (c->conf->labels_file[0] && rules_labels_refresh(&c->rules, c->conf->labels_file, err, sizeof(err)))
-		report_once(c, err, CPI2_LOG_WARN, "labels: %s%s (keeping the labels loaded before)", err, "");
+	if (c->conf->labels_file[0] &&
+	    rules_labels_refresh(&c->rules, c->conf->labels_file, err, sizeof(err)))
+		report_once(c, err, CPI2_LOG_WARN,
+			    "labels: %s%s (keeping the labels loaded before)", err, "");
 	cg_list_clear(&c->found);
 	for (int r = 0; r < c->n_roots; r++) {
-		int rc = cg_discover(&c->found, &c->roots[r], r, (int)c->conf->max_depth, (size_t)c->conf->max_cgroups);
+		int rc = cg_discover(&c->found, &c->roots[r], r, (int)c->conf->max_depth,
+				     (size_t)c->conf->max_cgroups);
 
 		if (rc)
-			cpi2_log(CPI2_LOG_WARN, "collector", "walk %s: %s", c->roots[r].path, strerror(-rc));
+			cpi2_log(CPI2_LOG_WARN, "collector", "walk %s: %s", c->roots[r].path,
+				 strerror(-rc));
 	}
 	if (c->found.truncated)
-		cpi2_log(CPI2_LOG_WARN, "collector", "more than max_cgroups=%ld cgroups: %zu left out", c->conf->max_cgroups,
+		cpi2_log(CPI2_LOG_WARN, "collector",
+			 "more than max_cgroups=%ld cgroups: %zu left out", c->conf->max_cgroups,
 			 c->found.truncated);
 	c->stats.discovered = c->found.n;
 	/* published[i]: entry i gets a sample; mapped[i]: by a rule or label */
-	bool *published = calloc(2 * c->found.n + 1, sizeof(*published)), *mapped = published + c->found.n;
+	bool *published = calloc(2 * c->found.n + 1, sizeof(*published)),
+	     *mapped = published + c->found.n;
 	int rc = 0;
 
 	if (!published)
@@ -287,13 +304,15 @@ static int candidates(struct collector *c)
 			continue;
 		}
 		if (kind == MAP_UNMAPPED && cg_is_parent(&c->found, i)) {
-			/* its counts are its children's sum: publishing it would count them twice */
+			/* its counts are its children's sum: publishing it would count them twice
+			 */
 			c->stats.parents++;
 			once_key(key, sizeof(key), "parent", task);
-			report_once(c, key, CPI2_LOG_WARN,
-				    "cgroup %s matches no rule or label and holds other cgroups (%s among "
-				    "them): not published, its counts include theirs",
-				    task, c->found.v[i + 1].task);
+			report_once(
+			    c, key, CPI2_LOG_WARN,
+			    "cgroup %s matches no rule or label and holds other cgroups (%s among "
+			    "them): not published, its counts include theirs",
+			    task, c->found.v[i + 1].task);
 			continue;
 		}
 		if (kind == MAP_UNMAPPED) {
@@ -303,7 +322,9 @@ static int candidates(struct collector *c)
 			map.task_class = CPI2_TC_UNKNOWN;
 			map.is_protected = false;
 			report_once(c, task, CPI2_LOG_WARN,
-				    "cgroup %s matches no rule or label: published as job=%s, class UNKNOWN", task, task);
+				    "cgroup %s matches no rule or label: published as job=%s, "
+				    "class UNKNOWN",
+				    task, task);
 		} else {
 			mapped[i] = true;
 		}
@@ -319,17 +340,19 @@ static int candidates(struct collector *c)
 		t->map = map;
 		t->has_usage = false;
 	}
-	/* a cgroup mapped on purpose is published even with children; say so when one of them is too */
+	/* a cgroup mapped on purpose is published even with children; say so when one of them is
+	 * too */
 	for (size_t i = 0; i < c->found.n; i++) {
 		size_t j;
 
 		if (!mapped[i] || (j = cg_marked_descendant(&c->found, i, published)) == c->found.n)
 			continue;
 		once_key(key, sizeof(key), "overlap", c->found.v[i].task);
-		report_once(c, key, CPI2_LOG_WARN,
-			    "cgroup %s is mapped and %s under it is published too: their counts overlap "
-			    "(the first's include the second's)",
-			    c->found.v[i].task, c->found.v[j].task);
+		report_once(
+		    c, key, CPI2_LOG_WARN,
+		    "cgroup %s is mapped and %s under it is published too: their counts overlap "
+		    "(the first's include the second's)",
+		    c->found.v[i].task, c->found.v[j].task);
 	}
 out:
 	free(published);
@@ -344,7 +367,8 @@ static void apply_budget(struct collector *c)
 	if (n <= max)
 		return;
 	size_t first = c->rotate % n;
-	struct counted *keep = malloc(max * sizeof(*keep)), *rest = malloc((n - max) * sizeof(*rest));
+	struct counted *keep = malloc(max * sizeof(*keep)),
+		       *rest = malloc((n - max) * sizeof(*rest));
 
 	if (!keep || !rest) {
 		free(keep);
@@ -362,7 +386,8 @@ static void apply_budget(struct collector *c)
 			rest[k - max] = c->counted[i];
 	}
 	memcpy(c->counted, keep, max * sizeof(*keep));
-	memcpy(c->counted + max, rest, (n - max) * sizeof(*rest)); /* their fds buffers stay owned */
+	memcpy(c->counted + max, rest,
+	       (n - max) * sizeof(*rest)); /* their fds buffers stay owned */
 	free(keep);
 	free(rest);
 	c->n_counted = max;
@@ -410,7 +435,8 @@ static void open_groups(struct collector *c)
 		} else {
 			c->stats.failed++;
 			snprintf(key, sizeof(key), "open:%d:%s", rc, r->path);
-			report_once(c, key, CPI2_LOG_WARN, "perf_event_open on cgroups of %s: %s (those are not counted)",
+			report_once(c, key, CPI2_LOG_WARN,
+				    "perf_event_open on cgroups of %s: %s (those are not counted)",
 				    r->path, strerror(-rc));
 		}
 	drop:;
@@ -456,10 +482,11 @@ static bool read_threads(struct collector *c, struct counted *t, int32_t *thread
 	const struct cg_root *r = &c->roots[t->root];
 	int n;
 
-	if (snprintf(path, sizeof(path), "%s/%s/%s", r->path, t->task, r->version == 2 ? "cgroup.threads" : "tasks") >=
-	    (int)sizeof(path))
+	if (snprintf(path, sizeof(path), "%s/%s/%s", r->path, t->task,
+		     r->version == 2 ? "cgroup.threads" : "tasks") >= (int)sizeof(path))
 		return false;
-	if (cpi2_read_text(path, text, sizeof(text)) < 0 || (n = procfs_parse_thread_list(text)) < 0)
+	if (cpi2_read_text(path, text, sizeof(text)) < 0 ||
+	    (n = procfs_parse_thread_list(text)) < 0)
 		return false;
 	*threads = n;
 	return true;
@@ -488,29 +515,31 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 
 		read_usage(c, t, &usage1, &ok);
 		if (!ok || !t->has_usage || perf_group_read(&c->spec, t->fds, c->ncpu, readings)) {
-			c->stats.vanished++; /* removed during the window: no whole window to report */
+			c->stats
+			    .vanished++; /* removed during the window: no whole window to report */
 			continue;
 		}
 		perf_counts_compute(&c->spec, readings, c->ncpu, &counts);
 		struct cpi2_sample s = {
-			.host = c->host,
-			.task = t->task,
-			.job = t->map.job,
-			.task_id = t->map.task_id,
-			.platform = c->platform,
-			.task_class = t->map.task_class,
-			.is_protected = t->map.is_protected,
-			.window_start_us = c->start_us,
-			.window_us = window_us,
-			.cycles = counts.cycles,
-			.instructions = counts.instructions,
-			.counter_source = c->spec.counter_source,
-			.time_running_ratio = counts.time_running_ratio,
-			.cpu_usage = window_us > 0 && usage1 >= t->usage0_ns
-					     ? (double)(usage1 - t->usage0_ns) / ((double)window_us * 1000.0)
-					     : 0.0,
-			.has_cpi = counts.has_cpi,
-			.cpi = counts.cpi,
+		    .host = c->host,
+		    .task = t->task,
+		    .job = t->map.job,
+		    .task_id = t->map.task_id,
+		    .platform = c->platform,
+		    .task_class = t->map.task_class,
+		    .is_protected = t->map.is_protected,
+		    .window_start_us = c->start_us,
+		    .window_us = window_us,
+		    .cycles = counts.cycles,
+		    .instructions = counts.instructions,
+		    .counter_source = c->spec.counter_source,
+		    .time_running_ratio = counts.time_running_ratio,
+		    .cpu_usage =
+			window_us > 0 && usage1 >= t->usage0_ns
+			    ? (double)(usage1 - t->usage0_ns) / ((double)window_us * 1000.0)
+			    : 0.0,
+		    .has_cpi = counts.has_cpi,
+		    .cpi = counts.cpi,
 		};
 		s.has_threads = read_threads(c, t, &s.threads);
 		c->stats.samples++;

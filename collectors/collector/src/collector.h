@@ -50,9 +50,9 @@ struct collector {
 	int n_roots;
 	struct rules rules;
 	char host[256], platform[256];
-	long fd_budget;          /* event descriptors a window may hold */
-	size_t rotate;           /* first task of the next window when over budget */
-	struct cg_list found;    /* this window's discovery */
+	long fd_budget;		 /* event descriptors a window may hold */
+	size_t rotate;		 /* first task of the next window when over budget */
+	struct cg_list found;	 /* this window's discovery */
 	struct counted *counted; /* this window's counted cgroups */
 	size_t n_counted, cap_counted;
 	int64_t start_us; /* wall clock at the window's start */

@@ -7,49 +7,64 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define STR(f) CPI2_CFG_STR, offsetof(struct collector_conf, f), sizeof(((struct collector_conf *)0)->f)
+#define STR(f)                                                                                     \
+	CPI2_CFG_STR, offsetof(struct collector_conf, f), sizeof(((struct collector_conf *)0)->f)
 #define NUM(t, f) t, offsetof(struct collector_conf, f), 0
 
 const struct cpi2_config_key collector_conf_keys[] = {
-	{"host", STR(host), "", "host name in samples and Kafka keys (empty: this machine's)"},
-	{"brokers", STR(brokers), "127.0.0.1:9092", "Kafka bootstrap servers"},
-	{"topic", STR(topic), "cpi2.samples", "Kafka topic of the samples"},
-	{"roots", STR(roots), "auto", "comma-separated cgroup roots (auto: the cgroup v2 mount, else the v1 cpu mount)"},
-	{"max_depth", NUM(CPI2_CFG_INT, max_depth), "6", "cgroup levels walked below a root"},
-	{"max_cgroups", NUM(CPI2_CFG_INT, max_cgroups), "20000", "at most this many cgroups are discovered"},
-	{"rules_file", STR(rules_file), "", "mapping rules (PATTERN job=.. task_id=.. class=.. | ignore), before the defaults"},
-	{"default_rules", NUM(CPI2_CFG_BOOL, default_rules), "true", "built-in rules for systemd slices and Kubernetes pods"},
-	{"labels_file", STR(labels_file), "", "lines 'TASK JOB TASK_ID CLASS [protected]', reread when changed"},
-	{"events", STR(events), "hardware",
-	 "hardware (ref-cycles or cycles + instructions), or a software event such as task-clock (no CPI)"},
-	{"window_s", NUM(CPI2_CFG_DOUBLE, window_s), "10", "sampling duration in seconds"},
-	{"period_s", NUM(CPI2_CFG_DOUBLE, period_s), "60", "one window starts every period (aligned to the clock)"},
-	{"windows", NUM(CPI2_CFG_INT, windows), "0", "stop after this many windows (0: until SIGTERM)"},
-	{"platform", STR(platform), "", "CPU platform (empty: vendor/family/model/name from /proc/cpuinfo)"},
-	{"cpus", STR(cpus), "", "CPUs to count on, as 0-3,8 (empty: every online CPU)"},
-	{"max_fds", NUM(CPI2_CFG_INT, max_fds), "0",
-	 "perf descriptors per window (0: the raised RLIMIT_NOFILE less a reserve); cgroups rotate beyond it"},
-	{"queue_max_kbytes", NUM(CPI2_CFG_INT, queue_max_kbytes), "65536", "memory bound of samples waiting for Kafka"},
-	{"flush_timeout_ms", NUM(CPI2_CFG_INT, flush_timeout_ms), "10000", "at shutdown, wait this long for Kafka"},
-	{"once", NUM(CPI2_CFG_BOOL, once), "false", "one window now, samples as JSON lines on stdout, no Kafka"},
-	{"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "sample and log, but publish nothing"},
-	{"stdout", NUM(CPI2_CFG_BOOL, to_stdout), "false", "samples as JSON lines on stdout instead of Kafka"},
-	{"log_level", STR(log_level), "info", "error, warn, info or debug"},
-	{"mountinfo", STR(mountinfo), "/proc/self/mountinfo", "where the cgroup mounts are read from"},
-	{NULL, 0, 0, 0, NULL, NULL},
+    {"host", STR(host), "", "host name in samples and Kafka keys (empty: this machine's)"},
+    {"brokers", STR(brokers), "127.0.0.1:9092", "Kafka bootstrap servers"},
+    {"topic", STR(topic), "cpi2.samples", "Kafka topic of the samples"},
+    {"roots", STR(roots), "auto",
+     "comma-separated cgroup roots (auto: the cgroup v2 mount, else the v1 cpu mount)"},
+    {"max_depth", NUM(CPI2_CFG_INT, max_depth), "6", "cgroup levels walked below a root"},
+    {"max_cgroups", NUM(CPI2_CFG_INT, max_cgroups), "20000",
+     "at most this many cgroups are discovered"},
+    {"rules_file", STR(rules_file), "",
+     "mapping rules (PATTERN job=.. task_id=.. class=.. | ignore), before the defaults"},
+    {"default_rules", NUM(CPI2_CFG_BOOL, default_rules), "true",
+     "built-in rules for systemd slices and Kubernetes pods"},
+    {"labels_file", STR(labels_file), "",
+     "lines 'TASK JOB TASK_ID CLASS [protected]', reread when changed"},
+    {"events", STR(events), "hardware",
+     "hardware (ref-cycles or cycles + instructions), or a software event such as task-clock (no "
+     "CPI)"},
+    {"window_s", NUM(CPI2_CFG_DOUBLE, window_s), "10", "sampling duration in seconds"},
+    {"period_s", NUM(CPI2_CFG_DOUBLE, period_s), "60",
+     "one window starts every period (aligned to the clock)"},
+    {"windows", NUM(CPI2_CFG_INT, windows), "0", "stop after this many windows (0: until SIGTERM)"},
+    {"platform", STR(platform), "",
+     "CPU platform (empty: vendor/family/model/name from /proc/cpuinfo)"},
+    {"cpus", STR(cpus), "", "CPUs to count on, as 0-3,8 (empty: every online CPU)"},
+    {"max_fds", NUM(CPI2_CFG_INT, max_fds), "0",
+     "perf descriptors per window (0: the raised RLIMIT_NOFILE less a reserve); cgroups rotate "
+     "beyond it"},
+    {"queue_max_kbytes", NUM(CPI2_CFG_INT, queue_max_kbytes), "65536",
+     "memory bound of samples waiting for Kafka"},
+    {"flush_timeout_ms", NUM(CPI2_CFG_INT, flush_timeout_ms), "10000",
+     "at shutdown, wait this long for Kafka"},
+    {"once", NUM(CPI2_CFG_BOOL, once), "false",
+     "one window now, samples as JSON lines on stdout, no Kafka"},
+    {"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "sample and log, but publish nothing"},
+    {"stdout", NUM(CPI2_CFG_BOOL, to_stdout), "false",
+     "samples as JSON lines on stdout instead of Kafka"},
+    {"log_level", STR(log_level), "info", "error, warn, info or debug"},
+    {"mountinfo", STR(mountinfo), "/proc/self/mountinfo", "where the cgroup mounts are read from"},
+    {NULL, 0, 0, 0, NULL, NULL},
 };
 
 const char collector_usage[] =
-	"Usage: cpi2-collector [--config FILE] [options] [-X kafka.property=value ...]\n"
-	"\n"
-	"Counts cycles and instructions of every cgroup (task) of this host with perf_event_open for\n"
-	"a window (10 s) once a period (60 s), and publishes one Avro CpiSample per task to Kafka.";
+    "Usage: cpi2-collector [--config FILE] [options] [-X kafka.property=value ...]\n"
+    "\n"
+    "Counts cycles and instructions of every cgroup (task) of this host with perf_event_open for\n"
+    "a window (10 s) once a period (60 s), and publishes one Avro CpiSample per task to Kafka.";
 
 int collector_conf_check(const struct collector_conf *c, char *err, size_t errsz)
 {
 	if (!(c->window_s > 0) || !(c->period_s >= c->window_s) || c->period_s > 86400) {
-		snprintf(err, errsz, "window_s (%g) must be > 0 and at most period_s (%g), at most one day", c->window_s,
-			 c->period_s);
+		snprintf(err, errsz,
+			 "window_s (%g) must be > 0 and at most period_s (%g), at most one day",
+			 c->window_s, c->period_s);
 		return -EINVAL;
 	}
 	if (c->max_depth < 1 || c->max_depth > 64 || c->max_cgroups < 1 || c->windows < 0) {

@@ -101,7 +101,8 @@ static int by_name(const void *a, const void *b)
 }
 
 /* walk dir (= root/rel) depth-first in sorted order */
-static int walk(struct cg_list *l, const char *root, const char *rel, int root_index, int depth, size_t max_entries)
+static int walk(struct cg_list *l, const char *root, const char *rel, int root_index, int depth,
+		size_t max_entries)
 {
 	char dir[PATH_MAX], child[PATH_MAX];
 	char **names = NULL;
@@ -116,12 +117,14 @@ static int walk(struct cg_list *l, const char *root, const char *rel, int root_i
 	if (!dp)
 		return rel[0] ? 0 : -errno; /* a child that vanished is no error */
 	while ((d = readdir(dp))) {
-		if (d->d_name[0] == '.' && (!d->d_name[1] || (d->d_name[1] == '.' && !d->d_name[2])))
+		if (d->d_name[0] == '.' &&
+		    (!d->d_name[1] || (d->d_name[1] == '.' && !d->d_name[2])))
 			continue;
 		if (d->d_type == DT_UNKNOWN) {
 			struct stat st;
 
-			if (snprintf(child, sizeof(child), "%s/%s", dir, d->d_name) >= (int)sizeof(child) ||
+			if (snprintf(child, sizeof(child), "%s/%s", dir, d->d_name) >=
+				(int)sizeof(child) ||
 			    lstat(child, &st) || !S_ISDIR(st.st_mode))
 				continue;
 		} else if (d->d_type != DT_DIR) {
@@ -145,7 +148,8 @@ static int walk(struct cg_list *l, const char *root, const char *rel, int root_i
 	if (n > 1)
 		qsort(names, n, sizeof(*names), by_name);
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]) >= (int)sizeof(child))
+		if (snprintf(child, sizeof(child), "%s%s%s", rel, rel[0] ? "/" : "", names[i]) >=
+		    (int)sizeof(child))
 			continue;
 		rc = push(l, child, root_index, max_entries);
 		if (!rc && depth > 1)
@@ -159,7 +163,8 @@ out:
 	return rc;
 }
 
-int cg_discover(struct cg_list *l, const struct cg_root *r, int root_index, int max_depth, size_t max_entries)
+int cg_discover(struct cg_list *l, const struct cg_root *r, int root_index, int max_depth,
+		size_t max_entries)
 {
 	if (max_depth < 1)
 		return 0;

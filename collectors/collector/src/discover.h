@@ -9,8 +9,8 @@
 
 /* Where one configured root's cgroups are read from. */
 struct cg_root {
-	char path[PATH_MAX];       /* the root directory that task paths are relative to */
-	int version;               /* 2: unified (cgroup.controllers in the root), 1: v1 */
+	char path[PATH_MAX];	   /* the root directory that task paths are relative to */
+	int version;		   /* 2: unified (cgroup.controllers in the root), 1: v1 */
 	char usage_base[PATH_MAX]; /* directory of cpu.stat / cpuacct.usage for the root */
 	char perf_base[PATH_MAX];  /* the root's directory in the perf_event hierarchy, or "" */
 };
@@ -36,7 +36,8 @@ int cg_root_init(struct cg_root *r, const char *path, const struct cpi2_cgroup_m
 /* Append every cgroup (directory) strictly below root r down to max_depth levels, in sorted
  * order, at most max_entries in the list. A directory that vanishes during the walk is
  * skipped. Returns 0 or -errno (the root itself unreadable, or out of memory). */
-int cg_discover(struct cg_list *l, const struct cg_root *r, int root_index, int max_depth, size_t max_entries);
+int cg_discover(struct cg_list *l, const struct cg_root *r, int root_index, int max_depth,
+		size_t max_entries);
 
 /* Whether entry i has a descendant in the walk. cg_discover lists a cgroup's subtree right
  * after it, so that is whether entry i+1 is under it (same root, path "TASK/..."). A cgroup

@@ -53,10 +53,12 @@ static int emit(void *arg, const struct cpi2_sample *s)
 		fflush(stdout); /* a reader sees each window as it ends */
 		return 0;
 	}
-	rc = cpi2_sample_encode(s, buf, sizeof(buf), &len); /* also in --dry-run: same cost, same checks */
+	rc = cpi2_sample_encode(s, buf, sizeof(buf),
+				&len); /* also in --dry-run: same cost, same checks */
 	if (rc) {
 		o->encode_errors++;
-		cpi2_log(CPI2_LOG_WARN, "collector", "encode sample of %s: %s", s->task, strerror(-rc));
+		cpi2_log(CPI2_LOG_WARN, "collector", "encode sample of %s: %s", s->task,
+			 strerror(-rc));
 		return rc;
 	}
 	if (!o->producer)
@@ -78,7 +80,8 @@ static bool wait_until(int64_t deadline_us, struct output *o)
 			return false;
 		if (hangups) {
 			hangups = 0;
-			cpi2_log(CPI2_LOG_WARN, "collector", "SIGHUP ignored: the configuration is read at start only "
+			cpi2_log(CPI2_LOG_WARN, "collector",
+				 "SIGHUP ignored: the configuration is read at start only "
 				 "(restart to change it)");
 		}
 		if (left <= 0)
@@ -86,7 +89,8 @@ static bool wait_until(int64_t deadline_us, struct output *o)
 		if (o->producer) {
 			cpi2_producer_poll(o->producer);
 			if (left > 200000)
-				left = 200000; /* delivery reports are served at least 5 times a second */
+				left = 200000; /* delivery reports are served at least 5 times a
+						  second */
 		}
 		struct timespec ts = {left / 1000000, (left % 1000000) * 1000};
 
@@ -99,28 +103,32 @@ static double cpu_seconds(void)
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
 }
 
-static void log_window(const struct collector *c, struct output *o, struct cpi2_producer_stats *last, double cpu_s,
-		       double wall_s)
+static void log_window(const struct collector *c, struct output *o,
+		       struct cpi2_producer_stats *last, double cpu_s, double wall_s)
 {
 	const struct window_stats *w = &c->stats;
 	struct cpi2_producer_stats now = {0};
 
 	if (o->producer)
 		cpi2_producer_get_stats(o->producer, &now);
-	cpi2_log(CPI2_LOG_INFO, "collector",
-		 "window: %zu cgroups (%zu ignored, %zu unmapped, %zu unmapped parents not published), "
-		 "%zu counted, %zu deferred by the fd budget, %zu vanished, %zu failed; %zu samples; kafka: "
-		 "%llu sent, %llu delivered, %llu failed, %llu dropped (queue full) since the last window; "
-		 "own cpu %.1f ms in %.1f s = %.4f%% of one CPU",
-		 w->discovered, w->ignored, w->unmapped, w->parents, w->counted, w->deferred, w->vanished,
-		 w->failed, w->samples, (unsigned long long)(now.sent - last->sent),
-		 (unsigned long long)(now.delivered - last->delivered),
-		 (unsigned long long)(now.failed - last->failed),
-		 (unsigned long long)(now.dropped_queue_full - last->dropped_queue_full), cpu_s * 1e3, wall_s,
-		 wall_s > 0 ? 100.0 * cpu_s / wall_s : 0.0);
+	cpi2_log(
+	    CPI2_LOG_INFO, "collector",
+	    "window: %zu cgroups (%zu ignored, %zu unmapped, %zu unmapped parents not published), "
+	    "%zu counted, %zu deferred by the fd budget, %zu vanished, %zu failed; %zu samples; "
+	    "kafka: "
+	    "%llu sent, %llu delivered, %llu failed, %llu dropped (queue full) since the last "
+	    "window; "
+	    "own cpu %.1f ms in %.1f s = %.4f%% of one CPU",
+	    w->discovered, w->ignored, w->unmapped, w->parents, w->counted, w->deferred,
+	    w->vanished, w->failed, w->samples, (unsigned long long)(now.sent - last->sent),
+	    (unsigned long long)(now.delivered - last->delivered),
+	    (unsigned long long)(now.failed - last->failed),
+	    (unsigned long long)(now.dropped_queue_full - last->dropped_queue_full), cpu_s * 1e3,
+	    wall_s, wall_s > 0 ? 100.0 * cpu_s / wall_s : 0.0);
 	*last = now;
 }
 
@@ -137,14 +145,16 @@ static int open_producer(const struct collector_conf *conf, const char **props, 
 	all[n] = NULL;
 	rc = cpi2_producer_new(&o->producer, conf->brokers, all, err, sizeof(err));
 	if (rc)
-		cpi2_log(CPI2_LOG_ERR, "collector", "kafka producer for %s: %s", conf->brokers, err);
+		cpi2_log(CPI2_LOG_ERR, "collector", "kafka producer for %s: %s", conf->brokers,
+			 err);
 	return rc;
 }
 
 static int run(struct collector *c, struct output *o)
 {
 	const struct collector_conf *conf = c->conf;
-	int64_t period_us = (int64_t)(conf->period_s * 1e6), window_us = (int64_t)(conf->window_s * 1e6);
+	int64_t period_us = (int64_t)(conf->period_s * 1e6),
+		window_us = (int64_t)(conf->window_s * 1e6);
 	struct cpi2_producer_stats last = {0};
 	double cpu0 = cpu_seconds();
 	int64_t wall0 = cpi2_clock_us(CLOCK_MONOTONIC);
@@ -152,7 +162,8 @@ static int run(struct collector *c, struct output *o)
 
 	while (!stop && (!conf->windows || done < conf->windows)) {
 		/* windows start on multiples of the period of the wall clock, so hosts align */
-		int64_t now = cpi2_clock_us(CLOCK_REALTIME), start = conf->once ? now : (now / period_us + 1) * period_us;
+		int64_t now = cpi2_clock_us(CLOCK_REALTIME),
+			start = conf->once ? now : (now / period_us + 1) * period_us;
 
 		if (!wait_until(cpi2_clock_us(CLOCK_MONOTONIC) + (start - now), o))
 			break;
@@ -162,7 +173,8 @@ static int run(struct collector *c, struct output *o)
 		}
 		if (!wait_until(cpi2_clock_us(CLOCK_MONOTONIC) + window_us, o)) {
 			collector_window_abort(c);
-			cpi2_log(CPI2_LOG_INFO, "collector", "stopped in the middle of a window: it is not published");
+			cpi2_log(CPI2_LOG_INFO, "collector",
+				 "stopped in the middle of a window: it is not published");
 			break;
 		}
 		collector_window_end(c, emit, o);
@@ -191,7 +203,8 @@ int main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
-	rc = cpi2_config_parse_args(collector_conf_keys, &conf, argc, argv, collector_usage, props, err, sizeof(err));
+	rc = cpi2_config_parse_args(collector_conf_keys, &conf, argc, argv, collector_usage, props,
+				    err, sizeof(err));
 	if (rc == 1)
 		return 0;
 	if (rc || collector_conf_check(&conf, err, sizeof(err))) {
@@ -201,10 +214,12 @@ int main(int argc, char **argv)
 	rc = collector_init(&c, &conf, err, sizeof(err));
 	if (rc) {
 		if (!strcmp(conf.events, "hardware") && strstr(err, "perf event"))
-			cpi2_log(CPI2_LOG_ERR, "collector",
-				 "%s. Refusing to publish made-up CPI. --events task-clock counts a software event "
-				 "instead (samples then say counter_source SOFTWARE and carry no CPI)",
-				 err);
+			cpi2_log(
+			    CPI2_LOG_ERR, "collector",
+			    "%s. Refusing to publish made-up CPI. --events task-clock counts a "
+			    "software event "
+			    "instead (samples then say counter_source SOFTWARE and carry no CPI)",
+			    err);
 		else
 			cpi2_log(CPI2_LOG_ERR, "collector", "%s", err);
 		collector_free(&c);
@@ -212,16 +227,22 @@ int main(int argc, char **argv)
 	}
 	if (c.spec.counter_source == CPI2_CS_SOFTWARE)
 		cpi2_log(CPI2_LOG_WARN, "collector",
-			 "counting the software event %s, not cycles and instructions: samples say counter_source "
+			 "counting the software event %s, not cycles and instructions: samples say "
+			 "counter_source "
 			 "SOFTWARE, their cycles field holds %s counts and they carry no CPI",
 			 c.spec.name[0], c.spec.name[0]);
 	cpi2_log(CPI2_LOG_INFO, "collector",
-		 "host %s, platform %s, %d CPUs, events %s%s%s, %d root(s) (first %s, cgroup v%d), window %g s "
+		 "host %s, platform %s, %d CPUs, events %s%s%s, %d root(s) (first %s, cgroup v%d), "
+		 "window %g s "
 		 "every %g s, fd budget %ld (%ld cgroups per window), %s",
 		 c.host, c.platform, c.ncpu, c.spec.name[0], c.spec.n_events > 1 ? "+" : "",
-		 c.spec.n_events > 1 ? c.spec.name[1] : "", c.n_roots, c.roots[0].path, c.roots[0].version,
-		 conf.window_s, conf.period_s, c.fd_budget, c.fd_budget / (c.ncpu * c.spec.n_events),
-		 conf.once ? "--once: JSON to stdout" : conf.to_stdout ? "JSON to stdout" : conf.dry_run ? "--dry-run: nothing published" : conf.topic);
+		 c.spec.n_events > 1 ? c.spec.name[1] : "", c.n_roots, c.roots[0].path,
+		 c.roots[0].version, conf.window_s, conf.period_s, c.fd_budget,
+		 c.fd_budget / (c.ncpu * c.spec.n_events),
+		 conf.once	  ? "--once: JSON to stdout"
+		 : conf.to_stdout ? "JSON to stdout"
+		 : conf.dry_run	  ? "--dry-run: nothing published"
+				  : conf.topic);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
@@ -239,16 +260,19 @@ int main(int argc, char **argv)
 		cpi2_producer_get_stats(out.producer, &s);
 		cpi2_producer_close(out.producer, 0); /* logs what is left, if anything */
 		cpi2_log(CPI2_LOG_INFO, "collector",
-			 "kafka totals: %llu sent, %llu delivered, %llu failed, %llu dropped (queue full), %d left "
+			 "kafka totals: %llu sent, %llu delivered, %llu failed, %llu dropped "
+			 "(queue full), %d left "
 			 "undelivered at exit",
-			 (unsigned long long)s.sent, (unsigned long long)s.delivered, (unsigned long long)s.failed,
-			 (unsigned long long)s.dropped_queue_full, left);
+			 (unsigned long long)s.sent, (unsigned long long)s.delivered,
+			 (unsigned long long)s.failed, (unsigned long long)s.dropped_queue_full,
+			 left);
 		if (left > 0 && !rc)
 			rc = 3;
 	}
 	if (out.encode_errors || out.send_errors)
-		cpi2_log(CPI2_LOG_WARN, "collector", "%llu samples could not be encoded, %llu not sent",
-			 (unsigned long long)out.encode_errors, (unsigned long long)out.send_errors);
+		cpi2_log(
+		    CPI2_LOG_WARN, "collector", "%llu samples could not be encoded, %llu not sent",
+		    (unsigned long long)out.encode_errors, (unsigned long long)out.send_errors);
 	collector_free(&c);
 	cpi2_log(CPI2_LOG_INFO, "collector", "stopped");
 	return rc;

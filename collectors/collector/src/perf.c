@@ -24,28 +24,34 @@ int perf_spec_parse(const char *events, struct perf_spec *spec, char *err, size_
 {
 	memset(spec, 0, sizeof(*spec));
 	if (!strcmp(events, "hardware")) {
-		*spec = (struct perf_spec){2,
-					   {PERF_TYPE_HARDWARE, PERF_TYPE_HARDWARE},
-					   {PERF_COUNT_HW_REF_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS},
-					   {"ref-cycles", "instructions"},
-					   CPI2_CS_REF_CYCLES};
+		*spec =
+		    (struct perf_spec){2,
+				       {PERF_TYPE_HARDWARE, PERF_TYPE_HARDWARE},
+				       {PERF_COUNT_HW_REF_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS},
+				       {"ref-cycles", "instructions"},
+				       CPI2_CS_REF_CYCLES};
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(software) / sizeof(software[0]); i++) {
 		if (!strcmp(events, software[i].name)) {
-			*spec = (struct perf_spec){1, {PERF_TYPE_SOFTWARE}, {software[i].config}, {software[i].name},
+			*spec = (struct perf_spec){1,
+						   {PERF_TYPE_SOFTWARE},
+						   {software[i].config},
+						   {software[i].name},
 						   CPI2_CS_SOFTWARE};
 			return 0;
 		}
 	}
 	snprintf(err, errsz,
-		 "events '%s': expected hardware, task-clock, cpu-clock, context-switches, cpu-migrations "
+		 "events '%s': expected hardware, task-clock, cpu-clock, context-switches, "
+		 "cpu-migrations "
 		 "or page-faults",
 		 events);
 	return -EINVAL;
 }
 
-static int open_event(const struct perf_spec *spec, int i, pid_t pid, int cpu, int group_fd, unsigned long flags)
+static int open_event(const struct perf_spec *spec, int i, pid_t pid, int cpu, int group_fd,
+		      unsigned long flags)
 {
 	struct perf_event_attr attr;
 
@@ -54,8 +60,10 @@ static int open_event(const struct perf_spec *spec, int i, pid_t pid, int cpu, i
 	attr.type = spec->type[i];
 	attr.config = spec->config[i];
 	attr.disabled = i == 0; /* members follow their leader */
-	attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	return (int)syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC);
+	attr.read_format =
+	    PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	return (int)syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd,
+			    flags | PERF_FLAG_FD_CLOEXEC);
 }
 
 /* open the spec's group on this process (any CPU) and close it again */
@@ -81,20 +89,23 @@ int perf_spec_probe(struct perf_spec *spec, char *err, size_t errsz)
 	int failed = 0, rc = try_spec(spec, &failed);
 
 	if (rc && spec->counter_source == CPI2_CS_REF_CYCLES && failed == 0) {
-		spec->config[0] = PERF_COUNT_HW_CPU_CYCLES; /* no ref-cycles on this CPU: core cycles */
+		spec->config[0] =
+		    PERF_COUNT_HW_CPU_CYCLES; /* no ref-cycles on this CPU: core cycles */
 		spec->name[0] = "cycles";
 		spec->counter_source = CPI2_CS_CYCLES;
 		rc = try_spec(spec, &failed);
 	}
 	if (rc)
-		snprintf(err, errsz, "perf event %s cannot be counted here: %s%s", spec->name[failed], strerror(-rc),
+		snprintf(err, errsz, "perf event %s cannot be counted here: %s%s",
+			 spec->name[failed], strerror(-rc),
 			 spec->type[failed] == PERF_TYPE_HARDWARE
-				 ? " (no hardware performance counters: a VM without a virtual PMU?)"
-				 : "");
+			     ? " (no hardware performance counters: a VM without a virtual PMU?)"
+			     : "");
 	return rc;
 }
 
-int perf_group_open(const struct perf_spec *spec, int cgroup_fd, const int *cpus, int ncpu, int *fds)
+int perf_group_open(const struct perf_spec *spec, int cgroup_fd, const int *cpus, int ncpu,
+		    int *fds)
 {
 	int rc = 0;
 
@@ -104,7 +115,8 @@ int perf_group_open(const struct perf_spec *spec, int cgroup_fd, const int *cpus
 		int *g = fds + c * spec->n_events;
 
 		for (int e = 0; e < spec->n_events; e++) {
-			g[e] = open_event(spec, e, cgroup_fd, cpus[c], e ? g[0] : -1, PERF_FLAG_PID_CGROUP);
+			g[e] = open_event(spec, e, cgroup_fd, cpus[c], e ? g[0] : -1,
+					  PERF_FLAG_PID_CGROUP);
 			if (g[e] < 0) {
 				rc = -errno;
 				break;
@@ -120,11 +132,13 @@ void perf_group_enable(const struct perf_spec *spec, const int *fds, int ncpu, b
 {
 	for (int c = 0; c < ncpu; c++)
 		if (fds[c * spec->n_events] >= 0)
-			ioctl(fds[c * spec->n_events], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
+			ioctl(fds[c * spec->n_events],
+			      on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
 			      PERF_IOC_FLAG_GROUP);
 }
 
-int perf_group_read(const struct perf_spec *spec, const int *fds, int ncpu, struct perf_reading *readings)
+int perf_group_read(const struct perf_spec *spec, const int *fds, int ncpu,
+		    struct perf_reading *readings)
 {
 	/* nr, time_enabled, time_running, values[nr] */
 	uint64_t buf[3 + PERF_MAX_EVENTS];
@@ -171,12 +185,14 @@ void perf_counts_compute(const struct perf_spec *spec, const struct perf_reading
 			sum[e] += (double)r[c].value[e] * scale;
 	}
 	for (int e = 0; e < PERF_MAX_EVENTS; e++)
-		if (sum[e] > 9.2e18) /* beyond a long: nonsense from a broken counter, kept in range */
+		if (sum[e] >
+		    9.2e18) /* beyond a long: nonsense from a broken counter, kept in range */
 			sum[e] = 9.2e18;
 	out->cycles = (int64_t)(sum[0] + 0.5);
 	out->instructions = spec->n_events > 1 ? (int64_t)(sum[1] + 0.5) : 0;
 	out->time_running_ratio = enabled > 0 ? running / enabled : 1.0;
-	out->has_cpi = (spec->counter_source == CPI2_CS_REF_CYCLES || spec->counter_source == CPI2_CS_CYCLES) &&
+	out->has_cpi = (spec->counter_source == CPI2_CS_REF_CYCLES ||
+			spec->counter_source == CPI2_CS_CYCLES) &&
 		       out->instructions > 0;
 	out->cpi = out->has_cpi ? (double)out->cycles / (double)out->instructions : 0.0;
 }

@@ -13,31 +13,35 @@
 #define MAX_CAPS 9
 
 const char cpi2_default_rules[] =
-	"# Kubernetes, systemd cgroup driver: a pod is a task; its QoS class gives the task class\n"
-	"kubepods.slice                                            ignore\n"
-	"kubepods.slice/kubepods-pod*.slice                        job=k8s-pod-$1 task_id=$1 class=guaranteed\n"
-	"kubepods.slice/kubepods-*.slice                           ignore\n"
-	"kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice     job=k8s-pod-$3 task_id=$3 class=$1\n"
-	"kubepods.slice/**                                         ignore\n"
-	"# Kubernetes, cgroupfs driver\n"
-	"kubepods                                                  ignore\n"
-	"kubepods/pod*                                             job=k8s-pod-$1 task_id=$1 class=guaranteed\n"
-	"kubepods/besteffort                                       ignore\n"
-	"kubepods/burstable                                        ignore\n"
-	"kubepods/*/pod*                                           job=k8s-pod-$2 task_id=$2 class=$1\n"
-	"kubepods/**                                               ignore\n"
-	"# systemd: services are latency-sensitive (never capped automatically), VMs and containers\n"
-	"# of machined are batch, user sessions best-effort\n"
-	"system.slice                                              ignore\n"
-	"system.slice/*.service                                    job=$1 task_id=$host class=latency_sensitive\n"
-	"system.slice/**                                           ignore\n"
-	"machine.slice                                             ignore\n"
-	"machine.slice/*.scope                                     job=$1 task_id=$host class=batch\n"
-	"machine.slice/**                                          ignore\n"
-	"user.slice                                                ignore\n"
-	"user.slice/user-*.slice                                   job=user-sessions task_id=$1@$host class=best_effort\n"
-	"user.slice/**                                             ignore\n"
-	"init.scope                                                ignore\n";
+    "# Kubernetes, systemd cgroup driver: a pod is a task; its QoS class gives the task class\n"
+    "kubepods.slice                                            ignore\n"
+    "kubepods.slice/kubepods-pod*.slice                        job=k8s-pod-$1 task_id=$1 "
+    "class=guaranteed\n"
+    "kubepods.slice/kubepods-*.slice                           ignore\n"
+    "kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice     job=k8s-pod-$3 task_id=$3 class=$1\n"
+    "kubepods.slice/**                                         ignore\n"
+    "# Kubernetes, cgroupfs driver\n"
+    "kubepods                                                  ignore\n"
+    "kubepods/pod*                                             job=k8s-pod-$1 task_id=$1 "
+    "class=guaranteed\n"
+    "kubepods/besteffort                                       ignore\n"
+    "kubepods/burstable                                        ignore\n"
+    "kubepods/*/pod*                                           job=k8s-pod-$2 task_id=$2 class=$1\n"
+    "kubepods/**                                               ignore\n"
+    "# systemd: services are latency-sensitive (never capped automatically), VMs and containers\n"
+    "# of machined are batch, user sessions best-effort\n"
+    "system.slice                                              ignore\n"
+    "system.slice/*.service                                    job=$1 task_id=$host "
+    "class=latency_sensitive\n"
+    "system.slice/**                                           ignore\n"
+    "machine.slice                                             ignore\n"
+    "machine.slice/*.scope                                     job=$1 task_id=$host class=batch\n"
+    "machine.slice/**                                          ignore\n"
+    "user.slice                                                ignore\n"
+    "user.slice/user-*.slice                                   job=user-sessions task_id=$1@$host "
+    "class=best_effort\n"
+    "user.slice/**                                             ignore\n"
+    "init.scope                                                ignore\n";
 
 int rules_parse_class(const char *name)
 {
@@ -71,8 +75,8 @@ static void capture(char *dst, const char *s, const char *e)
 /* glob one segment: '*' matches the shortest text that lets the rest match. Backtracking is
  * bounded (*budget steps) so that no cgroup name can make a pattern take long: past the bound
  * the segment does not match. */
-static bool seg_match(const char *p, const char *pe, const char *s, const char *se, char caps[][256], int *nc,
-		      int max, long *budget)
+static bool seg_match(const char *p, const char *pe, const char *s, const char *se,
+		      char caps[][256], int *nc, int max, long *budget)
 {
 	if (--*budget < 0)
 		return false;
@@ -123,8 +127,8 @@ int rules_match(const char *pattern, const char *path, char caps[][256], int max
 }
 
 /* expand $0..$9 and $host into out; false if it does not fit */
-static bool expand(const char *tpl, const char *path, char caps[][256], int nc, const char *host, char *out,
-		   size_t size)
+static bool expand(const char *tpl, const char *path, char caps[][256], int nc, const char *host,
+		   char *out, size_t size)
 {
 	size_t o = 0;
 
@@ -168,7 +172,8 @@ static int parse_line(struct rules *r, char *line, char *err, size_t errsz)
 		return -EINVAL;
 	}
 	if (tok[0] == '/' || strstr(tok, "//")) {
-		snprintf(err, errsz, "pattern '%s': task paths are relative, without empty segments", tok);
+		snprintf(err, errsz,
+			 "pattern '%s': task paths are relative, without empty segments", tok);
 		return -EINVAL;
 	}
 	rule.pattern = tok;
@@ -184,21 +189,26 @@ static int parse_line(struct rules *r, char *line, char *err, size_t errsz)
 		else if (!strncmp(tok, "class=", 6) && tok[6])
 			rule.task_class = tok + 6;
 		else {
-			snprintf(err, errsz, "'%s': expected ignore, job=, task_id=, class= or protected", tok);
+			snprintf(err, errsz,
+				 "'%s': expected ignore, job=, task_id=, class= or protected", tok);
 			return -EINVAL;
 		}
 	}
 	if (!rule.ignore && (!rule.job || !rule.task_class)) {
-		snprintf(err, errsz, "rule for '%s' needs job= and class= (or ignore)", rule.pattern);
+		snprintf(err, errsz, "rule for '%s' needs job= and class= (or ignore)",
+			 rule.pattern);
 		return -EINVAL;
 	}
 	if (rule.ignore && (rule.job || rule.task_class || rule.is_protected)) {
 		snprintf(err, errsz, "rule for '%s': ignore takes nothing else", rule.pattern);
 		return -EINVAL;
 	}
-	if (rule.task_class && !strchr(rule.task_class, '$') && rules_parse_class(rule.task_class) < 0) {
-		snprintf(err, errsz, "unknown class '%s' (latency_sensitive, batch, best_effort, unknown, "
-				     "guaranteed, burstable, besteffort)", rule.task_class);
+	if (rule.task_class && !strchr(rule.task_class, '$') &&
+	    rules_parse_class(rule.task_class) < 0) {
+		snprintf(err, errsz,
+			 "unknown class '%s' (latency_sensitive, batch, best_effort, unknown, "
+			 "guaranteed, burstable, besteffort)",
+			 rule.task_class);
 		return -EINVAL;
 	}
 	struct rule *v = realloc(r->v, (r->n + 1) * sizeof(*v));
@@ -237,7 +247,8 @@ int rules_parse(struct rules *r, const char *text, const char *origin, char *err
 			;
 		if (!*s)
 			continue;
-		for (char *e = s + strlen(s); e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t');)
+		for (char *e = s + strlen(s);
+		     e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t');)
 			*--e = '\0';
 		rc = parse_line(r, s, msg, sizeof(msg));
 		if (rc)
@@ -307,7 +318,8 @@ static void labels_free(struct label *v, size_t n)
 }
 
 /* "TASK JOB TASK_ID CLASS [protected]" lines */
-static int labels_parse(char *text, const char *path, struct label **out, size_t *count, char *err, size_t errsz)
+static int labels_parse(char *text, const char *path, struct label **out, size_t *count, char *err,
+			size_t errsz)
 {
 	struct label *v = NULL;
 	size_t n = 0;
@@ -324,12 +336,14 @@ static int labels_parse(char *text, const char *path, struct label **out, size_t
 		lineno++;
 		if (strchr(line, '#'))
 			*strchr(line, '#') = '\0';
-		for (char *t = strtok_r(line, " \t\r", &save); t && nt < 6; t = strtok_r(NULL, " \t\r", &save))
+		for (char *t = strtok_r(line, " \t\r", &save); t && nt < 6;
+		     t = strtok_r(NULL, " \t\r", &save))
 			tok[nt++] = t;
 		if (nt == 0)
 			continue;
 		if (nt < 4 || nt > 5 || (nt == 5 && strcmp(tok[4], "protected"))) {
-			snprintf(err, errsz, "%s:%d: expected 'TASK JOB TASK_ID CLASS [protected]'", path, lineno);
+			snprintf(err, errsz, "%s:%d: expected 'TASK JOB TASK_ID CLASS [protected]'",
+				 path, lineno);
 			goto fail;
 		}
 		if ((tc = rules_parse_class(tok[3])) < 0) {
@@ -341,8 +355,8 @@ static int labels_parse(char *text, const char *path, struct label **out, size_t
 		if (!nv)
 			goto fail;
 		v = nv;
-		v[n] = (struct label){strdup(tok[0][0] == '/' ? tok[0] + 1 : tok[0]), strdup(tok[1]), strdup(tok[2]),
-				      tc, nt == 5};
+		v[n] = (struct label){strdup(tok[0][0] == '/' ? tok[0] + 1 : tok[0]),
+				      strdup(tok[1]), strdup(tok[2]), tc, nt == 5};
 		n++;
 		if (!v[n - 1].task || !v[n - 1].job || !v[n - 1].task_id) {
 			snprintf(err, errsz, "%s: out of memory", path);
@@ -370,7 +384,8 @@ int rules_labels_refresh(struct rules *r, const char *path, char *err, size_t er
 
 	if (!path || !path[0])
 		return 0;
-	if (stat(path, &st) == 0 && !strcmp(r->labels_path, path) && st.st_mtim.tv_sec == r->labels_mtime.tv_sec &&
+	if (stat(path, &st) == 0 && !strcmp(r->labels_path, path) &&
+	    st.st_mtim.tv_sec == r->labels_mtime.tv_sec &&
 	    st.st_mtim.tv_nsec == r->labels_mtime.tv_nsec)
 		return 0;
 	rc = slurp(path, &text, &mtime, err, errsz);
@@ -411,7 +426,8 @@ int rules_map(const struct rules *r, const char *task, const char *host, struct 
 		if (ru->ignore)
 			return MAP_IGNORE;
 		if (!expand(ru->job, task, caps, nc, host, out->job, sizeof(out->job)) ||
-		    !expand(ru->task_id, task, caps, nc, host, out->task_id, sizeof(out->task_id)) ||
+		    !expand(ru->task_id, task, caps, nc, host, out->task_id,
+			    sizeof(out->task_id)) ||
 		    !expand(ru->task_class, task, caps, nc, host, cls, sizeof(cls)) ||
 		    (out->task_class = rules_parse_class(cls)) < 0)
 			return MAP_UNMAPPED; /* the rule matched but made no sense of this path */

@@ -59,7 +59,8 @@ static const char *parents(const struct cg_list *l)
 	s[0] = '\0';
 	for (size_t i = 0; i < l->n; i++)
 		if (cg_is_parent(l, i))
-			snprintf(s + strlen(s), sizeof(s) - strlen(s), "%s%s", s[0] ? " " : "", l->v[i].task);
+			snprintf(s + strlen(s), sizeof(s) - strlen(s), "%s%s", s[0] ? " " : "",
+				 l->v[i].task);
 	return s;
 }
 
@@ -101,10 +102,10 @@ static void check_parents(void)
 	/* the first marked descendant, within the subtree only */
 	CHECK(!strcmp(marked(&l, 0, ".task"), "a/b/leaf.task"));
 	CHECK(!strcmp(marked(&l, 0, "c.task"), "a/c.task"));
-	CHECK(!strcmp(marked(&l, 1, "c.task"), "-"));   /* a sibling of a/b, not under it */
-	CHECK(!strcmp(marked(&l, 0, "ab"), "-"));       /* "ab" and "ab.task" follow a's subtree */
-	CHECK(!strcmp(marked(&l, 5, ".task"), "-"));    /* ab: a leaf */
-	CHECK(!strcmp(marked(&l, 6, ".task"), "-"));    /* the last entry */
+	CHECK(!strcmp(marked(&l, 1, "c.task"), "-")); /* a sibling of a/b, not under it */
+	CHECK(!strcmp(marked(&l, 0, "ab"), "-"));     /* "ab" and "ab.task" follow a's subtree */
+	CHECK(!strcmp(marked(&l, 5, ".task"), "-"));  /* ab: a leaf */
+	CHECK(!strcmp(marked(&l, 6, ".task"), "-"));  /* the last entry */
 	/* at the depth limit the children are not walked: a/b is a leaf there, a still a parent */
 	cg_list_clear(&l);
 	CHECK(cg_discover(&l, &r, 0, 2, 1000) == 0);
@@ -157,7 +158,8 @@ int main(void)
 	mk("v2/kubepods.slice");
 	mk("v2/kubepods.slice/kubepods-besteffort.slice");
 	mk("v2/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab12.slice");
-	mk("v2/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab12.slice/cri-containerd-1.scope");
+	mk("v2/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab12.slice/"
+	   "cri-containerd-1.scope");
 	touch("v2/system.slice/nginx.service/cpu.stat");
 	/* a v1 hybrid layout: cpu and cpuacct mounted apart, perf_event nowhere but v2 */
 	mk("cpu");
@@ -191,10 +193,11 @@ int main(void)
 
 	/* walk: sorted, depth-limited, directories only */
 	CHECK(cg_discover(&l, &v2, 0, 6, 1000) == 0);
-	CHECK(!strcmp(tasks(&l), "kubepods.slice kubepods.slice/kubepods-besteffort.slice "
-				 "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab12.slice "
-				 "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab12.slice/"
-				 "cri-containerd-1.scope system.slice system.slice/nginx.service"));
+	CHECK(!strcmp(tasks(&l),
+		      "kubepods.slice kubepods.slice/kubepods-besteffort.slice "
+		      "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab12.slice "
+		      "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podab12.slice/"
+		      "cri-containerd-1.scope system.slice system.slice/nginx.service"));
 	cg_list_clear(&l);
 	CHECK(cg_discover(&l, &v2, 0, 1, 1000) == 0);
 	CHECK(!strcmp(tasks(&l), "kubepods.slice system.slice"));
@@ -207,8 +210,9 @@ int main(void)
 	unlink(strcat(strcpy(p, base), "/v2/system.slice/nginx.service/cpu.stat"));
 	CHECK(rmdir(strcat(strcpy(p, base), "/v2/system.slice/nginx.service")) == 0);
 	CHECK(cg_discover(&l, &v2, 0, 2, 1000) == 0);
-	CHECK(!strcmp(tasks(&l), "kubepods.slice kubepods.slice/kubepods-besteffort.slice system.slice "
-				 "system.slice/new.service"));
+	CHECK(!strcmp(tasks(&l),
+		      "kubepods.slice kubepods.slice/kubepods-besteffort.slice system.slice "
+		      "system.slice/new.service"));
 	CHECK(l.v[0].root == 0);
 	/* two roots into one list keep their index */
 	cg_list_clear(&l);

@@ -26,10 +26,12 @@ int main(void)
 	char err[256];
 
 	CHECK(perf_spec_parse("hardware", &hw, err, sizeof(err)) == 0);
-	CHECK(hw.n_events == 2 && hw.counter_source == CPI2_CS_REF_CYCLES && !strcmp(hw.name[1], "instructions"));
+	CHECK(hw.n_events == 2 && hw.counter_source == CPI2_CS_REF_CYCLES &&
+	      !strcmp(hw.name[1], "instructions"));
 	CHECK(perf_spec_parse("task-clock", &sw, err, sizeof(err)) == 0);
 	CHECK(sw.n_events == 1 && sw.counter_source == CPI2_CS_SOFTWARE);
-	CHECK(perf_spec_parse("cache-misses", &sw, err, sizeof(err)) == -EINVAL && strstr(err, "task-clock"));
+	CHECK(perf_spec_parse("cache-misses", &sw, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "task-clock"));
 	CHECK(perf_spec_parse("task-clock", &sw, err, sizeof(err)) == 0);
 
 	/* two CPUs, no multiplexing: plain sums, CPI = cycles / instructions */
@@ -47,12 +49,14 @@ int main(void)
 	/* a CPU where the group was enabled but never ran contributes nothing (no division by 0) */
 	struct perf_reading r3[2] = {{1000, 0, {0, 0}}, {10, 10, {7, 0}}};
 	perf_counts_compute(&hw, r3, 2, &out);
-	CHECK(out.cycles == 7 && out.instructions == 0 && !out.has_cpi && near(out.time_running_ratio, 10.0 / 1010.0));
+	CHECK(out.cycles == 7 && out.instructions == 0 && !out.has_cpi &&
+	      near(out.time_running_ratio, 10.0 / 1010.0));
 
 	/* never scheduled at all: ratio 1, nothing counted, no CPI */
 	struct perf_reading r4[1] = {{0, 0, {0, 0}}};
 	perf_counts_compute(&hw, r4, 1, &out);
-	CHECK(out.cycles == 0 && out.instructions == 0 && !out.has_cpi && out.time_running_ratio == 1.0);
+	CHECK(out.cycles == 0 && out.instructions == 0 && !out.has_cpi &&
+	      out.time_running_ratio == 1.0);
 
 	/* a software event never has CPI */
 	struct perf_reading r5[1] = {{10, 10, {123456, 999}}};
@@ -66,12 +70,23 @@ int main(void)
 
 	/* a sample from counts: fast encoder == what the codec decodes */
 	perf_counts_compute(&hw, r2, 2, &out);
-	struct cpi2_sample s = {.host = "h1", .task = "jobs/web/3", .job = "web", .task_id = "3",
-				.platform = "GenuineIntel/6/85/Xeon", .task_class = CPI2_TC_BATCH,
-				.window_start_us = 1700000000000000, .window_us = 10000000, .cycles = out.cycles,
-				.instructions = out.instructions, .counter_source = hw.counter_source,
-				.time_running_ratio = out.time_running_ratio, .cpu_usage = 0.5,
-				.has_cpi = out.has_cpi, .cpi = out.cpi, .has_threads = true, .threads = 4};
+	struct cpi2_sample s = {.host = "h1",
+				.task = "jobs/web/3",
+				.job = "web",
+				.task_id = "3",
+				.platform = "GenuineIntel/6/85/Xeon",
+				.task_class = CPI2_TC_BATCH,
+				.window_start_us = 1700000000000000,
+				.window_us = 10000000,
+				.cycles = out.cycles,
+				.instructions = out.instructions,
+				.counter_source = hw.counter_source,
+				.time_running_ratio = out.time_running_ratio,
+				.cpu_usage = 0.5,
+				.has_cpi = out.has_cpi,
+				.cpi = out.cpi,
+				.has_threads = true,
+				.threads = 4};
 	unsigned char buf[1024];
 	size_t len;
 	struct cpi2_codec *codec;
@@ -85,10 +100,13 @@ int main(void)
 	CHECK(cpi2_sample_encode(&s, buf, sizeof(buf), &len) == 0);
 	CHECK(cpi2_codec_open(&codec, "CpiSample", err, sizeof(err)) == 0);
 	CHECK(cpi2_codec_decode(codec, buf, len, &v, err, sizeof(err)) == 0);
-	CHECK(cpi2_value_get_double(v, "cpi", &cpi, &is_null) == 0 && !is_null && near(cpi, 13000.0 / 4500.0));
-	CHECK(cpi2_value_get_double(v, "time_running_ratio", &ratio, NULL) == 0 && near(ratio, 0.4));
+	CHECK(cpi2_value_get_double(v, "cpi", &cpi, &is_null) == 0 && !is_null &&
+	      near(cpi, 13000.0 / 4500.0));
+	CHECK(cpi2_value_get_double(v, "time_running_ratio", &ratio, NULL) == 0 &&
+	      near(ratio, 0.4));
 	CHECK(cpi2_value_get_long(v, "cycles", &cycles, NULL) == 0 && cycles == 13000);
-	CHECK(cpi2_value_get_int(v, "threads", &threads, &is_null) == 0 && !is_null && threads == 4);
+	CHECK(cpi2_value_get_int(v, "threads", &threads, &is_null) == 0 && !is_null &&
+	      threads == 4);
 	CHECK(cpi2_value_get_enum(v, "counter_source", &sym) == 0 && !strcmp(sym, "REF_CYCLES"));
 	/* and a software sample decodes with a null CPI */
 	perf_counts_compute(&sw, r5, 1, &out);

@@ -12,11 +12,13 @@
 
 #include "check.h"
 
-static const char intel[] = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
-			    "model name\t: Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz\nstepping\t: 4\n\n"
-			    "processor\t: 1\nvendor_id\t: OtherVendor\n";
-static const char arm[] = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
-			  "CPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n";
+static const char intel[] =
+    "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+    "model name\t: Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz\nstepping\t: 4\n\n"
+    "processor\t: 1\nvendor_id\t: OtherVendor\n";
+static const char arm[] =
+    "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
+    "CPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n";
 
 int main(void)
 {
@@ -25,15 +27,21 @@ int main(void)
 
 	CHECK(procfs_parse_platform(intel, out, sizeof(out)) == 0);
 	CHECK(!strcmp(out, "GenuineIntel/6/85/Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz"));
-	CHECK(procfs_parse_platform(arm, out, sizeof(out)) == 0 && !strcmp(out, "0x41/8/0xd0c/0x3"));
+	CHECK(procfs_parse_platform(arm, out, sizeof(out)) == 0 &&
+	      !strcmp(out, "0x41/8/0xd0c/0x3"));
 	/* a model name with '/' cannot break the platform's four parts */
-	CHECK(procfs_parse_platform("vendor_id: V\ncpu family: 1\nmodel: 2\nmodel name: A/B\n", out, sizeof(out)) == 0 &&
+	CHECK(procfs_parse_platform("vendor_id: V\ncpu family: 1\nmodel: 2\nmodel name: A/B\n", out,
+				    sizeof(out)) == 0 &&
 	      !strcmp(out, "V/1/2/A B"));
 	/* no model name: "unknown"; second processor's fields are not used */
-	CHECK(procfs_parse_platform("vendor_id: V\ncpu family: 1\nmodel: 2\n\nmodel name: later\n", out, sizeof(out)) ==
-		      0 &&
+	CHECK(procfs_parse_platform("vendor_id: V\ncpu family: 1\nmodel: 2\n\nmodel name: later\n",
+				    out, sizeof(out)) == 0 &&
 	      !strcmp(out, "V/1/2/unknown"));
-	const char *bad_platform[] = {"", "\n", "processor: 0\n", "vendor_id: V\n", "vendor_id:\ncpu family: 1\nmodel: 2\n",
+	const char *bad_platform[] = {"",
+				      "\n",
+				      "processor: 0\n",
+				      "vendor_id: V\n",
+				      "vendor_id:\ncpu family: 1\nmodel: 2\n",
 				      "vendor_id V\ncpu family 1\nmodel 2\n"};
 	for (size_t i = 0; i < sizeof(bad_platform) / sizeof(bad_platform[0]); i++)
 		CHECK(procfs_parse_platform(bad_platform[i], out, sizeof(out)) == -EINVAL);
@@ -42,13 +50,18 @@ int main(void)
 	const struct {
 		const char *text;
 		int n, last;
-	} lists[] = {{"0\n", 1, 0}, {"0-1\n", 2, 1}, {"0-3,8,10-11\n", 7, 11}, {"5", 1, 5}, {"0-63\n", 64, 63}};
+	} lists[] = {{"0\n", 1, 0},
+		     {"0-1\n", 2, 1},
+		     {"0-3,8,10-11\n", 7, 11},
+		     {"5", 1, 5},
+		     {"0-63\n", 64, 63}};
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		int n = procfs_parse_cpu_list(lists[i].text, cpus, 64);
 
 		CHECK(n == lists[i].n && cpus[n - 1] == lists[i].last);
 	}
-	const char *bad_lists[] = {"", "\n", "-1", "3-1", "0,", "0-", "a", "0-1 ", "0-64", "1,,2", "0\n\n", "99999999999"};
+	const char *bad_lists[] = {"",	"\n",	"-1",	"3-1",	"0,",	 "0-",
+				   "a", "0-1 ", "0-64", "1,,2", "0\n\n", "99999999999"};
 	for (size_t i = 0; i < sizeof(bad_lists) / sizeof(bad_lists[0]); i++)
 		CHECK(procfs_parse_cpu_list(bad_lists[i], cpus, 64) == -EINVAL);
 
@@ -61,7 +74,8 @@ int main(void)
 
 	char small[8];
 	CHECK(cpi2_read_text("/nonexistent", small, sizeof(small)) == -ENOENT);
-	CHECK(cpi2_read_text("/proc/self/status", small, sizeof(small)) == -EFBIG && strlen(small) == 7);
+	CHECK(cpi2_read_text("/proc/self/status", small, sizeof(small)) == -EFBIG &&
+	      strlen(small) == 7);
 
 	/* random bytes, and the real texts cut and mutated at random: never a crash */
 	static char junk[4096];

@@ -27,7 +27,8 @@ static const char *map(const char *task)
 		return "ignore";
 	if (k == MAP_UNMAPPED)
 		return "unmapped";
-	snprintf(out, sizeof(out), "%s %s %d%s", m.job, m.task_id, m.task_class, m.is_protected ? " protected" : "");
+	snprintf(out, sizeof(out), "%s %s %d%s", m.job, m.task_id, m.task_class,
+		 m.is_protected ? " protected" : "");
 	return out;
 }
 
@@ -46,8 +47,8 @@ int main(void)
 	CHECK(rules_match("a/*/c", "a/b/c", caps, 9) == 1 && !strcmp(caps[0], "b"));
 	CHECK(rules_match("a/*/c", "a/b/c/d", caps, 9) == -1);
 	CHECK(rules_match("a/*/c", "a/b", caps, 9) == -1);
-	CHECK(rules_match("x-*-pod*.slice", "x-burstable-pod12_3.slice", caps, 9) == 2 && !strcmp(caps[0], "burstable") &&
-	      !strcmp(caps[1], "12_3"));
+	CHECK(rules_match("x-*-pod*.slice", "x-burstable-pod12_3.slice", caps, 9) == 2 &&
+	      !strcmp(caps[0], "burstable") && !strcmp(caps[1], "12_3"));
 	CHECK(rules_match("a/**", "a/b/c", caps, 9) == 1 && !strcmp(caps[0], "b/c"));
 	CHECK(rules_match("a/**", "a", caps, 9) == -1);
 	CHECK(rules_match("*", "", caps, 9) == 1 && !strcmp(caps[0], ""));
@@ -67,19 +68,23 @@ int main(void)
 	CHECK(!strcmp(map("system.slice/nginx.service/worker"), "ignore"));
 	CHECK(!strcmp(map("system.slice/dev-hugepages.mount"), "ignore"));
 	CHECK(!strcmp(map("kubepods.slice/kubepods-burstable.slice"), "ignore"));
-	CHECK(!strcmp(map("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b_3c.slice"),
-		      "k8s-pod-1a2b_3c 1a2b_3c 1"));
-	CHECK(!strcmp(map("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod99.slice"),
-		      "k8s-pod-99 99 2"));
+	CHECK(!strcmp(
+	    map("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b_3c.slice"),
+	    "k8s-pod-1a2b_3c 1a2b_3c 1"));
+	CHECK(
+	    !strcmp(map("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod99.slice"),
+		    "k8s-pod-99 99 2"));
 	CHECK(!strcmp(map("kubepods.slice/kubepods-pod77.slice"), "k8s-pod-77 77 0"));
-	CHECK(!strcmp(map("kubepods.slice/kubepods-pod77.slice/cri-containerd-abc.scope"), "ignore"));
+	CHECK(
+	    !strcmp(map("kubepods.slice/kubepods-pod77.slice/cri-containerd-abc.scope"), "ignore"));
 	CHECK(!strcmp(map("kubepods/burstable/pod5"), "k8s-pod-5 5 1"));
 	CHECK(!strcmp(map("kubepods/pod6"), "k8s-pod-6 6 0"));
 	CHECK(!strcmp(map("kubepods/besteffort/pod7/0123abc"), "ignore"));
 	CHECK(!strcmp(map("user.slice/user-1000.slice"), "user-sessions 1000@h1 2"));
 	CHECK(!strcmp(map("machine.slice/machine-vm1.scope"), "machine-vm1 h1 1"));
 	CHECK(!strcmp(map("docker/abcdef"), "unmapped"));
-	CHECK(!strcmp(map("kubepods.slice/kubepods-weird.slice/kubepods-weird-pod1.slice"), "unmapped"));
+	CHECK(!strcmp(map("kubepods.slice/kubepods-weird.slice/kubepods-weird-pod1.slice"),
+		      "unmapped"));
 	rules_free(&r);
 
 	/* user rules come first; templates; protected */
@@ -87,7 +92,8 @@ int main(void)
 			  "# jobs/<job>/<index>\n"
 			  "\n"
 			  "jobs/*/*   job=$1 task_id=$2 class=batch\n"
-			  "svc/*      job=svc-$1 class=latency_sensitive protected   # task_id defaults to $host\n"
+			  "svc/*      job=svc-$1 class=latency_sensitive protected   # task_id "
+			  "defaults to $host\n"
 			  "all/**     job=$0 task_id=$1 class=unknown\n",
 			  "rules.conf", err, sizeof(err)) == 0);
 	CHECK(rules_parse(&r, cpi2_default_rules, "default rules", err, sizeof(err)) == 0);
@@ -100,12 +106,15 @@ int main(void)
 	strcpy(dir, "/tmp/cpi2-rules-XXXXXX");
 	CHECK(mkdtemp(dir));
 	snprintf(labels, sizeof(labels), "%s/labels", dir);
-	write_file(labels, "# task job task_id class\n/jobs/websearch/17 search 4 latency_sensitive protected\n"
-			   "docker/abc  web 1 burstable\n");
+	write_file(
+	    labels,
+	    "# task job task_id class\n/jobs/websearch/17 search 4 latency_sensitive protected\n"
+	    "docker/abc  web 1 burstable\n");
 	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 && r.n_labels == 2);
 	CHECK(!strcmp(map("jobs/websearch/17"), "search 4 0 protected"));
 	CHECK(!strcmp(map("docker/abc"), "web 1 1"));
-	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 && r.n_labels == 2); /* unchanged */
+	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 &&
+	      r.n_labels == 2); /* unchanged */
 	write_file(labels, "docker/abc web 1 batch\nbad line\n");
 	struct timespec t[2] = {{0, UTIME_OMIT}, {12345, 0}};
 	CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
@@ -115,7 +124,8 @@ int main(void)
 	write_file(labels, "docker/abc web 1 nonsense\n");
 	t[1].tv_sec = 23456;
 	CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
-	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == -EINVAL && strstr(err, "unknown class 'nonsense'"));
+	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "unknown class 'nonsense'"));
 	write_file(labels, "docker/abc web 1 best_effort\n");
 	t[1].tv_sec = 34567;
 	CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
@@ -130,13 +140,13 @@ int main(void)
 	const struct {
 		const char *text, *want;
 	} bad[] = {
-		{"a/* job=x\n", "rules.conf:1: rule for 'a/*' needs job= and class="},
-		{"\n\na/* job=x class=sometimes\n", "rules.conf:3: unknown class 'sometimes'"},
-		{"a ignore job=x\n", "rules.conf:1: rule for 'a': ignore takes nothing else"},
-		{"a color=red\n", "rules.conf:1: 'color=red'"},
-		{"/abs job=x class=batch\n", "rules.conf:1: pattern '/abs'"},
-		{"a//b job=x class=batch\n", "rules.conf:1: pattern 'a//b'"},
-		{"*-*-*-*-*-*-*-*-*-* job=x class=batch\n", "more than 9 wildcards"},
+	    {"a/* job=x\n", "rules.conf:1: rule for 'a/*' needs job= and class="},
+	    {"\n\na/* job=x class=sometimes\n", "rules.conf:3: unknown class 'sometimes'"},
+	    {"a ignore job=x\n", "rules.conf:1: rule for 'a': ignore takes nothing else"},
+	    {"a color=red\n", "rules.conf:1: 'color=red'"},
+	    {"/abs job=x class=batch\n", "rules.conf:1: pattern '/abs'"},
+	    {"a//b job=x class=batch\n", "rules.conf:1: pattern 'a//b'"},
+	    {"*-*-*-*-*-*-*-*-*-* job=x class=batch\n", "more than 9 wildcards"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
@@ -147,7 +157,8 @@ int main(void)
 		}
 		rules_free(&r);
 	}
-	CHECK(rules_load(&r, "/nonexistent/rules", err, sizeof(err)) == -ENOENT && strstr(err, "/nonexistent/rules"));
+	CHECK(rules_load(&r, "/nonexistent/rules", err, sizeof(err)) == -ENOENT &&
+	      strstr(err, "/nonexistent/rules"));
 	/* a class template that yields nonsense leaves the cgroup unmapped, never a bad enum */
 	CHECK(rules_parse(&r, "q/* job=x class=$1\n", "r", err, sizeof(err)) == 0);
 	CHECK(!strcmp(map("q/batch"), "x h1 1") && !strcmp(map("q/other"), "unmapped"));
@@ -160,7 +171,8 @@ int main(void)
 		int n = rand() % 200, k;
 
 		for (k = 0; k < n; k++)
-			junk[k] = i % 7 ? alphabet[rand() % (int)(sizeof(alphabet) - 1)] : (char)(1 + rand() % 255);
+			junk[k] = i % 7 ? alphabet[rand() % (int)(sizeof(alphabet) - 1)]
+					: (char)(1 + rand() % 255);
 		junk[n] = '\0';
 		k = rules_parse(&r, junk, "fuzz", err, sizeof(err));
 		CHECK(k == 0 || k == -EINVAL);

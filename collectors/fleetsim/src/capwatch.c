@@ -16,19 +16,18 @@
 #include <cpi2/log.h>
 #include <cpi2/textfile.h>
 
-
 struct capwatch {
 	char *root;
 	int fd; /* inotify descriptor, -1 when inotify is unavailable */
 	int ntasks;
-	char **dirs;       /* per task: its folder, owned */
-	double *caps;      /* per task: cap last reported */
-	int *wd_task;      /* inotify watch descriptor -> task */
+	char **dirs;  /* per task: its folder, owned */
+	double *caps; /* per task: cap last reported */
+	int *wd_task; /* inotify watch descriptor -> task */
 	int nwd;
-	int *stat_tasks;   /* tasks without a watch */
+	int *stat_tasks; /* tasks without a watch */
 	int nstat;
 	struct timespec *stat_mtime; /* per entry of stat_tasks: newest cap file mtime seen */
-	long long *stat_size;         /* per entry of stat_tasks: total size of the cap files */
+	long long *stat_size;	     /* per entry of stat_tasks: total size of the cap files */
 	bool *dirty;
 	int *dirty_list;
 	int ndirty;
@@ -62,7 +61,8 @@ int capfile_parse_cfs(const char *quota_text, const char *period_text, double *c
 }
 
 /* dir/file into buf, and its modification time when mtime is not NULL. 0 or -errno. */
-static int read_small(const char *dir, const char *file, char *buf, size_t bufsz, struct timespec *mtime)
+static int read_small(const char *dir, const char *file, char *buf, size_t bufsz,
+		      struct timespec *mtime)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -141,7 +141,7 @@ static int mkdir_p(const char *path)
 }
 
 int capwatch_new(struct capwatch **out, const char *root, int ntasks, int flags, char *err,
-		  size_t errsz)
+		 size_t errsz)
 {
 	struct capwatch *cw;
 	int rc;
@@ -173,8 +173,9 @@ int capwatch_new(struct capwatch **out, const char *root, int ntasks, int flags,
 		cw->caps[i] = INFINITY;
 	cw->fd = flags & CAPWATCH_STAT_ONLY ? -2 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (cw->fd == -1)
-		cpi2_log(CPI2_LOG_WARN, "fleetsim", "inotify_init1: %s; checking cap files with stat once a period",
-			    strerror(errno));
+		cpi2_log(CPI2_LOG_WARN, "fleetsim",
+			 "inotify_init1: %s; checking cap files with stat once a period",
+			 strerror(errno));
 	*out = cw;
 	return 0;
 }
@@ -222,9 +223,11 @@ int capwatch_add(struct capwatch *cw, int task, const char *rel_dir, char *err, 
 			 : -1;
 	if (wd < 0) {
 		if (cw->fd >= 0 && !cw->nstat) /* say it once */
-			cpi2_log(CPI2_LOG_WARN, "fleetsim", "inotify_add_watch %s: %s; this and later tasks are "
-				    "checked with stat once a period (raise "
-				    "fs.inotify.max_user_watches)", dir, strerror(errno));
+			cpi2_log(CPI2_LOG_WARN, "fleetsim",
+				 "inotify_add_watch %s: %s; this and later tasks are "
+				 "checked with stat once a period (raise "
+				 "fs.inotify.max_user_watches)",
+				 dir, strerror(errno));
 		newest_mtime(dir, &cw->stat_mtime[cw->nstat], &cw->stat_size[cw->nstat]);
 		cw->stat_tasks[cw->nstat++] = task;
 		return 0;
@@ -299,8 +302,9 @@ int capwatch_poll(struct capwatch *cw, capwatch_cb cb, void *ctx)
 		cw->dirty[task] = false;
 		rc = capfile_read_dir(cw->dirs[task], &cap);
 		if (rc) {
-			cpi2_log(CPI2_LOG_WARN, "fleetsim", "cap files in %s: %s; keeping the previous cap",
-				    cw->dirs[task], rc == -EINVAL ? "malformed" : strerror(-rc));
+			cpi2_log(CPI2_LOG_WARN, "fleetsim",
+				 "cap files in %s: %s; keeping the previous cap", cw->dirs[task],
+				 rc == -EINVAL ? "malformed" : strerror(-rc));
 			continue;
 		}
 		if (cap == cw->caps[task])

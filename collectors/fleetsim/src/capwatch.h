@@ -16,7 +16,7 @@ typedef void (*capwatch_cb)(void *ctx, int task, double cap);
 
 /* Opens a watcher for tasks 0..ntasks-1 under root (created if missing). 0 or -errno. */
 int capwatch_new(struct capwatch **out, const char *root, int ntasks, int flags, char *err,
-		  size_t errsz);
+		 size_t errsz);
 /* Creates <root>/<rel_dir> with uncapped cap files and starts watching it. 0 or -errno. */
 int capwatch_add(struct capwatch *cw, int task, const char *rel_dir, char *err, size_t errsz);
 /* Reports every cap change since the last call, without blocking. Returns the number of

@@ -6,7 +6,7 @@
 #define EULER_GAMMA 0.5772156649015329
 
 void cpi_model_init(struct cpi_model *m, double mean, double sd, double shape, double diurnal_cv,
-		     double diurnal_phase)
+		    double diurnal_phase)
 {
 	m->mean = mean;
 	m->rel_sd = mean > 0 ? sd / mean : 0;
@@ -30,9 +30,10 @@ double cpi_model_baseline(const struct cpi_model *m, double t_s)
 }
 
 double cpi_model_sample(const struct cpi_model *m, struct rng *r, double t_s, double interference,
-			 double self_factor)
+			double self_factor)
 {
-	double z = (rng_gev(r, m->shape) - m->gev_mean) / m->gev_sd; /* mean 0, sd 1, skewed right */
+	double z =
+	    (rng_gev(r, m->shape) - m->gev_mean) / m->gev_sd; /* mean 0, sd 1, skewed right */
 	double noise = 1.0 + m->rel_sd * z;
 	double cpi;
 

@@ -19,16 +19,16 @@ struct fleet_host {
 
 struct fleet_task {
 	int host, job, index;
-	char path[3 * SCN_NAME_MAX];    /* cgroup path relative to the host's root */
-	char dir[5 * SCN_NAME_MAX];     /* <host>/<path> */
+	char path[3 * SCN_NAME_MAX]; /* cgroup path relative to the host's root */
+	char dir[5 * SCN_NAME_MAX];  /* <host>/<path> */
 	char task_id[16];
 	const struct cpi_model *model; /* the job's model on this host's platform */
-	int *events, nevents;          /* scripted events of this task (indexes) */
-	double cap;                    /* CPU-sec/sec, INFINITY when uncapped */
-	int64_t lame_until_us;         /* in lame-duck mode until then (after a cap) */
-	int32_t threads;               /* this period */
-	double cpu, pressure;          /* this period */
-	double self_factor;            /* this period: CPI factor of a self-inflicted event */
+	int *events, nevents;	       /* scripted events of this task (indexes) */
+	double cap;		       /* CPU-sec/sec, INFINITY when uncapped */
+	int64_t lame_until_us;	       /* in lame-duck mode until then (after a cap) */
+	int32_t threads;	       /* this period */
+	double cpu, pressure;	       /* this period */
+	double self_factor;	       /* this period: CPI factor of a self-inflicted event */
 };
 
 struct fleet {
@@ -38,7 +38,7 @@ struct fleet {
 	struct fleet_task *tasks;
 	int ntasks;
 	struct cpi_model *models; /* [job * nplatforms + platform] */
-	int *event_index;         /* storage behind fleet_task.events */
+	int *event_index;	  /* storage behind fleet_task.events */
 	int64_t start_us, warmup_end_us, now_us;
 	uint64_t seed;
 	FILE *truth;
@@ -92,7 +92,7 @@ static int place_tasks(struct fleet *f)
 }
 
 int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
-	       char *err, size_t errsz)
+	      char *err, size_t errsz)
 {
 	struct fleet *f = calloc(1, sizeof(*f));
 	int total = 0, h = 0;
@@ -124,9 +124,10 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 			scenario_host_name(s, g, i, fh->name, sizeof(fh->name));
 			fh->platform = s->hosts[g].platform;
 			rng_seed(&fh->rng, rng_mix(seed, (uint64_t)h));
-			fh->phase_us = (int64_t)(rng_next(&fh->rng) %
-						 (uint64_t)((FLEET_PERIOD_US - FLEET_WINDOW_US) / 1000000)) *
-				       1000000;
+			fh->phase_us =
+			    (int64_t)(rng_next(&fh->rng) %
+				      (uint64_t)((FLEET_PERIOD_US - FLEET_WINDOW_US) / 1000000)) *
+			    1000000;
 		}
 	for (int j = 0; j < s->njobs; j++) {
 		const struct scn_job *job = &s->jobs[j];
@@ -136,7 +137,7 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 		for (int p = 0; p < s->nplatforms; p++) {
 			double scale = s->platforms[p].cpi_scale;
 			cpi_model_init(&f->models[j * s->nplatforms + p], job->cpi * scale,
-					job->cpi_sd * scale, job->shape, job->diurnal_cv, phase);
+				       job->cpi_sd * scale, job->shape, job->diurnal_cv, phase);
 		}
 	}
 	qsort(f->tasks, (size_t)total, sizeof(*f->tasks), cmp_host);
@@ -146,7 +147,8 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 		if (!fh->ntasks)
 			fh->first_task = t;
 		fh->ntasks++;
-		snprintf(ft->path, sizeof(ft->path), "jobs/%s/%d", s->jobs[ft->job].name, ft->index);
+		snprintf(ft->path, sizeof(ft->path), "jobs/%s/%d", s->jobs[ft->job].name,
+			 ft->index);
 		snprintf(ft->dir, sizeof(ft->dir), "%s/%s", fh->name, ft->path);
 		snprintf(ft->task_id, sizeof(ft->task_id), "%d", ft->index);
 		ft->model = &f->models[ft->job * s->nplatforms + fh->platform];
@@ -180,10 +182,10 @@ void fleet_delete(struct fleet *f)
 static struct truth_task truth_of(const struct fleet *f, const struct fleet_task *t)
 {
 	return (struct truth_task){
-		.host = f->hosts[t->host].name,
-		.task = t->path,
-		.job = f->s->jobs[t->job].name,
-		.task_class = scenario_class_name(f->s->jobs[t->job].task_class),
+	    .host = f->hosts[t->host].name,
+	    .task = t->path,
+	    .job = f->s->jobs[t->job].name,
+	    .task_class = scenario_class_name(f->s->jobs[t->job].task_class),
 	};
 }
 
@@ -275,7 +277,7 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 					t->pressure = e->pressure;
 				if (e->kind == SCN_EV_SELF_INFLICTED && e->cpu > low)
 					t->self_factor =
-						1.0 + e->self_gain * (e->cpu - demand) / (e->cpu - low);
+					    1.0 + e->self_gain * (e->cpu - demand) / (e->cpu - low);
 			}
 			t->threads = job->threads;
 			if (f->now_us < t->lame_until_us) { /* offloads work to its peers */
@@ -294,21 +296,22 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 		}
 		for (struct fleet_task *t = first; t < end; t++) {
 			const struct scn_job *job = &s->jobs[t->job];
-			double interference = job->sensitivity * (host_pressure - t->pressure * t->cpu);
-			double cpi = cpi_model_sample(t->model, &fh->rng, t_s, interference,
-						       t->self_factor);
+			double interference =
+			    job->sensitivity * (host_pressure - t->pressure * t->cpu);
+			double cpi =
+			    cpi_model_sample(t->model, &fh->rng, t_s, interference, t->self_factor);
 			struct fleet_sample smp = {
-				.host = fh->name,
-				.task = t->path,
-				.job = job->name,
-				.task_id = t->task_id,
-				.platform = pl->label,
-				.task_class = job->task_class,
-				.is_protected = job->is_protected,
-				.window_start_us = f->now_us + fh->phase_us,
-				.window_us = FLEET_WINDOW_US,
-				.cpu_usage = t->cpu,
-				.threads = t->threads,
+			    .host = fh->name,
+			    .task = t->path,
+			    .job = job->name,
+			    .task_id = t->task_id,
+			    .platform = pl->label,
+			    .task_class = job->task_class,
+			    .is_protected = job->is_protected,
+			    .window_start_us = f->now_us + fh->phase_us,
+			    .window_us = FLEET_WINDOW_US,
+			    .cpu_usage = t->cpu,
+			    .threads = t->threads,
 			};
 			smp.cycles = llround(t->cpu * (FLEET_WINDOW_US / 1e6) * pl->ghz * 1e9);
 			smp.instructions = llround((double)smp.cycles / cpi);

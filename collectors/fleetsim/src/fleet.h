@@ -33,7 +33,7 @@ struct fleet;
 /* Builds the fleet of a scenario (which must outlive it). Simulated time starts at start_us;
  * scripted events are relative to start_us + the scenario's warmup. 0 or -errno. */
 int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
-	       char *err, size_t errsz);
+	      char *err, size_t errsz);
 void fleet_delete(struct fleet *f);
 
 /* Writes the ground truth known in advance (scenario line, antagonisms, self-inflicted) and

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cpi2/kafka.h>
 #include <cpi2/clock.h>
+#include <cpi2/kafka.h>
 #include <cpi2/log.h>
 
 #include "capwatch.h"
@@ -30,28 +30,29 @@
 
 /* Every option of the program. */
 struct conf {
-	const char *scenario;     /* name in scenario_dir or a path */
+	const char *scenario;	  /* name in scenario_dir or a path */
 	const char *scenario_dir; /* where names are looked up */
-	double speed;             /* simulated seconds per wall second; 0 = as fast as possible */
-	double warmup_speed;      /* the same during the warmup */
-	double warmup_s;          /* < 0: the scenario's */
-	double duration_s;        /* after the warmup; < 0: the scenario's; INFINITY: forever */
-	int64_t start_us;         /* simulated start; 0: now - warmup, on a minute */
+	double speed;		  /* simulated seconds per wall second; 0 = as fast as possible */
+	double warmup_speed;	  /* the same during the warmup */
+	double warmup_s;	  /* < 0: the scenario's */
+	double duration_s;	  /* after the warmup; < 0: the scenario's; INFINITY: forever */
+	int64_t start_us;	  /* simulated start; 0: now - warmup, on a minute */
 	uint64_t seed;
 	int seed_given;
 	const char *brokers;
 	const char *topic;
-	/* DEFAULT_PROP, then the client file's, then -X key=value (later ones win), NULL-terminated */
+	/* DEFAULT_PROP, then the client file's, then -X key=value (later ones win), NULL-terminated
+	 */
 	const char *props[1 + MAX_PROPS + 1];
 	int nprops;
 	const char *xprops[MAX_PROPS]; /* -X, in order */
 	int nx;
 	const char *client_file; /* --kafka-client-file */
 	const char *cgroup_root; /* NULL: no cap loop */
-	const char *truth;       /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
+	const char *truth;	 /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
 	enum output_mode mode;
 	double progress_s; /* wall seconds between progress lines */
-	double flush_s;    /* at the end, wait this long at most for Kafka to take the rest */
+	double flush_s;	   /* at the end, wait this long at most for Kafka to take the rest */
 };
 
 static volatile sig_atomic_t stop, hangups;
@@ -68,40 +69,42 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"Usage: cpi2-fleetsim [OPTIONS] --scenario NAME|FILE\n"
-		"Simulates a fleet of hosts and publishes one CpiSample per task per minute of\n"
-		"simulated time to Kafka, as cpi2-collector would (counter_source SIMULATED).\n"
-		"\n"
-		"  -s, --scenario NAME|FILE  scenario file, or NAME of one in --scenario-dir:\n"
-		"                            case1 case2 case3 case4 steady fleet300\n"
-		"      --scenario-dir DIR    default " FLEETSIM_SCENARIO_DIR "\n"
-		"      --speed N|max         simulated seconds per wall second (default 1)\n"
-		"      --warmup DURATION     normal behaviour before the scripted events, played\n"
-		"                            at --warmup-speed (default: the scenario's, e.g. 6h)\n"
-		"      --warmup-speed N|max  default max\n"
-		"      --duration DURATION|inf  simulated time after the warmup (default: scenario's)\n"
-		"      --start EPOCH_S|now   simulated start (default: now - warmup, so the events\n"
-		"                            begin about now)\n"
-		"      --seed N              random seed (default: the scenario's); same seed, same\n"
-		"                            samples\n"
-		"  -b, --brokers LIST        Kafka bootstrap servers (default 127.0.0.1:9092)\n"
-		"  -t, --topic NAME          default cpi2.samples\n"
-		"  -X key=value              librdkafka property, passed through (repeatable;\n"
-		"                            default here: " DEFAULT_PROP "); no secrets\n"
-		"      --kafka-client-file PATH  librdkafka properties of the Kafka principal (SASL,\n"
-		"                            TLS, password), under the -X ones; mode 0600\n"
-		"      --cgroup-root DIR     create <DIR>/<host>/<task> folders with cpu.max and\n"
-		"                            cpu.cfs_quota_us; caps written there clamp the task\n"
-		"      --truth FILE|none     ground truth, JSON lines (default\n"
-		"                            fleetsim-<scenario>.truth.jsonl)\n"
-		"      --stdout              print samples as JSON lines to stdout, no Kafka\n"
-		"      --dry-run             encode samples (Avro) and drop them, no Kafka\n"
-		"      --progress SECONDS    wall seconds between progress lines (default 5)\n"
-		"      --flush-timeout SECONDS  at the end, wait at most this long for Kafka to take\n"
-		"                            what is still queued (default 10; exit 1 if some is left)\n"
-		"  -h, --help                this text\n"
-		"Durations: 90s, 10m, 2h, 1h30m, 1d. Scenario format: scenarios/README.md.\n");
+	fprintf(
+	    f,
+	    "Usage: cpi2-fleetsim [OPTIONS] --scenario NAME|FILE\n"
+	    "Simulates a fleet of hosts and publishes one CpiSample per task per minute of\n"
+	    "simulated time to Kafka, as cpi2-collector would (counter_source SIMULATED).\n"
+	    "\n"
+	    "  -s, --scenario NAME|FILE  scenario file, or NAME of one in --scenario-dir:\n"
+	    "                            case1 case2 case3 case4 steady fleet300\n"
+	    "      --scenario-dir DIR    default " FLEETSIM_SCENARIO_DIR "\n"
+	    "      --speed N|max         simulated seconds per wall second (default 1)\n"
+	    "      --warmup DURATION     normal behaviour before the scripted events, played\n"
+	    "                            at --warmup-speed (default: the scenario's, e.g. 6h)\n"
+	    "      --warmup-speed N|max  default max\n"
+	    "      --duration DURATION|inf  simulated time after the warmup (default: scenario's)\n"
+	    "      --start EPOCH_S|now   simulated start (default: now - warmup, so the events\n"
+	    "                            begin about now)\n"
+	    "      --seed N              random seed (default: the scenario's); same seed, same\n"
+	    "                            samples\n"
+	    "  -b, --brokers LIST        Kafka bootstrap servers (default 127.0.0.1:9092)\n"
+	    "  -t, --topic NAME          default cpi2.samples\n"
+	    "  -X key=value              librdkafka property, passed through (repeatable;\n"
+	    "                            default here: " DEFAULT_PROP "); no secrets\n"
+	    "      --kafka-client-file PATH  librdkafka properties of the Kafka principal (SASL,\n"
+	    "                            TLS, password), under the -X ones; mode 0600\n"
+	    "      --cgroup-root DIR     create <DIR>/<host>/<task> folders with cpu.max and\n"
+	    "                            cpu.cfs_quota_us; caps written there clamp the task\n"
+	    "      --truth FILE|none     ground truth, JSON lines (default\n"
+	    "                            fleetsim-<scenario>.truth.jsonl)\n"
+	    "      --stdout              print samples as JSON lines to stdout, no Kafka\n"
+	    "      --dry-run             encode samples (Avro) and drop them, no Kafka\n"
+	    "      --progress SECONDS    wall seconds between progress lines (default 5)\n"
+	    "      --flush-timeout SECONDS  at the end, wait at most this long for Kafka to take\n"
+	    "                            what is still queued (default 10; exit 1 if some is "
+	    "left)\n"
+	    "  -h, --help                this text\n"
+	    "Durations: 90s, 10m, 2h, 1h30m, 1d. Scenario format: scenarios/README.md.\n");
 }
 
 static int parse_speed(const char *v, double *out)
@@ -118,28 +121,52 @@ static int parse_speed(const char *v, double *out)
 
 static int parse_args(int argc, char **argv, struct conf *c)
 {
-	enum { O_DIR = 256, O_SPEED, O_WARMUP, O_WSPEED, O_DURATION, O_START, O_SEED, O_CGROUP,
-	       O_TRUTH, O_STDOUT, O_DRY, O_PROGRESS, O_FLUSH, O_CLIENT };
-	static const struct option opts[] = {
-		{"scenario", required_argument, 0, 's'}, {"scenario-dir", required_argument, 0, O_DIR},
-		{"speed", required_argument, 0, O_SPEED}, {"warmup", required_argument, 0, O_WARMUP},
-		{"warmup-speed", required_argument, 0, O_WSPEED},
-		{"duration", required_argument, 0, O_DURATION},
-		{"start", required_argument, 0, O_START}, {"seed", required_argument, 0, O_SEED},
-		{"brokers", required_argument, 0, 'b'}, {"topic", required_argument, 0, 't'},
-		{"cgroup-root", required_argument, 0, O_CGROUP},
-		{"truth", required_argument, 0, O_TRUTH}, {"stdout", no_argument, 0, O_STDOUT},
-		{"dry-run", no_argument, 0, O_DRY}, {"progress", required_argument, 0, O_PROGRESS},
-		{"flush-timeout", required_argument, 0, O_FLUSH},
-		{"kafka-client-file", required_argument, 0, O_CLIENT},
-		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	enum {
+		O_DIR = 256,
+		O_SPEED,
+		O_WARMUP,
+		O_WSPEED,
+		O_DURATION,
+		O_START,
+		O_SEED,
+		O_CGROUP,
+		O_TRUTH,
+		O_STDOUT,
+		O_DRY,
+		O_PROGRESS,
+		O_FLUSH,
+		O_CLIENT
+	};
+	static const struct option opts[] = {{"scenario", required_argument, 0, 's'},
+					     {"scenario-dir", required_argument, 0, O_DIR},
+					     {"speed", required_argument, 0, O_SPEED},
+					     {"warmup", required_argument, 0, O_WARMUP},
+					     {"warmup-speed", required_argument, 0, O_WSPEED},
+					     {"duration", required_argument, 0, O_DURATION},
+					     {"start", required_argument, 0, O_START},
+					     {"seed", required_argument, 0, O_SEED},
+					     {"brokers", required_argument, 0, 'b'},
+					     {"topic", required_argument, 0, 't'},
+					     {"cgroup-root", required_argument, 0, O_CGROUP},
+					     {"truth", required_argument, 0, O_TRUTH},
+					     {"stdout", no_argument, 0, O_STDOUT},
+					     {"dry-run", no_argument, 0, O_DRY},
+					     {"progress", required_argument, 0, O_PROGRESS},
+					     {"flush-timeout", required_argument, 0, O_FLUSH},
+					     {"kafka-client-file", required_argument, 0, O_CLIENT},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
 	int o;
 	char *end;
 
 	while ((o = getopt_long(argc, argv, "s:b:t:X:h", opts, NULL)) != -1) {
 		switch (o) {
-		case 's': c->scenario = optarg; break;
-		case O_DIR: c->scenario_dir = optarg; break;
+		case 's':
+			c->scenario = optarg;
+			break;
+		case O_DIR:
+			c->scenario_dir = optarg;
+			break;
 		case O_SPEED:
 			if (parse_speed(optarg, &c->speed))
 				goto bad;
@@ -174,8 +201,12 @@ static int parse_args(int argc, char **argv, struct conf *c)
 				goto bad;
 			c->seed_given = 1;
 			break;
-		case 'b': c->brokers = optarg; break;
-		case 't': c->topic = optarg; break;
+		case 'b':
+			c->brokers = optarg;
+			break;
+		case 't':
+			c->topic = optarg;
+			break;
 		case 'X':
 			if (!strchr(optarg, '=') || c->nx >= MAX_PROPS) {
 				fprintf(stderr, "cpi2-fleetsim: -X needs key=value (at most %d)\n",
@@ -183,19 +214,29 @@ static int parse_args(int argc, char **argv, struct conf *c)
 				return -EINVAL;
 			}
 			if (cpi2_kafka_prop_is_secret(optarg)) {
-				fprintf(stderr,
-					"cpi2-fleetsim: -X %.*s=...: a secret is not taken on the command line, "
-					"where every local user reads it (ps, /proc): put it in the "
-					"--kafka-client-file (mode 0600)\n",
-					(int)strcspn(optarg, "="), optarg);
+				fprintf(
+				    stderr,
+				    "cpi2-fleetsim: -X %.*s=...: a secret is not taken on the "
+				    "command line, "
+				    "where every local user reads it (ps, /proc): put it in the "
+				    "--kafka-client-file (mode 0600)\n",
+				    (int)strcspn(optarg, "="), optarg);
 				return -EINVAL;
 			}
 			c->xprops[c->nx++] = optarg;
 			break;
-		case O_CLIENT: c->client_file = optarg; break;
-		case O_CGROUP: c->cgroup_root = optarg; break;
-		case O_TRUTH: c->truth = optarg; break;
-		case O_STDOUT: c->mode = OUTPUT_STDOUT; break;
+		case O_CLIENT:
+			c->client_file = optarg;
+			break;
+		case O_CGROUP:
+			c->cgroup_root = optarg;
+			break;
+		case O_TRUTH:
+			c->truth = optarg;
+			break;
+		case O_STDOUT:
+			c->mode = OUTPUT_STDOUT;
+			break;
 		case O_DRY:
 			if (c->mode != OUTPUT_STDOUT)
 				c->mode = OUTPUT_DISCARD;
@@ -210,13 +251,19 @@ static int parse_args(int argc, char **argv, struct conf *c)
 			if (end == optarg || *end || !(c->flush_s >= 0 && c->flush_s <= 86400))
 				goto bad;
 			break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -EINVAL;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
 		}
 		continue;
-bad:
-		fprintf(stderr, "cpi2-fleetsim: '%s' is not a valid value for this option (see "
-				"--help)\n", optarg);
+	bad:
+		fprintf(stderr,
+			"cpi2-fleetsim: '%s' is not a valid value for this option (see "
+			"--help)\n",
+			optarg);
 		return -EINVAL;
 	}
 	if (optind < argc) {
@@ -230,8 +277,8 @@ bad:
 	if (c->client_file) {
 		char err[512];
 
-		if (cpi2_kafka_client_file(c->client_file, c->props, 1 + MAX_PROPS - c->nx, &c->nprops, err,
-					   sizeof(err))) {
+		if (cpi2_kafka_client_file(c->client_file, c->props, 1 + MAX_PROPS - c->nx,
+					   &c->nprops, err, sizeof(err))) {
 			fprintf(stderr, "cpi2-fleetsim: %s\n", err);
 			return -EINVAL;
 		}
@@ -253,7 +300,8 @@ static void format_time(int64_t us, char *buf, size_t n)
 static void on_cap(void *ctx, int task, double cap)
 {
 	struct fleet *f = ctx;
-	cpi2_log(CPI2_LOG_INFO, "fleetsim", "%s: %s", fleet_task_dir(f, task), isinf(cap) ? "cap lifted" : "capped");
+	cpi2_log(CPI2_LOG_INFO, "fleetsim", "%s: %s", fleet_task_dir(f, task),
+		 isinf(cap) ? "cap lifted" : "capped");
 	fleet_set_cap(f, task, cap);
 }
 
@@ -319,18 +367,18 @@ static int load_scenario(const struct conf *c, struct scenario **s)
 int main(int argc, char **argv)
 {
 	struct conf c = {
-		.scenario_dir = FLEETSIM_SCENARIO_DIR,
-		.speed = 1,
-		.warmup_speed = 0,
-		.warmup_s = -1,
-		.duration_s = -1,
-		.brokers = "127.0.0.1:9092",
-		.topic = "cpi2.samples",
-		.mode = OUTPUT_KAFKA,
-		.progress_s = 5,
-		.flush_s = 10,
-		.props = {DEFAULT_PROP},
-		.nprops = 1,
+	    .scenario_dir = FLEETSIM_SCENARIO_DIR,
+	    .speed = 1,
+	    .warmup_speed = 0,
+	    .warmup_s = -1,
+	    .duration_s = -1,
+	    .brokers = "127.0.0.1:9092",
+	    .topic = "cpi2.samples",
+	    .mode = OUTPUT_KAFKA,
+	    .progress_s = 5,
+	    .flush_s = 10,
+	    .props = {DEFAULT_PROP},
+	    .nprops = 1,
 	};
 	struct scenario *s = NULL;
 	struct fleet *f = NULL;
@@ -362,8 +410,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	int64_t end_us = isinf(s->duration_s)
-				 ? INT64_MAX
-				 : fleet_warmup_end_us(f) + (int64_t)(s->duration_s * 1e6);
+			     ? INT64_MAX
+			     : fleet_warmup_end_us(f) + (int64_t)(s->duration_s * 1e6);
 	if (!c.truth) {
 		snprintf(truth_path, sizeof(truth_path), "fleetsim-%s.truth.jsonl", s->name);
 		c.truth = truth_path;
@@ -371,7 +419,8 @@ int main(int argc, char **argv)
 	if (strcmp(c.truth, "none")) {
 		truth = fopen(c.truth, "w");
 		if (!truth) {
-			cpi2_log(CPI2_LOG_ERR, "fleetsim", "ground truth %s: %s", c.truth, strerror(errno));
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "ground truth %s: %s", c.truth,
+				 strerror(errno));
 			goto out;
 		}
 		fleet_write_truth(f, truth, end_us);
@@ -397,18 +446,22 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	format_time(c.start_us, when, sizeof(when));
-	cpi2_log(CPI2_LOG_INFO, "fleetsim", "scenario %s (seed %" PRIu64 "): %d hosts, %d tasks, %d events; start %s, "
-		    "warmup %.0f s at %s, then %.0f s at %s; output %s%s%s%s; truth %s; "
-		    "cgroup root %s; samples are SIMULATED",
-		    s->name, c.seed, fleet_nhosts(f), fleet_ntasks(f), s->nevents, when,
-		    s->warmup_s, speed_text(c.warmup_speed, wspeed, sizeof(wspeed)), s->duration_s,
-		    speed_text(c.speed, speed, sizeof(speed)),
-		    c.mode == OUTPUT_KAFKA ? "kafka " : c.mode == OUTPUT_STDOUT ? "stdout" : "dry-run",
-		    c.mode == OUTPUT_KAFKA ? c.brokers : "", c.mode == OUTPUT_KAFKA ? " " : "",
-		    c.mode == OUTPUT_KAFKA ? c.topic : "",
-		    truth ? c.truth : "none", c.cgroup_root ? c.cgroup_root : "none (no caps)");
+	cpi2_log(CPI2_LOG_INFO, "fleetsim",
+		 "scenario %s (seed %" PRIu64 "): %d hosts, %d tasks, %d events; start %s, "
+		 "warmup %.0f s at %s, then %.0f s at %s; output %s%s%s%s; truth %s; "
+		 "cgroup root %s; samples are SIMULATED",
+		 s->name, c.seed, fleet_nhosts(f), fleet_ntasks(f), s->nevents, when, s->warmup_s,
+		 speed_text(c.warmup_speed, wspeed, sizeof(wspeed)), s->duration_s,
+		 speed_text(c.speed, speed, sizeof(speed)),
+		 c.mode == OUTPUT_KAFKA	   ? "kafka "
+		 : c.mode == OUTPUT_STDOUT ? "stdout"
+					   : "dry-run",
+		 c.mode == OUTPUT_KAFKA ? c.brokers : "", c.mode == OUTPUT_KAFKA ? " " : "",
+		 c.mode == OUTPUT_KAFKA ? c.topic : "", truth ? c.truth : "none",
+		 c.cgroup_root ? c.cgroup_root : "none (no caps)");
 
-	wall0 = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6); /* rates count the simulation, not the setup of the tree */
+	wall0 = (cpi2_clock_us(CLOCK_MONOTONIC) /
+		 1e6); /* rates count the simulation, not the setup of the tree */
 	double last_log = wall0, phase_wall = wall0;
 	int64_t phase_sim = c.start_us;
 	uint64_t last_samples = 0;
@@ -430,7 +483,8 @@ int main(int argc, char **argv)
 			break;
 		if (hangups) {
 			hangups = 0;
-			cpi2_log(CPI2_LOG_WARN, "fleetsim", "SIGHUP ignored (SIGINT or SIGTERM stop the run)");
+			cpi2_log(CPI2_LOG_WARN, "fleetsim",
+				 "SIGHUP ignored (SIGINT or SIGTERM stop the run)");
 		}
 		if (cw) {
 			capwatch_poll(cw, on_cap, f);
@@ -446,18 +500,21 @@ int main(int argc, char **argv)
 		samples += (uint64_t)n;
 		int crc = cw ? capwatch_write_clock(cw, fleet_now_us(f)) : 0;
 		if (crc && !clock_warned++)
-			cpi2_log(CPI2_LOG_WARN, "fleetsim", "write %s/clock: %s", c.cgroup_root, strerror(-crc));
+			cpi2_log(CPI2_LOG_WARN, "fleetsim", "write %s/clock: %s", c.cgroup_root,
+				 strerror(-crc));
 		output_poll(out);
 		double w = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6);
 		if (w - last_log >= c.progress_s) {
 			struct output_stats st;
 			output_get_stats(out, &st);
 			format_time(fleet_now_us(f), when, sizeof(when));
-			cpi2_log(CPI2_LOG_INFO, "fleetsim", "sim %s%s: %" PRIu64 " samples, %.0f samples/s, %d capped; kafka "
-				    "delivered %" PRIu64 " failed %" PRIu64 ", queue-full waits %" PRIu64,
-				    when, in_warmup ? " (warmup)" : "", samples,
-				    (double)(samples - last_samples) / (w - last_log), fleet_ncapped(f),
-				    st.delivered, st.failed, st.queue_full_waits);
+			cpi2_log(CPI2_LOG_INFO, "fleetsim",
+				 "sim %s%s: %" PRIu64 " samples, %.0f samples/s, %d capped; kafka "
+				 "delivered %" PRIu64 " failed %" PRIu64
+				 ", queue-full waits %" PRIu64,
+				 when, in_warmup ? " (warmup)" : "", samples,
+				 (double)(samples - last_samples) / (w - last_log),
+				 fleet_ncapped(f), st.delivered, st.failed, st.queue_full_waits);
 			last_log = w, last_samples = samples;
 		}
 	}
@@ -466,14 +523,16 @@ out:
 	if (out) {
 		struct output_stats st;
 		output_get_stats(out, &st);
-		int left = output_close(out, (int)(c.flush_s * 1000)); /* the wait is part of the run */
+		int left =
+		    output_close(out, (int)(c.flush_s * 1000)); /* the wait is part of the run */
 		double secs = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6) - wall0;
-		cpi2_log(CPI2_LOG_INFO, "fleetsim", "%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
-			    " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64
-			    " failed before the flush, %d left unsent after it",
-			    stop ? "stopped" : "done", samples, secs,
-			    secs > 0 ? (double)samples / secs : 0.0, st.encode_errors,
-			    st.queue_full_waits, st.failed, left);
+		cpi2_log(CPI2_LOG_INFO, "fleetsim",
+			 "%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
+			 " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64
+			 " failed before the flush, %d left unsent after it",
+			 stop ? "stopped" : "done", samples, secs,
+			 secs > 0 ? (double)samples / secs : 0.0, st.encode_errors,
+			 st.queue_full_waits, st.failed, left);
 		if (left > 0 || st.failed > 0 || st.encode_errors > 0)
 			rc = 1;
 	}

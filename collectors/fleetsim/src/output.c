@@ -8,9 +8,8 @@
 #include <time.h>
 
 #include <cpi2/kafka.h>
-#include <cpi2/sample.h>
 #include <cpi2/log.h>
-
+#include <cpi2/sample.h>
 
 struct output {
 	enum output_mode mode;
@@ -22,9 +21,8 @@ struct output {
 	char buf[4096];
 };
 
-int output_new(struct output **out, enum output_mode mode, const char *brokers,
-		const char *topic, const char *const *props, volatile sig_atomic_t *stop, char *err,
-		size_t errsz)
+int output_new(struct output **out, enum output_mode mode, const char *brokers, const char *topic,
+	       const char *const *props, volatile sig_atomic_t *stop, char *err, size_t errsz)
 {
 	struct output *o = calloc(1, sizeof(*o));
 	int rc;
@@ -104,7 +102,8 @@ int output_emit(void *ctx, const struct fleet_sample *f)
 	rc = cpi2_sample_encode(&s, o->buf, sizeof(o->buf), &len);
 	if (rc) {
 		if (o->st.encode_errors++ == 0)
-			cpi2_log(CPI2_LOG_ERR, "fleetsim", "encode sample of %s %s: %s", f->host, f->task, strerror(-rc));
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "encode sample of %s %s: %s", f->host,
+				 f->task, strerror(-rc));
 		return 0;
 	}
 	if (o->mode == OUTPUT_DISCARD)
@@ -119,7 +118,8 @@ int output_emit(void *ctx, const struct fleet_sample *f)
 		wait_a_little();
 		o->waited_s += 0.001;
 		if (o->waited_s >= 10) {
-			cpi2_log(CPI2_LOG_WARN, "fleetsim", "the producer queue has been full for 10 s: is Kafka up?");
+			cpi2_log(CPI2_LOG_WARN, "fleetsim",
+				 "the producer queue has been full for 10 s: is Kafka up?");
 			o->waited_s = 0;
 		}
 	}

@@ -12,8 +12,8 @@
 enum output_mode { OUTPUT_KAFKA, OUTPUT_STDOUT, OUTPUT_DISCARD };
 
 struct output_stats {
-	uint64_t emitted;        /* samples handed to the output */
-	uint64_t encode_errors;  /* samples the encoder refused */
+	uint64_t emitted;	   /* samples handed to the output */
+	uint64_t encode_errors;	   /* samples the encoder refused */
 	uint64_t queue_full_waits; /* times a full producer queue made us wait (backpressure) */
 	uint64_t sent, delivered, failed, dropped_queue_full; /* from the producer */
 };
@@ -22,9 +22,8 @@ struct output;
 
 /* props: "key=value" librdkafka properties, NULL-terminated (may be NULL). A full producer
  * queue makes output_emit wait until there is room or *stop is set. 0 or -errno. */
-int output_new(struct output **out, enum output_mode mode, const char *brokers,
-		const char *topic, const char *const *props, volatile sig_atomic_t *stop, char *err,
-		size_t errsz);
+int output_new(struct output **out, enum output_mode mode, const char *brokers, const char *topic,
+	       const char *const *props, volatile sig_atomic_t *stop, char *err, size_t errsz);
 /* A fleet_emit: encodes one sample and sends, prints or drops it. 0, or -errno to stop
  * (-EINTR when *stop was set while waiting for the queue). */
 int output_emit(void *ctx, const struct fleet_sample *s);

@@ -40,10 +40,14 @@ static int fail(struct parser *p, int line, const char *fmt, ...)
 const char *scenario_class_name(int task_class)
 {
 	switch (task_class) {
-	case SCN_LATENCY_SENSITIVE: return "latency-sensitive";
-	case SCN_BATCH: return "batch";
-	case SCN_BEST_EFFORT: return "best-effort";
-	default: return "unknown";
+	case SCN_LATENCY_SENSITIVE:
+		return "latency-sensitive";
+	case SCN_BATCH:
+		return "batch";
+	case SCN_BEST_EFFORT:
+		return "best-effort";
+	default:
+		return "unknown";
 	}
 }
 
@@ -69,7 +73,8 @@ static bool valid_label(const char *v)
 	if (strlen(v) >= SCN_LABEL_MAX)
 		return false;
 	for (const char *c = v; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\' || (unsigned char)*c >= 0x7f)
+		if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\' ||
+		    (unsigned char)*c >= 0x7f)
 			return false;
 	return true;
 }
@@ -137,7 +142,8 @@ static int parse_duration(struct parser *p, const char *key, const char *v, doub
 	*out = total;
 	return 0;
 bad:
-	return fail(p, p->line, "%s: '%s' is not a duration (like 90s, 10m, 2h, 1h30m, 1d)", key, v);
+	return fail(p, p->line, "%s: '%s' is not a duration (like 90s, 10m, 2h, 1h30m, 1d)", key,
+		    v);
 }
 
 int scenario_duration(const char *text, double *seconds)
@@ -161,8 +167,9 @@ static int parse_bool(struct parser *p, const char *key, const char *v, bool *ou
 static int copy_name(struct parser *p, const char *key, const char *v, char *dst, bool tmpl)
 {
 	if (!valid_name(v, tmpl))
-		return fail(p, p->line, "%s: '%s' is not a name (letters, digits, '-', '_', '.'; < %d)",
-			    key, v, SCN_NAME_MAX);
+		return fail(p, p->line,
+			    "%s: '%s' is not a name (letters, digits, '-', '_', '.'; < %d)", key, v,
+			    SCN_NAME_MAX);
 	snprintf(dst, SCN_NAME_MAX, "%s", v);
 	return 0;
 }
@@ -186,8 +193,10 @@ static int key_scenario(struct parser *p, const char *k, const char *v)
 		return copy_name(p, k, v, s->name, false);
 	if (!strcmp(k, "description")) {
 		if (!valid_label(v))
-			return fail(p, p->line, "description: no quotes, backslashes or control "
-						"characters, < %d characters", SCN_LABEL_MAX);
+			return fail(p, p->line,
+				    "description: no quotes, backslashes or control "
+				    "characters, < %d characters",
+				    SCN_LABEL_MAX);
 		snprintf(s->description, sizeof(s->description), "%s", v);
 		return 0;
 	}
@@ -212,8 +221,10 @@ static int key_platform(struct parser *p, const char *k, const char *v)
 
 	if (!strcmp(k, "label")) {
 		if (!*v || !valid_label(v))
-			return fail(p, p->line, "label: non-empty, no quotes, backslashes or control "
-						"characters, < %d characters", SCN_LABEL_MAX);
+			return fail(p, p->line,
+				    "label: non-empty, no quotes, backslashes or control "
+				    "characters, < %d characters",
+				    SCN_LABEL_MAX);
 		snprintf(pl->label, sizeof(pl->label), "%s", v);
 		return 0;
 	}
@@ -246,8 +257,10 @@ static int parse_class(struct parser *p, const char *v, int *out)
 	else if (!strcmp(v, "unknown"))
 		*out = SCN_UNKNOWN;
 	else
-		return fail(p, p->line, "class: '%s' is not latency-sensitive, batch, best-effort "
-					"or unknown", v);
+		return fail(p, p->line,
+			    "class: '%s' is not latency-sensitive, batch, best-effort "
+			    "or unknown",
+			    v);
 	return 0;
 }
 
@@ -355,7 +368,8 @@ static int key_event(struct parser *p, const char *k, const char *v)
 		else if (!strcmp(v, "self-inflicted"))
 			e->kind = SCN_EV_SELF_INFLICTED;
 		else
-			return fail(p, p->line, "kind: '%s' is not antagonist or self-inflicted", v);
+			return fail(p, p->line, "kind: '%s' is not antagonist or self-inflicted",
+				    v);
 		return 0;
 	}
 	if (!strcmp(k, "task")) {
@@ -470,7 +484,8 @@ static int begin_section(struct parser *p, char *name, char *arg)
 		p->sec = SEC_EVENT;
 		return 0;
 	}
-	return fail(p, p->line, "unknown section [%s] (scenario, platform, hosts, job, event)", name);
+	return fail(p, p->line, "unknown section [%s] (scenario, platform, hosts, job, event)",
+		    name);
 }
 
 static char *trim(char *a)
@@ -513,12 +528,18 @@ static int parse_line(struct parser *p, char *line)
 	if (!*k)
 		return fail(p, p->line, "missing key before '='");
 	switch (p->sec) {
-	case SEC_SCENARIO: return key_scenario(p, k, v);
-	case SEC_PLATFORM: return key_platform(p, k, v);
-	case SEC_HOSTS: return key_hosts(p, k, v);
-	case SEC_JOB: return key_job(p, k, v);
-	case SEC_EVENT: return key_event(p, k, v);
-	default: return fail(p, p->line, "'%s' outside any section", k);
+	case SEC_SCENARIO:
+		return key_scenario(p, k, v);
+	case SEC_PLATFORM:
+		return key_platform(p, k, v);
+	case SEC_HOSTS:
+		return key_hosts(p, k, v);
+	case SEC_JOB:
+		return key_job(p, k, v);
+	case SEC_EVENT:
+		return key_event(p, k, v);
+	default:
+		return fail(p, p->line, "'%s' outside any section", k);
 	}
 }
 
@@ -573,8 +594,8 @@ static int expand_templates(struct parser *p)
 
 	for (int i = 0; i < s->njobs; i++) {
 		if (s->jobs[i].count > 1 && !strstr(s->jobs[i].name, "{i}"))
-			return fail(p, s->jobs[i].line, "job '%s': count > 1 needs '{i}' in the name",
-				    s->jobs[i].name);
+			return fail(p, s->jobs[i].line,
+				    "job '%s': count > 1 needs '{i}' in the name", s->jobs[i].name);
 		if (s->jobs[i].count == 1 && strstr(s->jobs[i].name, "{i}"))
 			return fail(p, s->jobs[i].line, "job '%s': '{i}' needs count > 1",
 				    s->jobs[i].name);
@@ -597,8 +618,8 @@ static int expand_templates(struct parser *p)
 			out[k].count = 1;
 			snprintf(num, sizeof(num), "%0*d", width, c);
 			if (at)
-				snprintf(name, sizeof(name), "%.*s%s%s", (int)(at - j->name), j->name,
-					 num, at + 3);
+				snprintf(name, sizeof(name), "%.*s%s%s", (int)(at - j->name),
+					 j->name, num, at + 3);
 			else
 				snprintf(name, sizeof(name), "%s", j->name);
 			if (strlen(name) >= SCN_NAME_MAX) {
@@ -614,7 +635,8 @@ static int expand_templates(struct parser *p)
 				return fail(p, 0, "out of memory");
 			}
 			if (j->nplace)
-				memcpy(out[k].place, j->place, (size_t)j->nplace * sizeof(*j->place));
+				memcpy(out[k].place, j->place,
+				       (size_t)j->nplace * sizeof(*j->place));
 		}
 	}
 	for (int i = 0; i < s->njobs; i++)
@@ -695,10 +717,11 @@ static int resolve(struct parser *p)
 			if (per_platform[k] && per_platform[k] < SCN_MIN_TASKS_PER_PLATFORM) {
 				int n = per_platform[k];
 				free(per_platform);
-				return fail(p, j->line,
-					    "job '%s' has %d task(s) on platform '%s': a spec needs "
-					    ">= %d per platform",
-					    j->name, n, s->platforms[k].name, SCN_MIN_TASKS_PER_PLATFORM);
+				return fail(
+				    p, j->line,
+				    "job '%s' has %d task(s) on platform '%s': a spec needs "
+				    ">= %d per platform",
+				    j->name, n, s->platforms[k].name, SCN_MIN_TASKS_PER_PLATFORM);
 			}
 	}
 	free(per_platform);
@@ -720,7 +743,8 @@ static int resolve(struct parser *p)
 		if (e->end_s <= e->start_s)
 			return fail(p, e->line, "event: end must be after start");
 		if (e->cpu < 0)
-			return fail(p, e->line, "event: missing cpu (CPU-sec/sec at the pattern's peak)");
+			return fail(p, e->line,
+				    "event: missing cpu (CPU-sec/sec at the pattern's peak)");
 		if (e->pattern != SCN_PAT_STEADY && e->period_s <= 0)
 			return fail(p, e->line, "event: period must be > 0");
 		if (e->kind == SCN_EV_SELF_INFLICTED && e->cpu_low < 0)
@@ -730,7 +754,7 @@ static int resolve(struct parser *p)
 }
 
 int scenario_parse(const char *text, const char *filename, struct scenario **out, char *err,
-		    size_t errsz)
+		   size_t errsz)
 {
 	struct parser p = {.file = filename ? filename : "(scenario)", .err = err, .errsz = errsz};
 	char line[SCN_LINE_MAX];

@@ -18,13 +18,14 @@ enum scn_pattern { SCN_PAT_STEADY, SCN_PAT_SQUARE, SCN_PAT_SINE, SCN_PAT_RAMP };
 struct scn_platform {
 	char name[SCN_NAME_MAX];
 	char label[SCN_LABEL_MAX]; /* what samples carry as platform (vendor/family/model/name) */
-	double ghz;                /* reference clock: cycles per second of CPU time / 1e9 */
-	double cpi_scale;          /* every job's CPI on this platform is multiplied by this */
+	double ghz;		   /* reference clock: cycles per second of CPU time / 1e9 */
+	double cpi_scale;	   /* every job's CPI on this platform is multiplied by this */
 	int line;
 };
 
 struct scn_hosts {
-	char name[SCN_NAME_MAX]; /* count 1: the host's name; else hosts are NAME-000, NAME-001, ... */
+	char name[SCN_NAME_MAX]; /* count 1: the host's name; else hosts are NAME-000, NAME-001, ...
+				  */
 	char platform_name[SCN_NAME_MAX];
 	int platform; /* index into platforms, resolved */
 	int count;
@@ -44,12 +45,13 @@ struct scn_job {
 	bool is_protected;
 	double cpi, cpi_sd, shape, diurnal_cv;
 	double cpu, cpu_jitter; /* mean CPU-sec/sec per task and its relative noise */
-	double sensitivity;     /* relative CPI rise per unit of neighbours' pressure x CPU */
-	double pressure;        /* interference this job's tasks cause per CPU-sec/sec they use */
+	double sensitivity;	/* relative CPI rise per unit of neighbours' pressure x CPU */
+	double pressure;	/* interference this job's tasks cause per CPU-sec/sec they use */
 	int threads;
 	double mpki; /* LLC misses per 1000 instructions without interference */
-	double lame_duck_s; /* after a cap is lifted: this long at 1/4 CPU and threads (paper 6.2) */
-	int count;   /* > 1: a template expanded into count jobs, "{i}" in the name numbers them */
+	double
+	    lame_duck_s; /* after a cap is lifted: this long at 1/4 CPU and threads (paper 6.2) */
+	int count; /* > 1: a template expanded into count jobs, "{i}" in the name numbers them */
 	struct scn_placement *place;
 	int nplace;
 	int ntasks; /* sum of the placement counts */
@@ -57,11 +59,11 @@ struct scn_job {
 };
 
 struct scn_event {
-	int kind; /* enum scn_event_kind */
+	int kind;			 /* enum scn_event_kind */
 	char task_ref[2 * SCN_NAME_MAX]; /* "job/index" as written */
-	int job, task_index;             /* resolved */
-	double start_s, end_s;           /* relative to the end of the warmup */
-	double cpu, cpu_low;             /* high and low CPU demand of the pattern; cpu_low < 0: job's */
+	int job, task_index;		 /* resolved */
+	double start_s, end_s;		 /* relative to the end of the warmup */
+	double cpu, cpu_low; /* high and low CPU demand of the pattern; cpu_low < 0: job's */
 	int pattern;
 	double period_s, phase_s;
 	double pressure;  /* < 0: the job's own */
@@ -73,7 +75,8 @@ struct scenario {
 	char name[SCN_NAME_MAX];
 	char description[SCN_LABEL_MAX];
 	double duration_s, warmup_s;
-	double truth_threshold; /* predicted relative CPI rise from which a neighbour counts as victim */
+	double truth_threshold; /* predicted relative CPI rise from which a neighbour counts as
+				   victim */
 	uint64_t seed;
 	struct scn_platform *platforms;
 	int nplatforms;
@@ -89,7 +92,7 @@ struct scenario {
 /* Parses scenario text (NUL-terminated). On error returns -EINVAL and writes
  * "FILE:LINE: what" into err; *out is NULL. On success *out is owned by the caller. */
 int scenario_parse(const char *text, const char *filename, struct scenario **out, char *err,
-		    size_t errsz);
+		   size_t errsz);
 /* Reads and parses a file (at most 4 MiB). Returns 0, -errno or -EINVAL with err set. */
 int scenario_load(const char *path, struct scenario **out, char *err, size_t errsz);
 /* Finds a host's group and index in the group by the host's full name; -1 when absent. */

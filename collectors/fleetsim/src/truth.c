@@ -5,16 +5,16 @@
 #include <math.h>
 
 void truth_scenario(FILE *f, const char *scenario, uint64_t seed, int64_t start_us,
-		     int64_t warmup_end_us, int64_t end_us)
+		    int64_t warmup_end_us, int64_t end_us)
 {
 	fprintf(f,
-		"{\"type\":\"scenario\",\"scenario\":\"%s\",\"seed\":%" PRIu64 ",\"start_us\":%" PRId64
-		",\"warmup_end_us\":%" PRId64 ",\"end_us\":%" PRId64 "}\n",
+		"{\"type\":\"scenario\",\"scenario\":\"%s\",\"seed\":%" PRIu64
+		",\"start_us\":%" PRId64 ",\"warmup_end_us\":%" PRId64 ",\"end_us\":%" PRId64 "}\n",
 		scenario, seed, start_us, warmup_end_us, end_us);
 }
 
 void truth_antagonism(FILE *f, const struct truth_task *a, const struct truth_task *v,
-		       int64_t start_us, int64_t end_us, double peak_cpu, double predicted_increase)
+		      int64_t start_us, int64_t end_us, double peak_cpu, double predicted_increase)
 {
 	fprintf(f,
 		"{\"type\":\"antagonism\",\"host\":\"%s\",\"antagonist\":\"%s\",\"antagonist_job\":"
@@ -37,13 +37,13 @@ void truth_cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap)
 {
 	if (cap < 0 || isinf(cap))
 		fprintf(f,
-			"{\"type\":\"uncap\",\"host\":\"%s\",\"task\":\"%s\",\"job\":\"%s\",\"at_us\":%" PRId64
-			"}\n",
+			"{\"type\":\"uncap\",\"host\":\"%s\",\"task\":\"%s\",\"job\":\"%s\",\"at_"
+			"us\":%" PRId64 "}\n",
 			t->host, t->task, t->job, at_us);
 	else
 		fprintf(f,
-			"{\"type\":\"cap\",\"host\":\"%s\",\"task\":\"%s\",\"job\":\"%s\",\"at_us\":%" PRId64
-			",\"cap\":%.4f}\n",
+			"{\"type\":\"cap\",\"host\":\"%s\",\"task\":\"%s\",\"job\":\"%s\",\"at_"
+			"us\":%" PRId64 ",\"cap\":%.4f}\n",
 			t->host, t->task, t->job, at_us, cap);
 	fflush(f);
 }

@@ -15,10 +15,9 @@ struct truth_task {
 };
 
 void truth_scenario(FILE *f, const char *scenario, uint64_t seed, int64_t start_us,
-		     int64_t warmup_end_us, int64_t end_us);
-void truth_antagonism(FILE *f, const struct truth_task *antagonist,
-		       const struct truth_task *victim, int64_t start_us, int64_t end_us,
-		       double peak_cpu, double predicted_increase);
+		    int64_t warmup_end_us, int64_t end_us);
+void truth_antagonism(FILE *f, const struct truth_task *antagonist, const struct truth_task *victim,
+		      int64_t start_us, int64_t end_us, double peak_cpu, double predicted_increase);
 void truth_self_inflicted(FILE *f, const struct truth_task *t, int64_t start_us, int64_t end_us);
 /* cap < 0 or infinite: the cap was lifted. */
 void truth_cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap);

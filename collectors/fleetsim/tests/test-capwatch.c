@@ -17,11 +17,19 @@ static void test_parse(void)
 		int rc;
 		double cap;
 	} v2[] = {
-		{"max 100000\n", 0, INFINITY}, {"max\n", 0, INFINITY},  {"1000 100000\n", 0, 0.01},
-		{"50000 100000", 0, 0.5},      {"200000\n", 0, 2.0},    {"", -EINVAL, 0},
-		{"-5 100000\n", -EINVAL, 0},   {"0 100000", -EINVAL, 0}, {"1000 0", -EINVAL, 0},
-		{"1000 100000 7", -EINVAL, 0}, {"abc", -EINVAL, 0},     {"1000 x", -EINVAL, 0},
-		{"99999999999999999999999 1", -EINVAL, 0},
+	    {"max 100000\n", 0, INFINITY},
+	    {"max\n", 0, INFINITY},
+	    {"1000 100000\n", 0, 0.01},
+	    {"50000 100000", 0, 0.5},
+	    {"200000\n", 0, 2.0},
+	    {"", -EINVAL, 0},
+	    {"-5 100000\n", -EINVAL, 0},
+	    {"0 100000", -EINVAL, 0},
+	    {"1000 0", -EINVAL, 0},
+	    {"1000 100000 7", -EINVAL, 0},
+	    {"abc", -EINVAL, 0},
+	    {"1000 x", -EINVAL, 0},
+	    {"99999999999999999999999 1", -EINVAL, 0},
 	};
 	for (unsigned i = 0; i < sizeof(v2) / sizeof(v2[0]); i++) {
 		double cap = -7;
@@ -35,9 +43,9 @@ static void test_parse(void)
 		int rc;
 		double cap;
 	} v1[] = {
-		{"-1\n", "100000\n", 0, INFINITY}, {"10000\n", "100000\n", 0, 0.1},
-		{"10000", "garbage", -EINVAL, 0},  {"-2", "100000", -EINVAL, 0},
-		{"", "100000", -EINVAL, 0},        {"5000", "0", -EINVAL, 0},
+	    {"-1\n", "100000\n", 0, INFINITY}, {"10000\n", "100000\n", 0, 0.1},
+	    {"10000", "garbage", -EINVAL, 0},  {"-2", "100000", -EINVAL, 0},
+	    {"", "100000", -EINVAL, 0},	       {"5000", "0", -EINVAL, 0},
 	};
 	for (unsigned i = 0; i < sizeof(v1) / sizeof(v1[0]); i++) {
 		double cap = -7;
@@ -64,11 +72,12 @@ static void test_parse_fuzz(void)
 		a[n] = 0, b[m] = 0;
 		double cap = -1;
 		int rc = capfile_parse_cpu_max(a, &cap);
-		CHECK(rc == -EINVAL || (rc == 0 && cap > 0), "cpu.max '%s': rc %d cap %f", a, rc, cap);
+		CHECK(rc == -EINVAL || (rc == 0 && cap > 0), "cpu.max '%s': rc %d cap %f", a, rc,
+		      cap);
 		cap = -1;
 		rc = capfile_parse_cfs(a, b, &cap);
-		CHECK(rc == -EINVAL || (rc == 0 && cap > 0), "cfs '%s' '%s': rc %d cap %f", a, b, rc,
-		      cap);
+		CHECK(rc == -EINVAL || (rc == 0 && cap > 0), "cfs '%s' '%s': rc %d cap %f", a, b,
+		      rc, cap);
 	}
 }
 

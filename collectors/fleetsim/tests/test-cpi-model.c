@@ -82,7 +82,8 @@ static void test_diurnal_drift(void)
 	CHECK(fabs(cv - 0.04) < 0.002, "diurnal coefficient of variation %f, want 0.04", cv);
 	CHECK(hi - lo > 0.1, "daily swing %f too small", hi - lo);
 	/* the drift is slow: one minute apart, the baseline moves less than 0.1% */
-	double d = fabs(cpi_model_baseline(&m, 1700000060.0) - cpi_model_baseline(&m, 1700000000.0));
+	double d =
+	    fabs(cpi_model_baseline(&m, 1700000060.0) - cpi_model_baseline(&m, 1700000000.0));
 	CHECK(d < 0.001, "baseline moved %f in a minute", d);
 
 	/* and it shows in samples: means at the daily peak and trough differ by ~2 amplitudes */

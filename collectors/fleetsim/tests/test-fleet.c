@@ -38,8 +38,9 @@ static int record(void *ctx, const struct fleet_sample *s)
 	for (int f = 0; f < 3; f++)
 		for (const unsigned char *c = fields[f]; *c; c++)
 			r->hash = (r->hash ^ *c) * 0x100000001b3ULL;
-	int64_t nums[] = {s->window_start_us, s->window_us, s->cycles, s->instructions,
-			  s->llc_misses, s->threads, s->task_class, (int64_t)(s->cpu_usage * 1e9)};
+	int64_t nums[] = {
+	    s->window_start_us, s->window_us, s->cycles,     s->instructions,
+	    s->llc_misses,	s->threads,   s->task_class, (int64_t)(s->cpu_usage * 1e9)};
 	for (int f = 0; f < 8; f++)
 		r->hash = (r->hash ^ (uint64_t)nums[f]) * 0x100000001b3ULL;
 
@@ -210,21 +211,22 @@ static void test_case1_correlation_and_truth(void)
 			best = i;
 	CHECK(best == video, "highest correlation: %s (%f), want video-processing (%f)",
 	      best >= 0 ? r->path[best] : "-", best >= 0 ? corr[best] : 0, corr[video]);
-	fprintf(stderr, "case1: threshold %.2f, victim peak CPI %.2f, %d windows analysed, "
-			"correlation video-processing %.2f, content-digitizing %.2f, steady tenant %.2f\n",
+	fprintf(stderr,
+		"case1: threshold %.2f, victim peak CPI %.2f, %d windows analysed, "
+		"correlation video-processing %.2f, content-digitizing %.2f, steady tenant %.2f\n",
 		ct, peak, windows, corr[video], corr[find(r, "jobs/content-digitizing/0")],
 		corr[find(r, "jobs/ls-tenant-00/0")]);
 	CHECK(corr[video] >= 0.35, "video-processing correlation %f < 0.35", corr[video]);
 	int ls = find(r, "jobs/content-digitizing/0");
-	CHECK(corr[ls] < corr[video] && corr[ls] > 0, "content-digitizing %f vs video %f",
-	      corr[ls], corr[video]);
+	CHECK(corr[ls] < corr[video] && corr[ls] > 0, "content-digitizing %f vs video %f", corr[ls],
+	      corr[video]);
 
 	/* ground truth: video-processing hurts the victim over the whole event; the
 	 * latency-sensitive suspects' pressure is below the threshold: they are not antagonists */
 	int antagonisms = 0, found = 0;
 	rewind(truth);
 	CHECK(fgets(line, sizeof(line), truth) && strstr(line, "{\"type\":\"scenario\"") &&
-		      strstr(line, "\"scenario\":\"case1\""),
+		  strstr(line, "\"scenario\":\"case1\""),
 	      "first line %s", line);
 	char want[256];
 	snprintf(want, sizeof(want), "\"start_us\":%lld,\"end_us\":%lld", (long long)START,
@@ -374,7 +376,8 @@ static void test_case2_cap_halves_cpi(void)
 
 	cap_loop("case2", "case2-host", "jobs/query-serving/0", "jobs/be-crawler/0", "cpu.max",
 		 "1000 100000\n", "max 100000\n", m, &capped, truth);
-	fprintf(stderr, "case2: victim CPI %.2f before, %.2f capped, %.2f after\n", m[0], m[1], m[2]);
+	fprintf(stderr, "case2: victim CPI %.2f before, %.2f capped, %.2f after\n", m[0], m[1],
+		m[2]);
 	CHECK(capped <= 0.01 + 1e-9, "capped antagonist used %f CPU-sec/sec", capped);
 	CHECK(m[0] > 1.6 && m[0] < 2.4, "victim CPI before %f, paper ~2.0", m[0]);
 	CHECK(m[1] < 0.6 * m[0], "victim CPI during the cap %f vs %f before: paper halves", m[1],
@@ -398,7 +401,8 @@ static void test_case4_cap_barely_helps(void)
 	/* cgroup v1 files this time: quota 10% of a CPU, the enforcer's cap for batch */
 	cap_loop("case4", "case4-host", "jobs/user-facing/0", "jobs/scientific-simulation/0",
 		 "cpu.cfs_quota_us", "10000\n", "-1\n", m, &capped, truth);
-	fprintf(stderr, "case4: victim CPI %.2f before, %.2f capped, %.2f after\n", m[0], m[1], m[2]);
+	fprintf(stderr, "case4: victim CPI %.2f before, %.2f capped, %.2f after\n", m[0], m[1],
+		m[2]);
 	CHECK(capped <= 0.1 + 1e-9, "capped antagonist used %f", capped);
 	CHECK(m[0] > 1.4 && m[0] < 1.8, "victim CPI before %f, paper ~1.6", m[0]);
 	CHECK(m[1] / m[0] > 0.7 && m[1] / m[0] < 0.92, "victim CPI %f -> %f: paper a modest drop",
@@ -411,8 +415,8 @@ static void test_case4_cap_barely_helps(void)
 static void test_case4_suspects(void)
 {
 	static const char *ls[] = {"production-service", "compilation", "security-service",
-				   "statistics", "data-query", "maps-service", "image-render",
-				   "ads-serving"};
+				   "statistics",	 "data-query",	"maps-service",
+				   "image-render",	 "ads-serving"};
 	struct scenario *s = load("case4");
 	struct recorder *r = calloc(1, sizeof(*r));
 	struct fleet *f;
@@ -439,8 +443,10 @@ static void test_case4_suspects(void)
 	 * correlator's lift can name it): unlike the paper's figure 11a it correlates at least as
 	 * well as they do. What the case keeps is that they matter too: its cap barely helps. */
 	CHECK(lo > 0.15, "a latency-sensitive suspect correlates only %f", lo);
-	fprintf(stderr, "case4: threshold %.2f, %d windows, latency-sensitive suspects >= %.2f, "
-			"scientific-simulation %.2f\n", spec_threshold(r), windows, lo, corr[sci]);
+	fprintf(stderr,
+		"case4: threshold %.2f, %d windows, latency-sensitive suspects >= %.2f, "
+		"scientific-simulation %.2f\n",
+		spec_threshold(r), windows, lo, corr[sci]);
 	fleet_delete(f);
 	scenario_delete(s);
 	free(r);
@@ -471,7 +477,7 @@ static void test_case5_lame_duck(void)
 	run(f, r, 80); /* 40 minutes of lame duck, then normal */
 	int v = find(r, "jobs/query-serving/0"), a = find(r, "jobs/replayer-batch/0");
 	CHECK(r->threads[a][10] == 8 && r->threads[a][40] == 80 && r->threads[a][60] == 2 &&
-		      r->threads[a][100] == 8,
+		  r->threads[a][100] == 8,
 	      "threads %d normal, %d capped, %d lame duck, %d after", r->threads[a][10],
 	      r->threads[a][40], r->threads[a][60], r->threads[a][100]);
 	double before = mean_of(r->cpi[v], 0, 30), lame = mean_of(r->cpi[v], 52, 88);
@@ -481,8 +487,8 @@ static void test_case5_lame_duck(void)
 	CHECK(mean_of(r->cpu[a], 52, 88) < 1.5 && mean_of(r->cpu[a], 95, 130) > 3.0,
 	      "antagonist usage %f in lame duck, %f after", mean_of(r->cpu[a], 52, 88),
 	      mean_of(r->cpu[a], 95, 130));
-	CHECK(lame < 0.75 * before && after > 0.9 * before, "victim CPI %f / %f / %f", before,
-	      lame, after);
+	CHECK(lame < 0.75 * before && after > 0.9 * before, "victim CPI %f / %f / %f", before, lame,
+	      after);
 	fleet_delete(f);
 	scenario_delete(s);
 	free(r);

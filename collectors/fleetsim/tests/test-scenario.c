@@ -13,11 +13,10 @@
 #error "SCENARIO_DIR must name the folder of the shipped scenarios"
 #endif
 
-static const char *minimal =
-	"[scenario]\nname = t\n"
-	"[platform p]\n"
-	"[hosts h]\ncount = 5\nplatform = p\n"
-	"[job j]\nplace = h:5\n";
+static const char *minimal = "[scenario]\nname = t\n"
+			     "[platform p]\n"
+			     "[hosts h]\ncount = 5\nplatform = p\n"
+			     "[job j]\nplace = h:5\n";
 
 static void test_minimal_and_defaults(void)
 {
@@ -57,7 +56,7 @@ static void test_templates_and_durations(void)
 	CHECK(s->duration_s == 5400 && s->warmup_s == 43200, "durations %f %f", s->duration_s,
 	      s->warmup_s);
 	CHECK(s->njobs == 12 && !strcmp(s->jobs[0].name, "x-00-y") &&
-		      !strcmp(s->jobs[11].name, "x-11-y"),
+		  !strcmp(s->jobs[11].name, "x-11-y"),
 	      "template expansion: %d jobs", s->njobs);
 	CHECK(s->events[0].job == 11 && s->events[0].task_index == 4 && s->events[0].end_s == 5400,
 	      "event resolved to job %d task %d end %f", s->events[0].job, s->events[0].task_index,
@@ -73,55 +72,55 @@ static void test_errors(void)
 		int line;
 		const char *phrase;
 	} cases[] = {
-		{"[scenario]\nname = t\nfoo = 1\n", 3, "unknown key 'foo'"},
-		{"name = t\n", 1, "outside any section"},
-		{"[scenario]\nname = bad name\n", 2, "not a name"},
-		{"[scenario\nname = t\n", 1, "section header"},
-		{"[scenario]\nname = t\n[weird]\n", 3, "unknown section"},
-		{"[scenario]\njust words\n", 2, "expected 'key = value'"},
-		{"[scenario]\nname = t\nwarmup = -1h\n", 3, "not a duration"},
-		{"[scenario]\nname = t\nwarmup = 2x\n", 3, "not a duration"},
-		{"[scenario]\nname = t\n[platform p]\nghz = fast\n", 4, "not a number"},
-		{"[scenario]\nname = t\n[platform p]\nghz = 1e400\n", 4, "not a number"},
-		{"[scenario]\nname = t\n[platform p]\nghz = 0\n", 4, "out of range"},
-		{"[scenario]\nname = t\n[platform p]\nlabel = a\"b\n", 4, "label"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\ncount = 0\n", 5, "out of range"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\ncount = 99999999999999999999\n", 5,
-		 "not an integer"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = q\n", 4,
-		 "platform 'q' is not defined"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h\n", 7,
-		 "TARGET:COUNT"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:x\n",
-		 7, "count"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = z:5\n",
-		 7, "no host or [hosts] 'z'"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:4\n",
-		 6, "a spec needs >= 5"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nclass = vip\n",
-		 7, "class"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j-{i}]\nplace = "
-		 "h:5\n",
-		 6, "'{i}' needs count > 1"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
-		 "[event]\ntask = k/0\ncpu = 1\n",
-		 8, "no job 'k'"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
-		 "[event]\ntask = j/5\ncpu = 1\n",
-		 8, "has 5 tasks"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
-		 "[event]\ntask = j/0\n",
-		 8, "missing cpu"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
-		 "[event]\ntask = j/0\ncpu = 1\nstart = 2h\nend = 1h\n",
-		 8, "end must be after start"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
-		 "[event]\ntask = j/0\npattern = zigzag\n",
-		 10, "pattern"},
-		{"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
-		 "[job j]\nplace = h:5\n",
-		 8, "defined twice"},
-		{"[scenario]\n[platform p]\n", 1, "missing [scenario] name"},
+	    {"[scenario]\nname = t\nfoo = 1\n", 3, "unknown key 'foo'"},
+	    {"name = t\n", 1, "outside any section"},
+	    {"[scenario]\nname = bad name\n", 2, "not a name"},
+	    {"[scenario\nname = t\n", 1, "section header"},
+	    {"[scenario]\nname = t\n[weird]\n", 3, "unknown section"},
+	    {"[scenario]\njust words\n", 2, "expected 'key = value'"},
+	    {"[scenario]\nname = t\nwarmup = -1h\n", 3, "not a duration"},
+	    {"[scenario]\nname = t\nwarmup = 2x\n", 3, "not a duration"},
+	    {"[scenario]\nname = t\n[platform p]\nghz = fast\n", 4, "not a number"},
+	    {"[scenario]\nname = t\n[platform p]\nghz = 1e400\n", 4, "not a number"},
+	    {"[scenario]\nname = t\n[platform p]\nghz = 0\n", 4, "out of range"},
+	    {"[scenario]\nname = t\n[platform p]\nlabel = a\"b\n", 4, "label"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\ncount = 0\n", 5, "out of range"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\ncount = 99999999999999999999\n", 5,
+	     "not an integer"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = q\n", 4,
+	     "platform 'q' is not defined"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h\n", 7,
+	     "TARGET:COUNT"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:x\n",
+	     7, "count"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = z:5\n",
+	     7, "no host or [hosts] 'z'"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:4\n",
+	     6, "a spec needs >= 5"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nclass = vip\n",
+	     7, "class"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j-{i}]\nplace = "
+	     "h:5\n",
+	     6, "'{i}' needs count > 1"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = k/0\ncpu = 1\n",
+	     8, "no job 'k'"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/5\ncpu = 1\n",
+	     8, "has 5 tasks"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\n",
+	     8, "missing cpu"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\ncpu = 1\nstart = 2h\nend = 1h\n",
+	     8, "end must be after start"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\npattern = zigzag\n",
+	     10, "pattern"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[job j]\nplace = h:5\n",
+	     8, "defined twice"},
+	    {"[scenario]\n[platform p]\n", 1, "missing [scenario] name"},
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct scenario *s = (struct scenario *)1;
@@ -130,13 +129,13 @@ static void test_errors(void)
 		snprintf(want, sizeof(want), "bad.scn:%d: ", cases[i].line);
 		CHECK(rc == -EINVAL && s == NULL, "case %u: rc %d", i, rc);
 		CHECK(strstr(err, want) == err, "case %u: want '%s...', got '%s'", i, want, err);
-		CHECK(strstr(err, cases[i].phrase), "case %u: want '%s' in '%s'", i, cases[i].phrase,
-		      err);
+		CHECK(strstr(err, cases[i].phrase), "case %u: want '%s' in '%s'", i,
+		      cases[i].phrase, err);
 	}
 	char err[512] = "";
 	struct scenario *s;
 	CHECK(scenario_load("/nonexistent/x.scn", &s, err, sizeof(err)) == -ENOENT &&
-		      strstr(err, "/nonexistent/x.scn: "),
+		  strstr(err, "/nonexistent/x.scn: "),
 	      "missing file: '%s'", err);
 }
 
@@ -165,8 +164,10 @@ static char *read_all(const char *path)
 /* Mutates a valid file many ways; parsing must return 0 or -EINVAL with "file:line:". */
 static void fuzz(const char *name, const char *text)
 {
-	static const char *junk[] = {"[", "]", "=", "\n", "{i}", ":", ",", "/", "-", "1e308",
-				     "nan", "#", "[job", "place = ", "count = 100000", "\xff", " "};
+	static const char *junk[] = {"[",    "]", "=",	  "\n",	      "{i}",
+				     ":",    ",", "/",	  "-",	      "1e308",
+				     "nan",  "#", "[job", "place = ", "count = 100000",
+				     "\xff", " "};
 	size_t n = strlen(text);
 	struct rng r;
 	char *buf = malloc(n + 64);
@@ -234,7 +235,8 @@ static void test_shipped_scenarios(void)
 		found++;
 	}
 	closedir(d);
-	CHECK(found >= 6, "only %d scenarios in %s (cases 1-4, steady, fleet)", found, SCENARIO_DIR);
+	CHECK(found >= 6, "only %d scenarios in %s (cases 1-4, steady, fleet)", found,
+	      SCENARIO_DIR);
 }
 
 int main(void)

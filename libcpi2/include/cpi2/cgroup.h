@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 struct cpi2_cgroup_mounts {
-	char unified[PATH_MAX]; /* cgroup v2 mount point, or "" */
-	char cpu[PATH_MAX];     /* cgroup v1 mount with the cpu controller, or "" */
-	char cpuacct[PATH_MAX]; /* cgroup v1 mount with the cpuacct controller, or "" */
+	char unified[PATH_MAX];	   /* cgroup v2 mount point, or "" */
+	char cpu[PATH_MAX];	   /* cgroup v1 mount with the cpu controller, or "" */
+	char cpuacct[PATH_MAX];	   /* cgroup v1 mount with the cpuacct controller, or "" */
 	char perf_event[PATH_MAX]; /* cgroup v1 mount with the perf_event controller, or "" */
 };
 
@@ -30,7 +30,8 @@ int cpi2_cgroup_parse_cpu_max(const char *text, long *quota_us, long *period_us)
 
 /* Parse the texts of v1 cpu.cfs_quota_us (-1 for no limit, else at least 1) and
  * cpu.cfs_period_us (at least 1). Returns 0 or -EINVAL. */
-int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us, long *period_us);
+int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us,
+			  long *period_us);
 
 /* CPU time used by a cgroup in nanoseconds: v2 dir (cpu.stat usage_usec) or v1 cpuacct dir
  * (cpuacct.usage). Returns 0 or -errno. */

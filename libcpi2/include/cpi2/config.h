@@ -1,6 +1,7 @@
 /* config: one table of keys per program gives its defaults, its config file, its command line
  * (--key value, --key=value, --set key=value, --flag for booleans, -X kafka.property=value,
- * --config FILE) and its --help. Errors name the file and line, or the option, and what is wrong. */
+ * --config FILE) and its --help. Errors name the file and line, or the option, and what is wrong.
+ */
 #ifndef CPI2_CONFIG_H
 #define CPI2_CONFIG_H
 
@@ -10,10 +11,10 @@
 enum { CPI2_CFG_STR, CPI2_CFG_INT, CPI2_CFG_DOUBLE, CPI2_CFG_BOOL };
 
 struct cpi2_config_key {
-	const char *name;          /* "cgroup_root"; on the command line also --cgroup-root */
-	int type;                  /* CPI2_CFG_* */
-	size_t offset;             /* of the field in the program's conf struct */
-	size_t size;               /* CPI2_CFG_STR: size of the char array */
+	const char *name;	   /* "cgroup_root"; on the command line also --cgroup-root */
+	int type;		   /* CPI2_CFG_* */
+	size_t offset;		   /* of the field in the program's conf struct */
+	size_t size;		   /* CPI2_CFG_STR: size of the char array */
 	const char *default_value; /* as it would be written in the file */
 	const char *help;
 };
@@ -25,11 +26,12 @@ struct cpi2_config_key {
 int cpi2_config_defaults(const struct cpi2_config_key *keys, void *conf, char *err, size_t errsz);
 
 /* Set one key from its text. Returns 0, -ENOENT (unknown key) or -EINVAL (bad value). */
-int cpi2_config_set(const struct cpi2_config_key *keys, void *conf, const char *key, const char *value, char *err,
-		    size_t errsz);
+int cpi2_config_set(const struct cpi2_config_key *keys, void *conf, const char *key,
+		    const char *value, char *err, size_t errsz);
 
 /* Read "key = value" lines ('#' comments) from path. Returns 0 or -errno naming path:line. */
-int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char *path, char *err, size_t errsz);
+int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char *path, char *err,
+		     size_t errsz);
 
 /* Defaults, then --config FILE, then the other options in order; -X key=value pairs are
  * collected into props (NULL-terminated, pointers into argv). Returns 0, 1 for --help (the

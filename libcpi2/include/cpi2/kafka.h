@@ -11,9 +11,9 @@ struct cpi2_producer;
 struct cpi2_consumer;
 
 struct cpi2_producer_stats {
-	uint64_t sent;               /* accepted into the queue */
-	uint64_t delivered;          /* acknowledged by the broker */
-	uint64_t failed;             /* delivery failed after retries */
+	uint64_t sent;		     /* accepted into the queue */
+	uint64_t delivered;	     /* acknowledged by the broker */
+	uint64_t failed;	     /* delivery failed after retries */
 	uint64_t dropped_queue_full; /* refused: the bounded queue was full */
 };
 
@@ -41,17 +41,18 @@ int cpi2_kafka_prop_is_secret(const char *prop);
  * a password, and any local user who can read it signs in as its principal. The strings stay
  * valid until the next call (one client file per process). Returns 0, or -errno with a reason
  * naming path (and line). */
-int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err, size_t errsz);
+int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err,
+			   size_t errsz);
 
 /* A producer with idempotence, lz4 compression and a bounded queue; props override defaults.
  * Returns 0 or -EINVAL with a reason. */
-int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const char *const *props, char *errstr,
-		      size_t errsz);
+int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const char *const *props,
+		      char *errstr, size_t errsz);
 
 /* Queue one message (copied). Returns 0, -ENOBUFS when the queue is full (counted as dropped),
  * or -EIO. Never blocks. */
-int cpi2_producer_send(struct cpi2_producer *p, const char *topic, const void *key, size_t keylen, const void *val,
-		       size_t vallen);
+int cpi2_producer_send(struct cpi2_producer *p, const char *topic, const void *key, size_t keylen,
+		       const void *val, size_t vallen);
 
 /* Serve delivery reports (call often; never blocks). */
 void cpi2_producer_poll(struct cpi2_producer *p);
@@ -70,7 +71,8 @@ int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms);
 /* A consumer of topics in group group_id (offsets committed by cpi2_consumer_commit).
  * Returns 0 or -EINVAL with a reason. */
 int cpi2_consumer_new(struct cpi2_consumer **out, const char *brokers, const char *group_id,
-		      const char *const *topics, const char *const *props, char *errstr, size_t errsz);
+		      const char *const *topics, const char *const *props, char *errstr,
+		      size_t errsz);
 
 /* Wait up to timeout_ms for a message. Returns 1 with *msg (valid until the next poll or
  * close), 0 on timeout or end of partition, or -errno for a consumer error. */

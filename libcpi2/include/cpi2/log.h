@@ -9,7 +9,8 @@ enum { CPI2_LOG_ERR = 0, CPI2_LOG_WARN = 1, CPI2_LOG_INFO = 2, CPI2_LOG_DEBUG = 
 
 /* Write one log line if level is at or below the current level. module names the program or
  * library part ("collector", "kafka"). */
-void cpi2_log(int level, const char *module, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void cpi2_log(int level, const char *module, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Set the highest level written (default CPI2_LOG_INFO). */
 void cpi2_log_set_level(int level);

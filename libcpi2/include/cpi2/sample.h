@@ -10,7 +10,12 @@
 #include <stdint.h>
 
 /* Symbol indexes of the TaskClass and CounterSource enums of schemas/avro. */
-enum { CPI2_TC_LATENCY_SENSITIVE = 0, CPI2_TC_BATCH = 1, CPI2_TC_BEST_EFFORT = 2, CPI2_TC_UNKNOWN = 3 };
+enum {
+	CPI2_TC_LATENCY_SENSITIVE = 0,
+	CPI2_TC_BATCH = 1,
+	CPI2_TC_BEST_EFFORT = 2,
+	CPI2_TC_UNKNOWN = 3
+};
 enum { CPI2_CS_REF_CYCLES = 0, CPI2_CS_CYCLES = 1, CPI2_CS_SOFTWARE = 2, CPI2_CS_SIMULATED = 3 };
 
 struct cpi2_sample {

@@ -30,11 +30,11 @@ int cpi2_codec_encode(struct cpi2_codec *c, avro_value_t *v, void *buf, size_t b
 /* Decode a message written by any archived version into a value of that writer's schema, owned
  * by the codec and valid until the next decode of the same version. Read it by field name (the
  * getters below): a field added after the writer's version reads as -ENOENT, i.e. its default.
- * (libavro's schema resolution crashes on added fields.) Returns 0 or -EINVAL / -ENOENT with a reason:
- * too short, bad magic, unknown fingerprint, malformed or truncated payload (a length past the
- * end, an enum or union index out of range, a string that is not UTF-8), trailing bytes. */
-int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_value_t **out, char *errstr,
-		      size_t errsz);
+ * (libavro's schema resolution crashes on added fields.) Returns 0 or -EINVAL / -ENOENT with a
+ * reason: too short, bad magic, unknown fingerprint, malformed or truncated payload (a length past
+ * the end, an enum or union index out of range, a string that is not UTF-8), trailing bytes. */
+int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_value_t **out,
+		      char *errstr, size_t errsz);
 
 /* Free the codec and its values. */
 void cpi2_codec_close(struct cpi2_codec *c);
