@@ -21,7 +21,6 @@ import org.cpi2.flink.records.DetectorTask;
 import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.flink.records.SpecHistory;
-import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
 
 /**
@@ -67,11 +66,6 @@ public class AnomalyDetectorFunction
   private transient MapState<String, DetectorTask> tasks;
   /** Samples waiting for their spec, by task and time ({@link #waitingKey}). */
   private transient MapState<String, ScoredSample> waiting;
-  /**
-   * The same in savepoints of earlier builds, whole CpiSamples: judged when their timer fires (or
-   * their task's next sample finds them due), never added to.
-   */
-  private transient MapState<String, CpiSample> legacyWaiting;
   /** The broadcast spec histories by job and platform, as last read; emptied by every new spec. */
   private transient JobPlatformMap<SpecHistory> specCache;
 
@@ -91,7 +85,6 @@ public class AnomalyDetectorFunction
     specCache = new JobPlatformMap<>();
     tasks = getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", RecordTypes.STATE_STRING, TypeInformation.of(DetectorTask.class)));
     waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting-samples", RecordTypes.STATE_STRING, RecordTypes.WAITING_SAMPLE));
-    legacyWaiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", RecordTypes.STATE_STRING, RecordTypes.SAMPLE));
   }
 
   @Override
@@ -156,16 +149,11 @@ public class AnomalyDetectorFunction
 
   @Override
   public void onTimer(long timestampMs, OnTimerContext ctx, Collector<HostEvent> out) throws Exception {
-    if (!waiting.isEmpty() || !legacyWaiting.isEmpty()) {
+    if (!waiting.isEmpty()) {
       List<ScoredSample> due = new ArrayList<>();
       for (Map.Entry<String, ScoredSample> w : waiting.entries()) {
         if (specFinal(timestampMs, w.getValue().timeUs)) {
           due.add(w.getValue());
-        }
-      }
-      for (Map.Entry<String, CpiSample> w : legacyWaiting.entries()) {
-        if (specFinal(timestampMs, w.getValue().getWindowStartUs())) {
-          due.add(ScoredSample.of(w.getValue()));
         }
       }
       due.sort(Comparator.comparingLong(w -> w.timeUs));
@@ -209,19 +197,13 @@ public class AnomalyDetectorFunction
     return Math.floorDiv(tUs, specPeriodUs) * specPeriodUs / 1000 - 1;
   }
 
-  /** The waiting sample of {@code key}, removed from the state (of this build or an earlier one), or null. */
+  /** The waiting sample of {@code key}, removed from the state, or null. */
   private ScoredSample takeWaiting(String key) throws Exception {
     ScoredSample s = waiting.get(key);
     if (s != null) {
       waiting.remove(key);
-      return s;
     }
-    CpiSample old = legacyWaiting.isEmpty() ? null : legacyWaiting.get(key);
-    if (old == null) {
-      return null;
-    }
-    legacyWaiting.remove(key);
-    return ScoredSample.of(old);
+    return s;
   }
 
   /** Judges the sample {@code o} (its judgement fields are set) and returns it. */

@@ -131,7 +131,7 @@ final class CapJudge implements java.io.Serializable {
 
   private static TaskClass taskClass(TaskSeries ts) {
     try {
-      return ts == null || ts.taskClass == null ? TaskClass.UNKNOWN : TaskClass.valueOf(ts.taskClass);
+      return ts == null || ts.taskClass == null ? TaskClass.UNKNOWN : ts.taskClass;
     } catch (IllegalArgumentException e) {
       return TaskClass.UNKNOWN;
     }

@@ -1,5 +1,6 @@
 package org.cpi2.flink.functions;
 
+import org.cpi2.schema.TaskClass;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -265,7 +266,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
         continue;
       }
       TaskSeries ts = series.get(e.getKey());
-      boolean isProtected = ts != null && (ts.isProtected || "LATENCY_SENSITIVE".equals(ts.taskClass));
+      boolean isProtected = ts != null && (ts.isProtected || ts.taskClass == TaskClass.LATENCY_SENSITIVE);
       if (best == null || (isProtected && !bestProtected) || (isProtected == bestProtected && t < bestUs)) {
         best = e.getKey();
         bestUs = t;

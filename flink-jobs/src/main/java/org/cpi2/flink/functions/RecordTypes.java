@@ -23,11 +23,6 @@ import org.cpi2.schema.Incident;
  * never by Kryo; the sample stream, the job's bulk, travels as {@link #SAMPLE_STREAM}.
  */
 public final class RecordTypes {
-  /**
-   * Samples in state in savepoints of builds before 2026-11-24 (the detector's waiting samples):
-   * AvroSerializer, which resolves older schemas. Read, never written.
-   */
-  public static final TypeInformation<CpiSample> SAMPLE = new AvroTypeInfo<>(CpiSample.class);
   /** The detector's samples waiting for their spec: the fields it reads (ScoredSampleSerializer). */
   public static final TypeInformation<ScoredSample> WAITING_SAMPLE = new SerializerTypeInfo<>(ScoredSample.class, ScoredSampleSerializer.INSTANCE);
   /**

@@ -137,15 +137,8 @@ public final class Analyzer {
     return UUID.nameUUIDFromBytes(key.getBytes(StandardCharsets.UTF_8)).toString();
   }
 
-  static TaskClass taskClass(String name) {
-    if (name == null) {
-      return TaskClass.UNKNOWN;
-    }
-    try {
-      return TaskClass.valueOf(name);
-    } catch (IllegalArgumentException e) {
-      return TaskClass.UNKNOWN;
-    }
+  static TaskClass taskClass(TaskClass c) {
+    return c == null ? TaskClass.UNKNOWN : c;
   }
 
   private static double meanUsage(TaskSeries s, long start, long end) {

@@ -1,5 +1,6 @@
 package org.cpi2.flink.logic;
 
+import org.cpi2.schema.TaskClass;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -16,7 +17,7 @@ public class TaskSeries {
   public String task;
   public String job;
   public String platform;
-  public String taskClass;
+  public TaskClass taskClass;
   public boolean isProtected;
   public boolean specKnown;
   public boolean specUsable;
@@ -41,10 +42,10 @@ public class TaskSeries {
    * sample decodes new ones, and storing them kept each of the 100,000 long-lived series pointing
    * at young objects, which every young collection then had to copy.
    */
-  public void describe(String taskJob, String taskPlatform, String cls) {
+  public void describe(String taskJob, String taskPlatform, TaskClass cls) {
     job = kept(job, taskJob);
     platform = kept(platform, taskPlatform);
-    taskClass = kept(taskClass, cls);
+    taskClass = cls;
   }
 
   private static String kept(String held, String latest) {

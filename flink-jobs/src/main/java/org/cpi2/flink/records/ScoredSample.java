@@ -1,5 +1,6 @@
 package org.cpi2.flink.records;
 
+import org.cpi2.schema.TaskClass;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.cpi2.flink.types.SerializerTypeInfo;
 import org.cpi2.schema.CpiSample;
@@ -16,7 +17,7 @@ public class ScoredSample {
   public String task;
   public String job;
   public String platform;
-  public String taskClass;
+  public TaskClass taskClass;
   public boolean isProtected;
   public long timeUs;
   public double cpi;
@@ -38,7 +39,7 @@ public class ScoredSample {
     o.task = s.getTask();
     o.job = s.getJob();
     o.platform = s.getPlatform();
-    o.taskClass = s.getTaskClass().name();
+    o.taskClass = s.getTaskClass();
     o.isProtected = s.getIsProtected();
     o.timeUs = s.getWindowStartUs();
     o.cpi = s.getCpi() == null ? Double.NaN : s.getCpi();

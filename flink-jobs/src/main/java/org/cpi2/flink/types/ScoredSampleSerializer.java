@@ -104,7 +104,7 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     Strings.write(s.task, out);
     Strings.write(s.job, out);
     Strings.write(s.platform, out);
-    Strings.write(s.taskClass, out);
+    TaskSeriesSerializer.writeTaskClass(s.taskClass, out);
     out.writeByte(s.isProtected ? PROTECTED : 0);
     out.writeLong(s.timeUs);
     out.writeDouble(s.cpi);
@@ -118,7 +118,7 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     s.task = Strings.read(in);
     s.job = Strings.read(in);
     s.platform = Strings.read(in);
-    s.taskClass = Strings.read(in);
+    s.taskClass = TaskSeriesSerializer.readTaskClass(in);
     s.isProtected = (in.readByte() & PROTECTED) != 0;
     s.timeUs = in.readLong();
     s.cpi = in.readDouble();

@@ -1,5 +1,6 @@
 package org.cpi2.flink.types;
 
+import org.cpi2.schema.TaskClass;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
@@ -77,7 +78,7 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     Strings.write(t.task, out);
     Strings.write(t.job, out);
     Strings.write(t.platform, out);
-    Strings.write(t.taskClass, out);
+    writeTaskClass(t.taskClass, out);
     out.writeByte((t.isProtected ? PROTECTED : 0) | (t.specKnown ? SPEC_KNOWN : 0) | (t.specUsable ? SPEC_USABLE : 0));
     int n = t.size;
     ByteBuffer b = ByteBuffer.allocate(3 * 8 + 4 + n * SAMPLE_BYTES);
@@ -103,7 +104,7 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     t.task = Strings.read(in);
     t.job = Strings.read(in);
     t.platform = Strings.read(in);
-    t.taskClass = Strings.read(in);
+    t.taskClass = readTaskClass(in);
     int flags = in.readUnsignedByte();
     t.isProtected = (flags & PROTECTED) != 0;
     t.specKnown = (flags & SPEC_KNOWN) != 0;
@@ -160,6 +161,24 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
   public static final class Snapshot extends SimpleTypeSerializerSnapshot<TaskSeries> {
     public Snapshot() {
       super(() -> INSTANCE);
+    }
+  }
+
+  /** A task class as its name (a Strings value, null for none): the bytes of the former String field. */
+  static void writeTaskClass(TaskClass c, DataOutputView out) throws IOException {
+    Strings.write(c == null ? null : c.name(), out);
+  }
+
+  /** A task class written by {@link #writeTaskClass}; a name this build does not know reads as UNKNOWN. */
+  static TaskClass readTaskClass(DataInputView in) throws IOException {
+    String name = Strings.read(in);
+    if (name == null) {
+      return null;
+    }
+    try {
+      return TaskClass.valueOf(name);
+    } catch (IllegalArgumentException e) {
+      return TaskClass.UNKNOWN;
     }
   }
 }

@@ -1,5 +1,6 @@
 package org.cpi2.flink.bench;
 
+import org.cpi2.schema.TaskClass;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -70,7 +71,7 @@ public class CorrelationBenchmark {
     s.task = task;
     s.job = task.replaceAll("/.*", "");
     s.platform = "p1";
-    s.taskClass = cls;
+    s.taskClass = TaskClass.valueOf(cls);
     for (int i = 1; i <= samples; i++) {
       s.add(i * MIN, 1 + 2 * rnd.nextDouble(), 0.3 + rnd.nextDouble(), false);
     }

@@ -7,15 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
-import org.apache.flink.api.common.state.MapState;
-import org.apache.flink.api.common.state.MapStateDescriptor;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
-import org.apache.flink.streaming.api.functions.co.KeyedBroadcastProcessFunction;
-import org.apache.flink.streaming.api.operators.co.CoBroadcastWithKeyedOperator;
-import org.apache.flink.util.Collector;
-import org.cpi2.flink.records.DetectorTask;
-import org.cpi2.schema.CpiSample;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.util.KeyedBroadcastOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
@@ -213,98 +204,4 @@ class AnomalyDetectorFunctionTest {
     h.close();
   }
 
-  /**
-   * What builds before 2026-11-24 kept of a sample waiting for its spec: the whole CpiSample in
-   * the map state "waiting", its time among its task's waiting times, and a timer where its spec
-   * becomes final (minute 60 - 1 ms for samples of the hour from 60). Writes that for each sample
-   * it is given, whatever the event.
-   */
-  static final class EarlierBuildWaiting extends KeyedBroadcastProcessFunction<String, HostEvent, CpiSpec, HostEvent> {
-    private final List<CpiSample> samples;
-
-    EarlierBuildWaiting(List<CpiSample> samples) {
-      this.samples = samples;
-    }
-
-    @Override
-    public void processElement(HostEvent e, ReadOnlyContext ctx, Collector<HostEvent> out) throws Exception {
-      MapState<String, CpiSample> waiting =
-          getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting", RecordTypes.STATE_STRING, RecordTypes.SAMPLE));
-      MapState<String, DetectorTask> tasks =
-          getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", RecordTypes.STATE_STRING, TypeInformation.of(DetectorTask.class)));
-      for (CpiSample s : samples) {
-        DetectorTask t = tasks.get(s.getTask()) == null ? new DetectorTask() : tasks.get(s.getTask());
-        long[] times = java.util.Arrays.copyOf(t.waiting, t.waiting.length + 1);
-        times[t.waiting.length] = s.getWindowStartUs();
-        t.waiting = times;
-        tasks.put(s.getTask(), t);
-        waiting.put(s.getTask() + '|' + s.getWindowStartUs(), s);
-        ctx.timerService().registerEventTimeTimer(60 * MIN / 1000 - 1);
-      }
-    }
-
-    @Override
-    public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<HostEvent> out) {}
-  }
-
-  private static KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> restored(OperatorSubtaskState state)
-      throws Exception {
-    var h = new KeyedBroadcastOperatorTestHarness<>(
-        new CoBroadcastWithKeyedOperator<>(new AnomalyDetectorFunction(Cpi2Options.defaults()), List.of(AnomalyDetectorFunction.SPECS)),
-        HostEvent::host, Types.STRING, 1, 1, 0);
-    h.setup();
-    h.initializeState(state);
-    h.open();
-    return h;
-  }
-
-  /** A savepoint of the earlier build: web/0 at 61 and 62 min and web/1 at 61 min wait for the spec of minute 60. */
-  private static OperatorSubtaskState earlierBuildSavepoint() throws Exception {
-    List<CpiSample> waiting = List.of(
-        sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, 61 * MIN, 2.0, 0.8),
-        sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, 62 * MIN, 2.0, 0.8),
-        sample("h1", "web/1", TaskClass.LATENCY_SENSITIVE, 61 * MIN, 1.2, 0.8));
-    var old = ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
-        new EarlierBuildWaiting(waiting), HostEvent::host, Types.STRING, AnomalyDetectorFunction.SPECS);
-    old.processBroadcastElement(spec(1.0, 0.25, 0), 0);
-    old.processElement(HostEvent.of(sample("h1", "any", TaskClass.BATCH, 0, 1.0, 1.0)), 0);
-    OperatorSubtaskState state = old.snapshot(1, 1);
-    old.close();
-    return state;
-  }
-
-  @Test
-  void samplesWaitingInASavepointOfTheEarlierBuildAreJudgedByTheirTimer() throws Exception {
-    var h = restored(earlierBuildSavepoint());
-    h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5
-    watermark(h, 60 * MIN - 1);
-    List<ScoredSample> out = scored(h);
-    assertEquals(List.of(61 * MIN, 61 * MIN, 62 * MIN), out.stream().map(s -> s.timeUs).toList(), "oldest first");
-    java.util.Map<String, String> judged = new java.util.TreeMap<>();
-    for (ScoredSample s : out) {
-      judged.put(s.task + "@" + s.timeUs / MIN, s.cpi + (s.outlier ? " outlier" : ""));
-    }
-    assertEquals(java.util.Map.of("web/0@61", "2.0 outlier", "web/0@62", "2.0 outlier", "web/1@61", "1.2"), judged);
-    assertTrue(out.stream().allMatch(s -> s.host.equals("h1") && s.job.equals("web") && s.taskClass.equals("LATENCY_SENSITIVE")));
-    add(h, 63 * MIN, 2.0, 0.8);
-    assertTrue(scored(h).get(3).anomalous, "web/0's outliers at 61 and 62 min were counted: the third makes an anomaly");
-    h.processWatermark(70 * MIN / 1000);
-    assertEquals(4, scored(h).size(), "nothing judged twice");
-    h.close();
-  }
-
-  @Test
-  void samplesWaitingInASavepointOfTheEarlierBuildAndSamplesWaitingSinceAreJudgedTogetherInOrder() throws Exception {
-    var h = restored(earlierBuildSavepoint());
-    watermark(h, 59 * MIN);
-    add(h, 61 * MIN + 30_000_000L, 2.0, 0.8); // waits too, in this build's state
-    assertTrue(scored(h).isEmpty());
-    h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0);
-    watermark(h, 60 * MIN - 1);
-    List<ScoredSample> out = scored(h);
-    assertEquals(List.of(61 * MIN, 61 * MIN, 61 * MIN + 30_000_000L, 62 * MIN), out.stream().map(s -> s.timeUs).toList());
-    assertEquals(List.of(false, false, false, true), out.stream().map(s -> s.anomalous).toList(),
-        "web/0's outliers at 61, 61.5 and 62 min: the third makes an anomaly");
-    h.close();
-  }
 }

@@ -1,5 +1,6 @@
 package org.cpi2.flink.functions;
 
+import org.cpi2.schema.TaskClass;
 import static org.cpi2.flink.Fixtures.MIN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -36,7 +37,7 @@ class CapJudgeTest {
     o.task = "web/0";
     o.job = "web";
     o.platform = "p1";
-    o.taskClass = "LATENCY_SENSITIVE";
+    o.taskClass = TaskClass.LATENCY_SENSITIVE;
     o.timeUs = t;
     o.cpi = cpi;
     o.cpu = cpu;

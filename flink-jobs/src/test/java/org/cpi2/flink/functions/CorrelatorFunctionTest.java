@@ -1,5 +1,6 @@
 package org.cpi2.flink.functions;
 
+import org.cpi2.schema.TaskClass;
 import static org.cpi2.flink.Fixtures.MIN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -32,7 +33,7 @@ class CorrelatorFunctionTest {
     o.task = task;
     o.job = task.replaceAll("/.*", "");
     o.platform = "p1";
-    o.taskClass = cls;
+    o.taskClass = TaskClass.valueOf(cls);
     o.timeUs = t;
     o.cpi = cpi;
     o.cpu = cpu;

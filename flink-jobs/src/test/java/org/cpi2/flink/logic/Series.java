@@ -1,4 +1,6 @@
 package org.cpi2.flink.logic;
+import org.cpi2.schema.TaskClass;
+
 
 /** Builds {@link TaskSeries} for tests: samples every 60 s starting at 60 s. */
 final class Series {
@@ -11,7 +13,7 @@ final class Series {
     s.task = task;
     s.job = task.replaceAll("/.*", "");
     s.platform = "p1";
-    s.taskClass = taskClass;
+    s.taskClass = TaskClass.valueOf(taskClass);
     for (int i = 0; i < cpu.length; i++) {
       s.add((i + 1) * MIN, cpi == null ? Double.NaN : cpi[i], cpu[i], false);
     }

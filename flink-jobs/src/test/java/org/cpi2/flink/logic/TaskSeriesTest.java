@@ -1,5 +1,6 @@
 package org.cpi2.flink.logic;
 
+import org.cpi2.schema.TaskClass;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -48,15 +49,15 @@ class TaskSeriesTest {
   void describeKeepsTheHeldStringsWhileTheyAreEqual() {
     TaskSeries s = new TaskSeries();
     String job = new String("websearch");
-    s.describe(job, "p1", "LATENCY_SENSITIVE");
+    s.describe(job, "p1", TaskClass.LATENCY_SENSITIVE);
     assertSame(job, s.job);
-    s.describe(new String("websearch"), new String("p1"), "LATENCY_SENSITIVE"); // a new sample's copies
+    s.describe(new String("websearch"), new String("p1"), TaskClass.LATENCY_SENSITIVE); // a new sample's copies
     assertSame(job, s.job, "an equal string is not stored again");
     String moved = new String("p2");
-    s.describe(new String("websearch"), moved, "BATCH");
+    s.describe(new String("websearch"), moved, TaskClass.BATCH);
     assertSame(job, s.job);
     assertSame(moved, s.platform, "a changed platform is taken");
-    assertEquals("BATCH", s.taskClass);
+    assertEquals(TaskClass.BATCH, s.taskClass);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package org.cpi2.flink.types;
 
+import org.cpi2.schema.TaskClass;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -29,6 +30,8 @@ class ScoredSampleSerializerTest {
       Class<?> t = f.getType();
       if (t == String.class) {
         f.set(s, r.nextInt(5) == 0 ? null : "v" + r.nextInt() + "|ü");
+      } else if (t == TaskClass.class) {
+        f.set(s, r.nextInt(5) == 0 ? null : TaskClass.values()[r.nextInt(TaskClass.values().length)]);
       } else if (t == boolean.class) {
         f.setBoolean(s, r.nextBoolean());
       } else if (t == long.class) {

@@ -1,5 +1,6 @@
 package org.cpi2.flink.types;
 
+import org.cpi2.schema.TaskClass;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -23,7 +24,7 @@ class TaskSeriesSerializerTest {
     t.task = "web/host-" + r.nextInt(100) + "/task-ü" + r.nextInt(9);
     t.job = r.nextInt(4) == 0 ? null : "job-" + r.nextInt(10);
     t.platform = "AMD EPYC 7B13 64-Core Processor|" + r.nextInt(3);
-    t.taskClass = r.nextBoolean() ? "BATCH" : "LATENCY_SENSITIVE";
+    t.taskClass = r.nextBoolean() ? TaskClass.BATCH : TaskClass.LATENCY_SENSITIVE;
     t.isProtected = r.nextBoolean();
     t.specKnown = r.nextBoolean();
     t.specUsable = r.nextBoolean();

@@ -116,7 +116,7 @@ class ClickHouseSinkIT {
       }
       StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
       env.setParallelism(1);
-      sinks.samples(env.fromData(samples, RecordTypes.SAMPLE));
+      sinks.samples(env.fromData(samples, RecordTypes.SAMPLE_STREAM));
       sinks.incidents(env.fromData(incidents, RecordTypes.INCIDENT));
       env.execute("clickhouse-sink-it");
     }
@@ -260,7 +260,7 @@ class ClickHouseSinkIT {
       env.enableCheckpointing(checkpointMs);
     }
     DataGeneratorSource<CpiSample> source =
-        new DataGeneratorSource<>(i -> sample(host, i.intValue()), Long.MAX_VALUE, new ThenSilent(300), RecordTypes.SAMPLE);
+        new DataGeneratorSource<>(i -> sample(host, i.intValue()), Long.MAX_VALUE, new ThenSilent(300), RecordTypes.SAMPLE_STREAM);
     DataStream<CpiSample> samples = env.fromSource(source, WatermarkStrategy.noWatermarks(), "300 samples, then silence");
     new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(100_000, 1 << 25, maxDelayMs),
         RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY)
