@@ -32,8 +32,7 @@ import org.cpi2.schema.Incident;
  * analyses and incidents, cap outcomes (host). Reads Kafka and writes Kafka only: storing
  * everything in ClickHouse is the loader's job (org.cpi2.loader.LoaderJob), so a slow or stopped
  * ClickHouse never delays a cap. Sources and sinks are given, so tests run the same graph on
- * in-memory data. Operator uids are stable: do not change them,
- * savepoints map state by uid.
+ * in-memory data. Operator uids are stable: do not change them, savepoints map state by uid.
  */
 public final class Cpi2Job {
   public static final String COMPONENT = "flink-jobs";
@@ -51,7 +50,8 @@ public final class Cpi2Job {
 
   public static void main(String[] args) throws Exception {
     Cpi2Options options = Cpi2Options.fromArgs(args);
-    new Cpi2Job(options, KafkaIo.sources(options), KafkaIo.sinks(options)).execute(options.get(Cpi2Options.JOB_NAME));
+    new Cpi2Job(options, KafkaIo.sources(options), KafkaIo.sinks(options))
+        .execute(options.get(Cpi2Options.JOB_NAME));
   }
 
   /** The environment with this project's settings: no Kryo, checkpoints on. */
@@ -93,35 +93,59 @@ public final class Cpi2Job {
 
     // Event time and watermarks come from the source, per partition; decoding keeps both.
     SingleOutputStreamOperator<CpiSample> decodedSamples =
-        sources.samples(env, Watermarks.samples(ooo, idle))
-            .process(new DecodeFunction<>(CpiSample.class, COMPONENT + "/decode-samples", Validators::sample), RecordTypes.SAMPLE_STREAM)
+        sources
+            .samples(env, Watermarks.samples(ooo, idle))
+            .process(
+                new DecodeFunction<>(
+                    CpiSample.class, COMPONENT + "/decode-samples", Validators::sample),
+                RecordTypes.SAMPLE_STREAM)
             .uid("decode-samples")
             .name("Decode samples");
     DataStream<CpiSample> samples = decodedSamples;
 
     SingleOutputStreamOperator<EnforcementAction> decodedActions =
-        sources.actions(env)
-            .process(new DecodeFunction<>(EnforcementAction.class, COMPONENT + "/decode-actions", Validators::action), RecordTypes.ACTION)
+        sources
+            .actions(env)
+            .process(
+                new DecodeFunction<>(
+                    EnforcementAction.class, COMPONENT + "/decode-actions", Validators::action),
+                RecordTypes.ACTION)
             .uid("decode-actions")
             .name("Decode actions");
     DataStream<EnforcementAction> actions =
-        decodedActions.assignTimestampsAndWatermarks(Watermarks.actions()).uid("action-watermarks").name("Action event time");
+        decodedActions
+            .assignTimestampsAndWatermarks(Watermarks.actions())
+            .uid("action-watermarks")
+            .name("Action event time");
 
     SingleOutputStreamOperator<CpiSpec> decodedSeeds =
-        sources.specSeeds(env)
-            .process(new DecodeFunction<>(CpiSpec.class, COMPONENT + "/decode-spec-seeds", s -> s.getJob().isEmpty() ? "CpiSpec without job" : null), RecordTypes.SPEC)
+        sources
+            .specSeeds(env)
+            .process(
+                new DecodeFunction<>(
+                    CpiSpec.class,
+                    COMPONENT + "/decode-spec-seeds",
+                    s -> s.getJob().isEmpty() ? "CpiSpec without job" : null),
+                RecordTypes.SPEC)
             .uid("decode-spec-seeds")
             .name("Decode spec seeds");
     DataStream<CpiSpec> seeds =
-        decodedSeeds.assignTimestampsAndWatermarks(Watermarks.specs()).uid("spec-seed-watermarks").name("Spec seed event time");
+        decodedSeeds
+            .assignTimestampsAndWatermarks(Watermarks.specs())
+            .uid("spec-seed-watermarks")
+            .name("Spec seed event time");
 
     // Specs per job × platform (paper 3.1).
     SingleOutputStreamOperator<CpiSpec> specs =
         samples
-            .transform("Spec inputs", TypeInformation.of(SpecInput.class), SpecInputCombiner.of(options))
+            .transform(
+                "Spec inputs", TypeInformation.of(SpecInput.class), SpecInputCombiner.of(options))
             .uid("spec-inputs")
             .keyBy(s -> s.key, TypeInformation.of(String.class))
-            .connect(seeds.keyBy(s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()), TypeInformation.of(String.class)))
+            .connect(
+                seeds.keyBy(
+                    s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+                    TypeInformation.of(String.class)))
             .process(new SpecBuilderFunction(options), RecordTypes.SPEC)
             .uid("spec-builder")
             .name("Spec builder (job x platform)");
@@ -150,7 +174,8 @@ public final class Cpi2Job {
             .uid("host-detector")
             .name("Outlier and anomaly detector (host)");
     SingleOutputStreamOperator<Incident> incidents =
-        DataStreamUtils.reinterpretAsKeyedStream(scored, HostEvent::host, TypeInformation.of(String.class))
+        DataStreamUtils.reinterpretAsKeyedStream(
+                scored, HostEvent::host, TypeInformation.of(String.class))
             .process(new CorrelatorFunction(options), RecordTypes.INCIDENT)
             .uid("host-correlator")
             .name("Antagonist correlator and cap judge (host)");
@@ -159,7 +184,9 @@ public final class Cpi2Job {
     DataStream<DeadLetter> deadLetters =
         decodedSamples
             .getSideOutput(RecordTypes.DEAD_LETTERS)
-            .union(decodedActions.getSideOutput(RecordTypes.DEAD_LETTERS), decodedSeeds.getSideOutput(RecordTypes.DEAD_LETTERS));
+            .union(
+                decodedActions.getSideOutput(RecordTypes.DEAD_LETTERS),
+                decodedSeeds.getSideOutput(RecordTypes.DEAD_LETTERS));
 
     sinks.specs(specs);
     sinks.incidents(incidents);

@@ -10,9 +10,11 @@ public final class Cpi2Main {
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && (args[0].equals("--help") || args[0].equals("-h"))) {
       System.out.println("Usage: Cpi2Job [--config FILE] [--name value ...]");
-      System.out.println("Submit with `make -C flink-jobs submit` (Flink REST API). Options and defaults:");
+      System.out.println(
+          "Submit with `make -C flink-jobs submit` (Flink REST API). Options and defaults:");
       System.out.print(Cpi2Options.defaults().describe());
-      System.out.println("The loader (entry class org.cpi2.loader.LoaderJob: every topic into ClickHouse), options and defaults:");
+      System.out.println(
+          "The loader (entry class org.cpi2.loader.LoaderJob: every topic into ClickHouse), options and defaults:");
       System.out.print(Cpi2Options.loaderDefaults().describe());
       return;
     }

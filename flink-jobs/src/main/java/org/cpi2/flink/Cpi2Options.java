@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.Properties;
 
 /**
- * Every tunable of the jobs (paper Table 2, DESIGN.md "Parameters"), as option names with
- * defaults. Values come from {@code --name value} arguments and, optionally, a properties file
- * given by {@code --config FILE}; arguments win over the file.
+ * Every tunable of the jobs (paper Table 2, DESIGN.md "Parameters"), as option names with defaults.
+ * Values come from {@code --name value} arguments and, optionally, a properties file given by
+ * {@code --config FILE}; arguments win over the file.
  */
 public final class Cpi2Options implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -29,14 +29,17 @@ public final class Cpi2Options implements Serializable {
   // Correlator and policy (paper 4.2, 5).
   public static final String CORRELATION_WINDOW_S = "correlation.window-s";
   public static final String CORRELATION_THRESHOLD = "correlation.threshold";
+
   /** A capped suspect's usage must have risen and fallen with the victim's CPI (its lift). */
   public static final String CORRELATION_MIN_LIFT = "correlation.min-lift";
+
   /**
    * Or a suspect stands out when this much of its CPU usage (CPU-sec/sec) moves with the victim's
    * CPI. Bystanders in the simulated fleets reached at most 0.16 (0.11 above the correlation
    * threshold) over 14,000 analyses; antagonists 0.2 to 2.5.
    */
   public static final String CORRELATION_MIN_COMOVING_CPU = "correlation.min-comoving-cpu";
+
   public static final String ANALYSIS_MIN_INTERVAL_MS = "correlation.min-interval-ms";
   public static final String CAP_BATCH = "cap.batch-cpu";
   public static final String CAP_BEST_EFFORT = "cap.best-effort-cpu";
@@ -48,38 +51,56 @@ public final class Cpi2Options implements Serializable {
   public static final String SOURCE_IDLENESS_S = "time.source-idleness-s";
   public static final String TASK_TTL_S = "state.task-ttl-s";
   public static final String CHECKPOINT_INTERVAL_MS = "checkpoint.interval-ms";
+
   /** Where checkpoints go (a file:// URI); empty: the cluster's own setting. */
   public static final String CHECKPOINT_DIR = "checkpoint.dir";
+
   public static final String JOB_NAME = "job.name";
+
   /** Parallelism of every operator; 0 leaves it to the cluster (parallelism.default). */
   public static final String JOB_PARALLELISM = "job.parallelism";
+
   public static final String KAFKA_BOOTSTRAP = "kafka.bootstrap";
   public static final String KAFKA_GROUP = "kafka.group";
+
   /** Where a fresh start (no checkpoint or savepoint) reads samples and actions from. */
   public static final String KAFKA_START = "kafka.start";
+
   /**
    * The Kafka principal's client file (librdkafka properties: security.protocol, sasl.mechanisms,
-   * sasl.username, sasl.password, ssl.ca.location; stack/README.md), on the machines that run
-   * the job; empty: PLAINTEXT. Only its path is in the job: each Kafka client reads the password
-   * from the file when it starts (KafkaIo.clientProperties).
+   * sasl.username, sasl.password, ssl.ca.location; stack/README.md), on the machines that run the
+   * job; empty: PLAINTEXT. Only its path is in the job: each Kafka client reads the password from
+   * the file when it starts (KafkaIo.clientProperties).
    */
   public static final String KAFKA_CLIENT_FILE = "kafka.client-file";
-  /** The loader's ClickHouse (its HTTP interface, e.g. http://127.0.0.1:8123); required by the loader. */
+
+  /**
+   * The loader's ClickHouse (its HTTP interface, e.g. http://127.0.0.1:8123); required by the
+   * loader.
+   */
   public static final String CLICKHOUSE_URL = "clickhouse.url";
+
   public static final String CLICKHOUSE_DATABASE = "clickhouse.database";
+
   /**
    * A ClickHouse table's writer inserts its batch at whichever comes first: this many rows, this
    * many bytes, or its oldest row this old. ClickHouse's CPU per row falls with the size of an
    * insert, and fewer, larger parts mean less merging afterwards, so batches are large.
    */
   public static final String CLICKHOUSE_BATCH = "clickhouse.batch-rows";
-  /** Bounds a table writer's memory: it holds three batches, one filling, one being inserted and one waiting. */
+
+  /**
+   * Bounds a table writer's memory: it holds three batches, one filling, one being inserted and one
+   * waiting.
+   */
   public static final String CLICKHOUSE_BATCH_BYTES = "clickhouse.batch-bytes";
+
   /** Rows reach ClickHouse within about this long, even when no further record comes. */
   public static final String CLICKHOUSE_MAX_DELAY_MS = "clickhouse.max-delay-ms";
 
   /** The detection job's options. */
   private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
+
   /** The loader's options (org.cpi2.loader.LoaderJob). */
   private static final Map<String, String> LOADER_DEFAULTS = new LinkedHashMap<>();
 
@@ -145,7 +166,10 @@ public final class Cpi2Options implements Serializable {
     return new Cpi2Options(new LinkedHashMap<>(LOADER_DEFAULTS));
   }
 
-  /** The detection job's options from {@code --name value} pairs (see {@link #fromArgs(String[], Cpi2Options)}). */
+  /**
+   * The detection job's options from {@code --name value} pairs (see {@link #fromArgs(String[],
+   * Cpi2Options)}).
+   */
   public static Cpi2Options fromArgs(String[] args) throws IOException {
     return fromArgs(args, defaults());
   }

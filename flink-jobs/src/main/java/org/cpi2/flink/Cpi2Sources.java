@@ -8,10 +8,11 @@ import org.cpi2.flink.records.RawRecord;
 /** Where the job's input comes from: Kafka in production, in-memory data in tests. */
 public interface Cpi2Sources {
   /**
-   * cpi2.samples: CpiSample values, with event time and watermarks from {@code watermarks}
-   * applied where the records enter (per partition for Kafka).
+   * cpi2.samples: CpiSample values, with event time and watermarks from {@code watermarks} applied
+   * where the records enter (per partition for Kafka).
    */
-  DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks);
+  DataStream<RawRecord> samples(
+      StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks);
 
   /** cpi2.actions: EnforcementAction values. */
   DataStream<RawRecord> actions(StreamExecutionEnvironment env);

@@ -32,9 +32,9 @@ import org.cpi2.schema.Incident;
  *
  * <p>Nothing lost: the Kafka sources commit their offsets when a checkpoint completes, and a table
  * writer acknowledges a checkpoint only after every row before its barrier is inserted. An insert
- * that fails after its retries fails the job, which restarts from its last checkpoint and reads
- * the rows since again. Nothing doubled: those rows are inserted a second time, and every table
- * is a ReplacingMergeTree whose ORDER BY identifies a record, read with FINAL (clickhouse/README.md).
+ * that fails after its retries fails the job, which restarts from its last checkpoint and reads the
+ * rows since again. Nothing doubled: those rows are inserted a second time, and every table is a
+ * ReplacingMergeTree whose ORDER BY identifies a record, read with FINAL (clickhouse/README.md).
  *
  * <p>Records are decoded and checked as the detection job does; a record it refuses is counted
  * (metric {@code deadLetters}) and not stored: the detection job has already written its dead
@@ -42,6 +42,7 @@ import org.cpi2.schema.Incident;
  */
 public final class LoaderJob {
   public static final String COMPONENT = "loader";
+
   /** The longest wait between two restarts while ClickHouse does not answer. */
   static final Duration RETRY_MAX = Duration.ofSeconds(10);
 
@@ -66,16 +67,51 @@ public final class LoaderJob {
 
   /** Adds the loader's graph: each topic from {@code topics}, decoded, into its tables. */
   public static void build(Function<String, DataStream<RawRecord>> topics, ClickHouseSinks tables) {
-    tables.samples(decode(topics.apply(KafkaIo.SAMPLES), CpiSample.class, RecordTypes.SAMPLE_STREAM, Validators::sample, "samples"));
-    tables.specs(decode(topics.apply(KafkaIo.SPECS), CpiSpec.class, RecordTypes.SPEC, null, "specs"));
-    tables.incidents(decode(topics.apply(KafkaIo.INCIDENTS), Incident.class, RecordTypes.INCIDENT, null, "incidents"));
-    tables.actions(decode(topics.apply(KafkaIo.ACTIONS), EnforcementAction.class, RecordTypes.ACTION, Validators::action, "actions"));
-    tables.outcomes(decode(topics.apply(KafkaIo.OUTCOMES), CapOutcome.class, RecordTypes.OUTCOME, null, "outcomes"));
-    tables.deadLetters(decode(topics.apply(KafkaIo.DEAD_LETTER), DeadLetter.class, RecordTypes.DEAD_LETTER, null, "dead-letters"));
+    tables.samples(
+        decode(
+            topics.apply(KafkaIo.SAMPLES),
+            CpiSample.class,
+            RecordTypes.SAMPLE_STREAM,
+            Validators::sample,
+            "samples"));
+    tables.specs(
+        decode(topics.apply(KafkaIo.SPECS), CpiSpec.class, RecordTypes.SPEC, null, "specs"));
+    tables.incidents(
+        decode(
+            topics.apply(KafkaIo.INCIDENTS),
+            Incident.class,
+            RecordTypes.INCIDENT,
+            null,
+            "incidents"));
+    tables.actions(
+        decode(
+            topics.apply(KafkaIo.ACTIONS),
+            EnforcementAction.class,
+            RecordTypes.ACTION,
+            Validators::action,
+            "actions"));
+    tables.outcomes(
+        decode(
+            topics.apply(KafkaIo.OUTCOMES),
+            CapOutcome.class,
+            RecordTypes.OUTCOME,
+            null,
+            "outcomes"));
+    tables.deadLetters(
+        decode(
+            topics.apply(KafkaIo.DEAD_LETTER),
+            DeadLetter.class,
+            RecordTypes.DEAD_LETTER,
+            null,
+            "dead-letters"));
   }
 
   private static <T extends SpecificRecord> DataStream<T> decode(
-      DataStream<RawRecord> raw, Class<T> type, TypeInformation<T> info, SerializableFunction<T, String> validate, String what) {
+      DataStream<RawRecord> raw,
+      Class<T> type,
+      TypeInformation<T> info,
+      SerializableFunction<T, String> validate,
+      String what) {
     return raw.process(new DecodeFunction<>(type, COMPONENT + "/decode-" + what, validate), info)
         .uid("loader-decode-" + what)
         .name("Decode " + what);

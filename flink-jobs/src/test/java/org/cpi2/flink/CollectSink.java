@@ -12,7 +12,8 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
 /** A Sink v2 that collects into a static queue by name, for MiniCluster tests in this JVM. */
 public class CollectSink<T> implements Sink<T> {
   private static final long serialVersionUID = 1L;
-  private static final Map<String, ConcurrentLinkedQueue<Object>> QUEUES = new ConcurrentHashMap<>();
+  private static final Map<String, ConcurrentLinkedQueue<Object>> QUEUES =
+      new ConcurrentHashMap<>();
 
   private final String name;
 

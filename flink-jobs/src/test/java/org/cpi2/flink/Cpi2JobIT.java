@@ -38,7 +38,10 @@ class Cpi2JobIT {
   @RegisterExtension
   static final MiniClusterExtension CLUSTER =
       new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(2).build());
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(2)
+              .build());
 
   /** An epoch-like start aligned on the 10-minute spec period. */
   static final long T0 = 1_700_000_400L * 1_000_000L;
@@ -61,11 +64,16 @@ class Cpi2JobIT {
         if (k == 0 && burst) {
           cpi = 3.0;
         }
-        CpiSample s = Fixtures.sample("h" + k, "web/" + k, TaskClass.LATENCY_SENSITIVE, t, cpi, 0.8);
+        CpiSample s =
+            Fixtures.sample("h" + k, "web/" + k, TaskClass.LATENCY_SENSITIVE, t, cpi, 0.8);
         out.add(RawRecord.of("cpi2.samples", 0, offset++, null, wire.encode(s)));
       }
       double video = i <= 30 ? 0.2 : i <= 35 ? (burst ? 1.0 : 0.05) : 0.01;
-      out.add(raw(wire, Fixtures.sample("h0", "video/0", TaskClass.BEST_EFFORT, t, 1.5, video), offset++));
+      out.add(
+          raw(
+              wire,
+              Fixtures.sample("h0", "video/0", TaskClass.BEST_EFFORT, t, 1.5, video),
+              offset++));
       out.add(raw(wire, Fixtures.sample("h0", "mr/0", TaskClass.BATCH, t, 1.2, 0.5), offset++));
       if (i == 20) {
         out.add(RawRecord.of("cpi2.samples", 0, offset++, null, new byte[] {1, 2, 3}));
@@ -92,13 +100,16 @@ class Cpi2JobIT {
         List.of(
             RawRecord.of("cpi2.actions", 0, 0, null, Wire.of(EnforcementAction.class).encode(cap)),
             RawRecord.of("cpi2.actions", 0, 1, null, new byte[0]));
-    List<RawRecord> seeds = List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1}));
+    List<RawRecord> seeds =
+        List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1}));
     TypeInformation<RawRecord> rawType = TypeInformation.of(RawRecord.class);
     Cpi2Sources sources =
         new Cpi2Sources() {
           @Override
-          public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
-            return env.fromData(Cpi2JobIT.samples(), rawType).assignTimestampsAndWatermarks(watermarks);
+          public DataStream<RawRecord> samples(
+              StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+            return env.fromData(Cpi2JobIT.samples(), rawType)
+                .assignTimestampsAndWatermarks(watermarks);
           }
 
           @Override
@@ -148,26 +159,38 @@ class Cpi2JobIT {
     assertEquals("video/0", inc.getAntagonistTask());
     assertEquals(TaskClass.BEST_EFFORT, inc.getAntagonistClass());
     assertEquals(0.01, inc.getCapCpu(), 0);
-    assertEquals(List.of("video/0", "mr/0"), inc.getSuspects().stream().map(s -> s.getTask()).toList());
+    assertEquals(
+        List.of("video/0", "mr/0"), inc.getSuspects().stream().map(s -> s.getTask()).toList());
     assertTrue(inc.getCorrelation() >= 0.35, "correlation " + inc.getCorrelation());
 
     List<CpiSpec> webSpecs = specs.values().stream().filter(s -> s.getJob().equals("web")).toList();
     assertEquals(5, webSpecs.size(), "periods ending at 10, 20, 30, 40, 50 minutes: " + webSpecs);
-    CpiSpec first = webSpecs.stream().filter(s -> s.getPeriodEndUs() == T0 + 10 * MIN).findFirst().orElseThrow();
+    CpiSpec first =
+        webSpecs.stream()
+            .filter(s -> s.getPeriodEndUs() == T0 + 10 * MIN)
+            .findFirst()
+            .orElseThrow();
     assertTrue(first.getUsable());
     assertEquals(5, first.getNumTasks());
     assertEquals(1.0, first.getCpiMean(), 0.01);
-    assertTrue(specs.values().stream().filter(s -> s.getJob().equals("video")).noneMatch(CpiSpec::getUsable), "one task only");
+    assertTrue(
+        specs.values().stream()
+            .filter(s -> s.getJob().equals("video"))
+            .noneMatch(CpiSpec::getUsable),
+        "one task only");
 
     List<CapOutcome> judged = outcomes.values();
     assertEquals(1, judged.size(), "outcomes: " + judged);
     assertEquals(Verdict.TRUE_POSITIVE, judged.get(0).getVerdict());
-    assertTrue(judged.get(0).getRelativeCpi() < 0.8, "relative CPI " + judged.get(0).getRelativeCpi());
+    assertTrue(
+        judged.get(0).getRelativeCpi() < 0.8, "relative CPI " + judged.get(0).getRelativeCpi());
 
     List<DeadLetter> letters = dead.values();
     assertEquals(4, letters.size(), "dead letters: " + letters);
-    assertEquals(2, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.samples")).count());
-    assertEquals(1, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.actions")).count());
+    assertEquals(
+        2, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.samples")).count());
+    assertEquals(
+        1, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.actions")).count());
     assertEquals(1, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.specs")).count());
   }
 }

@@ -24,7 +24,9 @@ class Cpi2OptionsTest {
   void argumentsOverrideTheFileWhichOverridesDefaults(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("job.properties");
     Files.writeString(file, "spec.period-s=600\ncorrelation.threshold=0.5\n");
-    Cpi2Options o = Cpi2Options.fromArgs(new String[] {"--config", file.toString(), "--correlation.threshold", "0.4"});
+    Cpi2Options o =
+        Cpi2Options.fromArgs(
+            new String[] {"--config", file.toString(), "--correlation.threshold", "0.4"});
     assertEquals(600, o.getLong(Cpi2Options.SPEC_PERIOD_S));
     assertEquals(0.4, o.getDouble(Cpi2Options.CORRELATION_THRESHOLD));
     assertEquals(5, o.getInt(Cpi2Options.SPEC_MIN_TASKS));
@@ -33,9 +35,13 @@ class Cpi2OptionsTest {
   @Test
   void typosAndDanglingNamesAreRefused() {
     IllegalArgumentException e =
-        assertThrows(IllegalArgumentException.class, () -> Cpi2Options.fromArgs(new String[] {"--spec.perod-s", "1"}));
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> Cpi2Options.fromArgs(new String[] {"--spec.perod-s", "1"}));
     assertTrue(e.getMessage().contains("unknown option spec.perod-s"), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> Cpi2Options.fromArgs(new String[] {"--spec.period-s"}));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> Cpi2Options.fromArgs(new String[] {"--spec.period-s"}));
   }
 
   @Test

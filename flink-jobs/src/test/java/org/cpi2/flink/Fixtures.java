@@ -13,7 +13,8 @@ public final class Fixtures {
 
   private Fixtures() {}
 
-  public static CpiSample sample(String host, String task, TaskClass c, long tUs, Double cpi, double cpu) {
+  public static CpiSample sample(
+      String host, String task, TaskClass c, long tUs, Double cpi, double cpu) {
     return CpiSample.newBuilder()
         .setHost(host)
         .setTask(task)

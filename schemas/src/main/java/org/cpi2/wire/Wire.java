@@ -12,9 +12,9 @@ import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 
 /**
- * The project's wire format: Avro single-object encoding (C3 01, 8-byte little-endian
- * CRC-64-AVRO fingerprint of the writer schema, binary payload). A codec decodes every archived
- * version of its message, resolving older and newer writers to the current reader schema.
+ * The project's wire format: Avro single-object encoding (C3 01, 8-byte little-endian CRC-64-AVRO
+ * fingerprint of the writer schema, binary payload). A codec decodes every archived version of its
+ * message, resolving older and newer writers to the current reader schema.
  */
 public final class Wire<T extends SpecificRecord> {
   private final Schema schema;
@@ -57,12 +57,14 @@ public final class Wire<T extends SpecificRecord> {
       throw new WireFormatException("empty message (null value)");
     }
     if (message.length < 10) {
-      throw new WireFormatException("message too short for single-object encoding: " + message.length + " bytes");
+      throw new WireFormatException(
+          "message too short for single-object encoding: " + message.length + " bytes");
     }
     try {
       return decoder.decode(message);
     } catch (MissingSchemaException e) {
-      throw new WireFormatException("unknown writer schema for " + schema.getName() + ": " + e.getMessage(), e);
+      throw new WireFormatException(
+          "unknown writer schema for " + schema.getName() + ": " + e.getMessage(), e);
     } catch (BadHeaderException e) {
       throw new WireFormatException("not Avro single-object encoding: " + e.getMessage(), e);
     } catch (IOException | RuntimeException e) {

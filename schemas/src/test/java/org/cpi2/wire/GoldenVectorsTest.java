@@ -23,8 +23,8 @@ import org.cpi2.schema.CpiSample;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Java side of the shared golden vectors (schemas/golden/vectors.json); the C and Python
- * tests check the same file. With -Dgolden.update=true it rewrites the hex (on purpose only).
+ * The Java side of the shared golden vectors (schemas/golden/vectors.json); the C and Python tests
+ * check the same file. With -Dgolden.update=true it rewrites the hex (on purpose only).
  */
 class GoldenVectorsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -41,7 +41,8 @@ class GoldenVectorsTest {
   }
 
   private static JsonNode load() throws Exception {
-    try (InputStream in = GoldenVectorsTest.class.getResourceAsStream("/cpi2/golden/vectors.json")) {
+    try (InputStream in =
+        GoldenVectorsTest.class.getResourceAsStream("/cpi2/golden/vectors.json")) {
       return JSON.readTree(in);
     }
   }
@@ -55,7 +56,8 @@ class GoldenVectorsTest {
       Wire<SpecificRecord> wire = wire(v.get("message").asText());
       SpecificRecord record = fromJson(wire.schema(), v.get("value"));
       String hex = HexFormat.of().formatHex(wire.encode(record));
-      String fp = Long.toUnsignedString(SchemaNormalization.parsingFingerprint64(wire.schema()), 16);
+      String fp =
+          Long.toUnsignedString(SchemaNormalization.parsingFingerprint64(wire.schema()), 16);
       if (update) {
         ((ObjectNode) v).put("hex", hex);
         ((ObjectNode) v).put("fingerprint", String.format("%16s", fp).replace(' ', '0'));
@@ -64,7 +66,10 @@ class GoldenVectorsTest {
       if (!hex.equals(v.path("hex").asText())) {
         failures.add(v.get("name") + ": expected " + v.path("hex").asText() + " got " + hex);
       }
-      assertEquals(record, wire.decode(HexFormat.of().parseHex(v.get("hex").asText())), v.get("name").asText());
+      assertEquals(
+          record,
+          wire.decode(HexFormat.of().parseHex(v.get("hex").asText())),
+          v.get("name").asText());
     }
     if (update) {
       File out = new File(System.getProperty("golden.file", "golden/vectors.json"));
@@ -78,7 +83,9 @@ class GoldenVectorsTest {
   void fingerprintsMatchTheVectors() throws Exception {
     // The Python test checks schemagen.py computes these same fingerprints independently.
     for (JsonNode v : load().get("vectors")) {
-      Schema s = SpecificData.get().getSchema(Class.forName("org.cpi2.schema." + v.get("message").asText()));
+      Schema s =
+          SpecificData.get()
+              .getSchema(Class.forName("org.cpi2.schema." + v.get("message").asText()));
       String fp = String.format("%016x", SchemaNormalization.parsingFingerprint64(s));
       assertEquals(v.get("fingerprint").asText(), fp, v.get("name").asText());
     }
@@ -101,7 +108,8 @@ class GoldenVectorsTest {
         assertFalse(e.getMessage().isEmpty());
       }
     }
-    WireFormatException e = assertThrows(WireFormatException.class, () -> wire.decode(new byte[] {1, 2}));
+    WireFormatException e =
+        assertThrows(WireFormatException.class, () -> wire.decode(new byte[] {1, 2}));
     assertFalse(e.getMessage().isBlank());
   }
 }

@@ -24,8 +24,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 class SchemaCompatibilityTest {
   static Stream<Class<?>> messages() {
     return Stream.of(
-        CpiSample.class, CpiSpec.class, Incident.class, EnforcementAction.class,
-        ControlCommand.class, CapOutcome.class, DeadLetter.class);
+        CpiSample.class,
+        CpiSpec.class,
+        Incident.class,
+        EnforcementAction.class,
+        ControlCommand.class,
+        CapOutcome.class,
+        DeadLetter.class);
   }
 
   @ParameterizedTest
@@ -37,10 +42,12 @@ class SchemaCompatibilityTest {
     for (int i = 0; i < versions.size(); i++) {
       Schema old = versions.get(i);
       String what = current.getName() + " v" + (i + 1);
-      assertEquals(SchemaCompatibilityType.COMPATIBLE,
+      assertEquals(
+          SchemaCompatibilityType.COMPATIBLE,
           SchemaCompatibility.checkReaderWriterCompatibility(current, old).getType(),
           "current reader cannot read " + what + " (backward compatibility)");
-      assertEquals(SchemaCompatibilityType.COMPATIBLE,
+      assertEquals(
+          SchemaCompatibilityType.COMPATIBLE,
           SchemaCompatibility.checkReaderWriterCompatibility(old, current).getType(),
           what + " reader cannot read the current writer (forward compatibility)");
     }
@@ -52,7 +59,8 @@ class SchemaCompatibilityTest {
     Schema current = SpecificData.get().getSchema(type);
     List<Schema> versions = SchemaVersions.of(current.getName());
     Schema newest = versions.get(versions.size() - 1);
-    assertEquals(SchemaNormalization.parsingFingerprint64(current),
+    assertEquals(
+        SchemaNormalization.parsingFingerprint64(current),
         SchemaNormalization.parsingFingerprint64(newest),
         current.getName() + " changed without archiving it: run make -C schemas archive");
   }

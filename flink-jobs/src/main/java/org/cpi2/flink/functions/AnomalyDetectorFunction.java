@@ -24,24 +24,24 @@ import org.cpi2.flink.records.SpecHistory;
 import org.cpi2.schema.CpiSpec;
 
 /**
- * Paper section 4.1, keyed by host: judges every sample of the host's tasks against its job's
- * spec on its platform in force at the sample's time (specs arrive as broadcast state) and emits
- * it as a {@link ScoredSample}, flagged as an outlier and, when it completes enough outliers
- * within the anomaly window, as anomalous. Specs that are not yet usable still give a threshold,
- * so that the incident can say why nothing was done. Enforcers' actions pass through unchanged:
- * the correlator, chained behind, reads samples and actions as one stream.
+ * Paper section 4.1, keyed by host: judges every sample of the host's tasks against its job's spec
+ * on its platform in force at the sample's time (specs arrive as broadcast state) and emits it as a
+ * {@link ScoredSample}, flagged as an outlier and, when it completes enough outliers within the
+ * anomaly window, as anomalous. Specs that are not yet usable still give a threshold, so that the
+ * incident can say why nothing was done. Enforcers' actions pass through unchanged: the correlator,
+ * chained behind, reads samples and actions as one stream.
  *
  * <p>A sample is judged against the spec in force at its own time: the newest spec whose period
  * ended at or before it. The spec builder emits the specs of a period before it forwards the
- * watermark past that period's end, so once the watermark has passed the last spec period
- * boundary at or before a sample, that sample's spec is final: the sample is judged on arrival,
- * and detection does not wait for the next sampling period to move the watermark. Otherwise
- * (in the minute or so after each spec period ends, and when replaying history) it waits in
- * state until its spec is final (one timer per host and spec period); a task's waiting samples are
- * judged first, oldest first, as soon as their spec is final. A late sample (at or before the watermark) is judged at once.
- * Either way an outlier is placed among the task's outliers by its own time (see
- * {@link AnomalyWindow}). A task's outliers are forgotten once the watermark is
- * {@code state.task-ttl-s} past the newest of them.
+ * watermark past that period's end, so once the watermark has passed the last spec period boundary
+ * at or before a sample, that sample's spec is final: the sample is judged on arrival, and
+ * detection does not wait for the next sampling period to move the watermark. Otherwise (in the
+ * minute or so after each spec period ends, and when replaying history) it waits in state until its
+ * spec is final (one timer per host and spec period); a task's waiting samples are judged first,
+ * oldest first, as soon as their spec is final. A late sample (at or before the watermark) is
+ * judged at once. Either way an outlier is placed among the task's outliers by its own time (see
+ * {@link AnomalyWindow}). A task's outliers are forgotten once the watermark is {@code
+ * state.task-ttl-s} past the newest of them.
  */
 public class AnomalyDetectorFunction
     extends KeyedBroadcastProcessFunction<String, HostEvent, CpiSpec, HostEvent> {
@@ -64,8 +64,10 @@ public class AnomalyDetectorFunction
   private transient OutlierRule rule;
   private transient AnomalyWindow window;
   private transient MapState<String, DetectorTask> tasks;
+
   /** Samples waiting for their spec, by task and time ({@link #waitingKey}). */
   private transient MapState<String, ScoredSample> waiting;
+
   /** The broadcast spec histories by job and platform, as last read; emptied by every new spec. */
   private transient JobPlatformMap<SpecHistory> specCache;
 
@@ -83,12 +85,21 @@ public class AnomalyDetectorFunction
     rule = new OutlierRule(sigmas, minCpu);
     window = new AnomalyWindow(outliers, windowUs);
     specCache = new JobPlatformMap<>();
-    tasks = getRuntimeContext().getMapState(new MapStateDescriptor<>("tasks", RecordTypes.STATE_STRING, TypeInformation.of(DetectorTask.class)));
-    waiting = getRuntimeContext().getMapState(new MapStateDescriptor<>("waiting-samples", RecordTypes.STATE_STRING, RecordTypes.WAITING_SAMPLE));
+    tasks =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "tasks", RecordTypes.STATE_STRING, TypeInformation.of(DetectorTask.class)));
+    waiting =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "waiting-samples", RecordTypes.STATE_STRING, RecordTypes.WAITING_SAMPLE));
   }
 
   @Override
-  public void processElement(HostEvent e, ReadOnlyContext ctx, Collector<HostEvent> out) throws Exception {
+  public void processElement(HostEvent e, ReadOnlyContext ctx, Collector<HostEvent> out)
+      throws Exception {
     if (e.sample == null) {
       out.collect(e); // an action: for the correlator
       return;
@@ -118,11 +129,14 @@ public class AnomalyDetectorFunction
   }
 
   /**
-   * Judges, oldest first, the task's waiting samples whose spec has become final; true if none
-   * of the task's samples is left waiting (their timers then find nothing to do).
+   * Judges, oldest first, the task's waiting samples whose spec has become final; true if none of
+   * the task's samples is left waiting (their timers then find nothing to do).
    */
   private boolean judgeWaitingWithFinalSpecs(
-      String taskName, long watermark, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx,
+      String taskName,
+      long watermark,
+      ReadOnlyBroadcastState<String, SpecHistory> specs,
+      ReadOnlyContext ctx,
       Collector<HostEvent> out)
       throws Exception {
     DetectorTask t = tasks.get(taskName);
@@ -148,7 +162,8 @@ public class AnomalyDetectorFunction
   }
 
   @Override
-  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<HostEvent> out) throws Exception {
+  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<HostEvent> out)
+      throws Exception {
     if (!waiting.isEmpty()) {
       List<ScoredSample> due = new ArrayList<>();
       for (Map.Entry<String, ScoredSample> w : waiting.entries()) {
@@ -207,7 +222,8 @@ public class AnomalyDetectorFunction
   }
 
   /** Judges the sample {@code o} (its judgement fields are set) and returns it. */
-  private ScoredSample judge(ScoredSample o, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx)
+  private ScoredSample judge(
+      ScoredSample o, ReadOnlyBroadcastState<String, SpecHistory> specs, ReadOnlyContext ctx)
       throws Exception {
     SpecHistory history = specCache.get(o.job, o.platform, UNREAD);
     if (history == UNREAD) {
@@ -229,7 +245,9 @@ public class AnomalyDetectorFunction
         o.anomalous = window.isAnomalous(t.outliers, o.timeUs);
         // Forget the task's outliers at the first anomaly-window boundary after their TTL.
         long windowMs = windowUs / 1000;
-        ctx.timerService().registerEventTimeTimer(((t.newestOutlier() + taskTtlUs) / 1000 / windowMs + 1) * windowMs);
+        ctx.timerService()
+            .registerEventTimeTimer(
+                ((t.newestOutlier() + taskTtlUs) / 1000 / windowMs + 1) * windowMs);
       }
     }
     return o;
@@ -269,7 +287,8 @@ public class AnomalyDetectorFunction
   }
 
   @Override
-  public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<HostEvent> out) throws Exception {
+  public void processBroadcastElement(CpiSpec spec, Context ctx, Collector<HostEvent> out)
+      throws Exception {
     specCache.clear();
     BroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
     String key = SpecBuilderFunction.key(spec.getJob(), spec.getPlatform());

@@ -8,7 +8,6 @@ import org.apache.flink.api.common.functions.RuntimeContext;
 import org.apache.flink.api.common.state.MapState;
 import org.apache.flink.api.common.state.MapStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.util.OutputTag;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.OutcomeJudgement;
@@ -45,20 +44,27 @@ final class CapJudge implements java.io.Serializable {
   }
 
   void open(RuntimeContext rc) {
-    judging = rc.getMapState(new MapStateDescriptor<>("judged-caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class)));
+    judging =
+        rc.getMapState(
+            new MapStateDescriptor<>(
+                "judged-caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class)));
   }
 
-  /** How far behind the watermark a cap that has not expired may reach: its time before and during. */
+  /**
+   * How far behind the watermark a cap that has not expired may reach: its time before and during.
+   */
   long retentionUs() {
     return beforeUs + 2 * capDurationUs;
   }
 
   /**
-   * Takes an APPLIED action for an incident; returns the event time (ms) at which to judge it:
-   * its expiry. Other actions: Long.MIN_VALUE.
+   * Takes an APPLIED action for an incident; returns the event time (ms) at which to judge it: its
+   * expiry. Other actions: Long.MIN_VALUE.
    */
   long onAction(EnforcementAction a) throws Exception {
-    if (a.getKind() != ActionKind.APPLIED || a.getCause() != ActionCause.INCIDENT || a.getVictimTask() == null) {
+    if (a.getKind() != ActionKind.APPLIED
+        || a.getCause() != ActionCause.INCIDENT
+        || a.getVictimTask() == null) {
       return Long.MIN_VALUE;
     }
     CapState c = new CapState();
@@ -72,7 +78,8 @@ final class CapJudge implements java.io.Serializable {
   }
 
   /** Judges every cap of the host that expired at or before {@code timestampMs}. */
-  void judgeDue(String host, long timestampMs, MapState<String, TaskSeries> series, List<CapOutcome> out)
+  void judgeDue(
+      String host, long timestampMs, MapState<String, TaskSeries> series, List<CapOutcome> out)
       throws Exception {
     if (judging.isEmpty()) {
       return;
@@ -122,7 +129,10 @@ final class CapJudge implements java.io.Serializable {
     double[] out = new double[ts.size()];
     int n = 0;
     for (int i = 0; i < ts.size(); i++) {
-      if (ts.times[i] >= from && ts.times[i] < to && ts.cpu[i] >= minCpu && Double.isFinite(ts.cpi[i])) {
+      if (ts.times[i] >= from
+          && ts.times[i] < to
+          && ts.cpu[i] >= minCpu
+          && Double.isFinite(ts.cpi[i])) {
         out[n++] = ts.cpi[i];
       }
     }

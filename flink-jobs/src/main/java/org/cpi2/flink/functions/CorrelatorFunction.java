@@ -1,6 +1,5 @@
 package org.cpi2.flink.functions;
 
-import org.cpi2.schema.TaskClass;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +26,7 @@ import org.cpi2.schema.ActionKind;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
 
 /**
  * Paper sections 4.2, 5 and 7.2, keyed by host, chained behind the detector: one stream of the
@@ -35,13 +35,13 @@ import org.cpi2.schema.Incident;
  * in force. An anomalous sample queues its task for analysis; the analysis runs as soon as the
  * host's period is complete (every task that reported the victim's previous sample time, at least
  * one besides the victim, has reported a sample at or after the victim's), or else when the
- * watermark passes the sample's time (a tenant that fell silent cannot hold it longer), and at
- * most once per {@code correlation.min-interval-ms} of event time per host, latency-sensitive or
+ * watermark passes the sample's time (a tenant that fell silent cannot hold it longer), and at most
+ * once per {@code correlation.min-interval-ms} of event time per host, latency-sensitive or
  * protected victims first. A victim is analysed again only after as many new outliers as make an
  * anomaly since its last incident; capped tasks are left out, and when the victim is still
  * anomalous under a cap naming it, the new incident is the next round (paper 5: "analyse again
- * without the capped task"). Every cap applied for an incident is judged from the same series
- * when the watermark passes its expiry ({@link CapJudge}; outcomes on {@link #OUTCOMES}).
+ * without the capped task"). Every cap applied for an incident is judged from the same series when
+ * the watermark passes its expiry ({@link CapJudge}; outcomes on {@link #OUTCOMES}).
  */
 public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, Incident> {
   private static final long serialVersionUID = 1L;
@@ -91,21 +91,31 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     // that stop reporting are dropped in event time by prune(), at every timer of the host.
     series =
         getRuntimeContext()
-            .getMapState(new MapStateDescriptor<>("series", RecordTypes.STATE_STRING, RecordTypes.TASK_SERIES));
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "series", RecordTypes.STATE_STRING, RecordTypes.TASK_SERIES));
     pending =
         getRuntimeContext()
-            .getMapState(new MapStateDescriptor<>("pending", RecordTypes.STATE_STRING, TypeInformation.of(PendingAnalysis.class)));
-    MapStateDescriptor<String, Long> li = new MapStateDescriptor<>("last-incident", RecordTypes.STATE_STRING, Types.LONG);
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "pending",
+                    RecordTypes.STATE_STRING,
+                    TypeInformation.of(PendingAnalysis.class)));
+    MapStateDescriptor<String, Long> li =
+        new MapStateDescriptor<>("last-incident", RecordTypes.STATE_STRING, Types.LONG);
     li.enableTimeToLive(StateTtl.forTasks(ttl));
     lastIncidentUs = getRuntimeContext().getMapState(li);
-    MapStateDescriptor<String, Integer> lr = new MapStateDescriptor<>("last-round", RecordTypes.STATE_STRING, Types.INT);
+    MapStateDescriptor<String, Integer> lr =
+        new MapStateDescriptor<>("last-round", RecordTypes.STATE_STRING, Types.INT);
     lr.enableTimeToLive(StateTtl.forTasks(ttl));
     lastRound = getRuntimeContext().getMapState(lr);
     MapStateDescriptor<String, CapState> cd =
-        new MapStateDescriptor<>("caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class));
+        new MapStateDescriptor<>(
+            "caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class));
     cd.enableTimeToLive(StateTtl.forTasks(ttl)); // caps last minutes; a silent host's go too
     caps = getRuntimeContext().getMapState(cd);
-    lastAnalysisMs = getRuntimeContext().getState(new ValueStateDescriptor<>("last-analysis", Types.LONG));
+    lastAnalysisMs =
+        getRuntimeContext().getState(new ValueStateDescriptor<>("last-analysis", Types.LONG));
     judge.open(getRuntimeContext());
   }
 
@@ -118,7 +128,8 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     }
   }
 
-  private void processSample(ScoredSample s, Context ctx, Collector<Incident> out) throws Exception {
+  private void processSample(ScoredSample s, Context ctx, Collector<Incident> out)
+      throws Exception {
     TaskSeries ts = series.get(s.task);
     if (ts == null) {
       ts = new TaskSeries();
@@ -227,7 +238,8 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   }
 
   @Override
-  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<Incident> out) throws Exception {
+  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<Incident> out)
+      throws Exception {
     judgeDue(ctx.getCurrentKey(), timestampMs, ctx);
     prune(timestampMs * 1000 - windowUs);
     if (pending.isEmpty()) {
@@ -252,9 +264,9 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   }
 
   /**
-   * The queued victim to analyse next among those at or before {@code maxUs}: latency-sensitive
-   * or protected victims first (only their incidents can cap anyone, and analyses are rationed
-   * per host), then the earliest; null if none.
+   * The queued victim to analyse next among those at or before {@code maxUs}: latency-sensitive or
+   * protected victims first (only their incidents can cap anyone, and analyses are rationed per
+   * host), then the earliest; null if none.
    */
   private String nextVictim(long maxUs) throws Exception {
     String best = null;
@@ -266,8 +278,11 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
         continue;
       }
       TaskSeries ts = series.get(e.getKey());
-      boolean isProtected = ts != null && (ts.isProtected || ts.taskClass == TaskClass.LATENCY_SENSITIVE);
-      if (best == null || (isProtected && !bestProtected) || (isProtected == bestProtected && t < bestUs)) {
+      boolean isProtected =
+          ts != null && (ts.isProtected || ts.taskClass == TaskClass.LATENCY_SENSITIVE);
+      if (best == null
+          || (isProtected && !bestProtected)
+          || (isProtected == bestProtected && t < bestUs)) {
         best = e.getKey();
         bestUs = t;
         bestProtected = isProtected;

@@ -7,12 +7,12 @@ import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificDatumReader;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.function.SerializableFunction;
-import org.apache.avro.specific.SpecificRecord;
 import org.cpi2.flink.records.RawRecord;
 import org.cpi2.schema.DeadLetter;
 import org.cpi2.wire.Wire;
@@ -88,7 +88,8 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
       header[1] = (byte) 0x01;
       long fingerprint = SchemaNormalization.parsingFingerprint64(schema);
       for (int i = 0; i < 8; i++) {
-        header[2 + i] = (byte) (fingerprint >>> (8 * i)); // little-endian, as BinaryMessageEncoder writes it
+        header[2 + i] =
+            (byte) (fingerprint >>> (8 * i)); // little-endian, as BinaryMessageEncoder writes it
       }
       SpecificData model = new SpecificData();
       model.setCustomCoders(true);
@@ -106,7 +107,9 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
         }
       }
       try {
-        decoder = DecoderFactory.get().binaryDecoder(message, header.length, message.length - header.length, decoder);
+        decoder =
+            DecoderFactory.get()
+                .binaryDecoder(message, header.length, message.length - header.length, decoder);
         return reader.read(null, decoder);
       } catch (java.io.IOException | RuntimeException e) {
         return null; // Wire.decode says why

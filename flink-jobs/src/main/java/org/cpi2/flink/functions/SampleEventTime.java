@@ -10,14 +10,14 @@ import org.cpi2.wire.Wire;
 import org.cpi2.wire.WireFormatException;
 
 /**
- * Reads a CpiSample's event time ({@code window_start_us}, in ms) from its wire bytes, in the
- * Kafka source, so that every partition gets its own watermark before partitions are interleaved.
+ * Reads a CpiSample's event time ({@code window_start_us}, in ms) from its wire bytes, in the Kafka
+ * source, so that every partition gets its own watermark before partitions are interleaved.
  *
  * <p>For the current writer schema it skips the fields before {@code window_start_us} without
- * decoding them (the skip plan is derived from the schema, so a reordered schema changes the
- * plan, not the result); other writer versions are decoded whole. A record that cannot be read
- * has no event time ({@link #NONE}): it cannot move a watermark, and the decoder turns it into a
- * dead letter.
+ * decoding them (the skip plan is derived from the schema, so a reordered schema changes the plan,
+ * not the result); other writer versions are decoded whole. A record that cannot be read has no
+ * event time ({@link #NONE}): it cannot move a watermark, and the decoder turns it into a dead
+ * letter.
  */
 public final class SampleEventTime implements Serializable {
   private static final long serialVersionUID = 1L;

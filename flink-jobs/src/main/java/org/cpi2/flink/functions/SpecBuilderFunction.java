@@ -23,17 +23,18 @@ import org.cpi2.schema.CpiSpec;
 
 /**
  * Builds the CPI spec of one (job, platform), paper section 3.1. Input 1: the samples that count
- * towards a spec, combined per period before the shuffle ({@link SpecInputCombiner}); input 2: specs
- * from the compacted cpi2.specs topic, which seed a fresh deployment (a seed is adopted when it
- * is newer than the spec in state). Samples are accumulated per event-time period; when the
+ * towards a spec, combined per period before the shuffle ({@link SpecInputCombiner}); input 2:
+ * specs from the compacted cpi2.specs topic, which seed a fresh deployment (a seed is adopted when
+ * it is newer than the spec in state). Samples are accumulated per event-time period; when the
  * watermark passes a period's end the period is folded into the spec with age weighting and the
  * spec is emitted.
  *
- * <p>Late samples: a sample whose period was already folded is not counted (metric
- * {@code lateSamples}); with the bounded out-of-orderness of the watermarks, that is a sample more
- * than that bound late at the very end of a period.
+ * <p>Late samples: a sample whose period was already folded is not counted (metric {@code
+ * lateSamples}); with the bounded out-of-orderness of the watermarks, that is a sample more than
+ * that bound late at the very end of a period.
  */
-public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInput, CpiSpec, CpiSpec> {
+public class SpecBuilderFunction
+    extends KeyedCoProcessFunction<String, SpecInput, CpiSpec, CpiSpec> {
   private static final long serialVersionUID = 1L;
 
   private final long periodUs;
@@ -70,17 +71,23 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
   public void open(OpenContext ctx) {
     math = new SpecMath(ageWeight, minCpu, minTasks, minSamplesPerTask);
     spec = getRuntimeContext().getState(new ValueStateDescriptor<>("spec", RecordTypes.SPEC));
-    seededEligible = getRuntimeContext().getState(new ValueStateDescriptor<>("seeded-eligible", Types.INT));
+    seededEligible =
+        getRuntimeContext().getState(new ValueStateDescriptor<>("seeded-eligible", Types.INT));
     seedEndUs = getRuntimeContext().getState(new ValueStateDescriptor<>("seed-end", Types.LONG));
     periods =
         getRuntimeContext()
             .getMapState(
-                new MapStateDescriptor<>("periods", Types.LONG, TypeInformation.of(PeriodMoments.class)));
+                new MapStateDescriptor<>(
+                    "periods", Types.LONG, TypeInformation.of(PeriodMoments.class)));
     // No state TTL here: a job's map holds all its tasks, and TTL filtering would visit it whole
     // on every access. Tasks not seen for state.task-ttl-s of event time are dropped at each fold.
     samplesPerTask =
         getRuntimeContext()
-            .getMapState(new MapStateDescriptor<>("samples-per-task", RecordTypes.STATE_STRING, TypeInformation.of(TaskCount.class)));
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "samples-per-task",
+                    RecordTypes.STATE_STRING,
+                    TypeInformation.of(TaskCount.class)));
     lateSamples = getRuntimeContext().getMetricGroup().counter("lateSamples");
     seedsDropped = getRuntimeContext().getMetricGroup().counter("seedsDropped");
   }
@@ -127,13 +134,13 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
 
   /**
    * A seed (the latest spec of a previous deployment, from the compacted topic) is adopted when it
-   * is newer than the spec in state and no sample of a period it covers waits to be folded, and
-   * it is published (to the detector and the sinks) when the first sample after its period comes:
-   * the data has reached its time. A first sample of a period the seed covers means the data is
-   * older than the seed (a replay of older history, or a simulated fleet that starts its clock
-   * again): the seed is dropped and the spec built from the data. Otherwise every such sample
-   * would be late, and the detector, judging each sample by the spec in force at its time, would
-   * find none (metric {@code seedsDropped}).
+   * is newer than the spec in state and no sample of a period it covers waits to be folded, and it
+   * is published (to the detector and the sinks) when the first sample after its period comes: the
+   * data has reached its time. A first sample of a period the seed covers means the data is older
+   * than the seed (a replay of older history, or a simulated fleet that starts its clock again):
+   * the seed is dropped and the spec built from the data. Otherwise every such sample would be
+   * late, and the detector, judging each sample by the spec in force at its time, would find none
+   * (metric {@code seedsDropped}).
    */
   @Override
   public void processElement2(CpiSpec seed, Context ctx, Collector<CpiSpec> out) throws Exception {
@@ -153,7 +160,8 @@ public class SpecBuilderFunction extends KeyedCoProcessFunction<String, SpecInpu
   }
 
   @Override
-  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<CpiSpec> out) throws Exception {
+  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<CpiSpec> out)
+      throws Exception {
     long end = (timestampMs + 1) * 1000;
     List<Long> due = new ArrayList<>();
     for (Long p : periods.keys()) {

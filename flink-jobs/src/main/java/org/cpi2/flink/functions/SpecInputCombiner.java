@@ -20,9 +20,9 @@ import org.cpi2.schema.CpiSample;
 /**
  * The spec builder's input, combined before the shuffle: in the source's thread, the samples that
  * count towards a spec (a finite positive CPI at or above the CPU floor) are summed per (job,
- * platform) and spec period, with per task the samples it contributed, and leave as one
- * {@link SpecInput} per (job, platform) and period. Sent one by one, they were the second shuffle
- * of every sample and a tenth of the TaskManager's CPU at 100,000 samples/s.
+ * platform) and spec period, with per task the samples it contributed, and leave as one {@link
+ * SpecInput} per (job, platform) and period. Sent one by one, they were the second shuffle of every
+ * sample and a tenth of the TaskManager's CPU at 100,000 samples/s.
  *
  * <p>What it holds leaves before anything could need it downstream, so it keeps no state and
  * nothing is lost or counted twice on a restore: before it forwards a watermark that closes a
@@ -40,6 +40,7 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
     final long periodEndUs;
     final PeriodMoments moments = new PeriodMoments();
     long maxTimeUs = Long.MIN_VALUE;
+
     /** Per task: samples, last seen (µs). */
     final HashMap<String, long[]> tasks = new HashMap<>();
 
@@ -55,10 +56,13 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
 
   /** The open combinations by job and platform (usually one period, two across a boundary). */
   private transient JobPlatformMap<List<Open>> byJobPlatform;
+
   private transient List<Open> open;
   private transient int taskEntries;
+
   /** The earliest watermark (ms) at which an open period closes. */
   private transient long firstCloseMs;
+
   private transient Counter emitted;
 
   /** Task entries held at most by the job's combiner (a few tens of MB). */
@@ -67,7 +71,9 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
   /** The job's combiner: the CPU floor and spec period of {@code o}. */
   public static SpecInputCombiner of(Cpi2Options o) {
     return new SpecInputCombiner(
-        o.getDouble(Cpi2Options.MIN_CPU_USAGE), o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L, MAX_TASKS);
+        o.getDouble(Cpi2Options.MIN_CPU_USAGE),
+        o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L,
+        MAX_TASKS);
   }
 
   /**

@@ -3,7 +3,9 @@ package org.cpi2.flink.functions;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.EnforcementAction;
 
-/** Checks that decoded records make sense before they reach state; each returns a reason or null. */
+/**
+ * Checks that decoded records make sense before they reach state; each returns a reason or null.
+ */
 public final class Validators {
   private Validators() {}
 

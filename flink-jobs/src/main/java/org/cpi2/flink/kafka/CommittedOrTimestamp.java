@@ -9,10 +9,10 @@ import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * A partition's committed offset, or else its first record at or after a fixed time (its end
- * when there is none). Unlike "latest", the time is fixed when the job is built: a job that fails
- * before its first checkpoint, so before it committed anything, starts again from the same
- * offsets, not from the end of the topic at its restart (which would skip what came between).
+ * A partition's committed offset, or else its first record at or after a fixed time (its end when
+ * there is none). Unlike "latest", the time is fixed when the job is built: a job that fails before
+ * its first checkpoint, so before it committed anything, starts again from the same offsets, not
+ * from the end of the topic at its restart (which would skip what came between).
  */
 final class CommittedOrTimestamp implements OffsetsInitializer {
   private static final long serialVersionUID = 1L;
@@ -24,7 +24,8 @@ final class CommittedOrTimestamp implements OffsetsInitializer {
   }
 
   @Override
-  public Map<TopicPartition, Long> getPartitionOffsets(Collection<TopicPartition> partitions, PartitionOffsetsRetriever retriever) {
+  public Map<TopicPartition, Long> getPartitionOffsets(
+      Collection<TopicPartition> partitions, PartitionOffsetsRetriever retriever) {
     Map<TopicPartition, Long> out = new HashMap<>();
     Map<TopicPartition, Long> search = new HashMap<>();
     Map<TopicPartition, Long> committed = retriever.committedOffsets(partitions);

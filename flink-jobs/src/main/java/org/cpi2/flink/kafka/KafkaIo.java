@@ -28,10 +28,10 @@ import org.cpi2.schema.Incident;
 /**
  * The job's Kafka topics (DESIGN.md). On a fresh start, samples and actions are read from where
  * {@code kafka.start} says (by default the committed offsets of the job's consumer group, or the
- * earliest the first time); after a restore, from the checkpointed offsets. The spec seed source reads the
- * compacted cpi2.specs from the beginning. Sinks are at-least-once: consumers deduplicate by the
- * records' ids (incident_id, action_id) and the compacted spec topic keeps the latest per key.
- * Every client signs in as the principal of {@code kafka.client-file}, if one is given.
+ * earliest the first time); after a restore, from the checkpointed offsets. The spec seed source
+ * reads the compacted cpi2.specs from the beginning. Sinks are at-least-once: consumers deduplicate
+ * by the records' ids (incident_id, action_id) and the compacted spec topic keeps the latest per
+ * key. Every client signs in as the principal of {@code kafka.client-file}, if one is given.
  */
 public final class KafkaIo {
   public static final String SAMPLES = "cpi2.samples";
@@ -45,10 +45,10 @@ public final class KafkaIo {
 
   /**
    * The Java Kafka client properties of a librdkafka client file (see {@code kafka.client-file}):
-   * security.protocol; SASL (PLAIN or SCRAM-SHA-256/512) with a JAAS line whose password is
-   * {@code ${file:PATH:sasl.password}}, resolved by Kafka's FileConfigProvider when each client
-   * starts, so the password is in no job graph, argument or log; the CA (ssl.ca.location) as a PEM
-   * trust store. Empty path: no properties (PLAINTEXT).
+   * security.protocol; SASL (PLAIN or SCRAM-SHA-256/512) with a JAAS line whose password is {@code
+   * ${file:PATH:sasl.password}}, resolved by Kafka's FileConfigProvider when each client starts, so
+   * the password is in no job graph, argument or log; the CA (ssl.ca.location) as a PEM trust
+   * store. Empty path: no properties (PLAINTEXT).
    */
   public static Properties clientProperties(String path) {
     Properties out = new Properties();
@@ -64,24 +64,38 @@ public final class KafkaIo {
     String protocol = f.getProperty("security.protocol", "PLAINTEXT").toUpperCase();
     out.put("security.protocol", protocol);
     if (protocol.startsWith("SASL_")) {
-      String mechanism = f.getProperty("sasl.mechanisms", f.getProperty("sasl.mechanism", "")).toUpperCase();
+      String mechanism =
+          f.getProperty("sasl.mechanisms", f.getProperty("sasl.mechanism", "")).toUpperCase();
       String module;
       if (mechanism.equals("PLAIN")) {
         module = "org.apache.kafka.common.security.plain.PlainLoginModule";
       } else if (mechanism.startsWith("SCRAM-")) {
         module = "org.apache.kafka.common.security.scram.ScramLoginModule";
       } else {
-        throw new IllegalArgumentException(path + ": sasl.mechanisms must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got '" + mechanism + "'");
+        throw new IllegalArgumentException(
+            path
+                + ": sasl.mechanisms must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got '"
+                + mechanism
+                + "'");
       }
       String user = f.getProperty("sasl.username", "");
       if (user.isEmpty() || user.contains("\"") || !f.containsKey("sasl.password")) {
-        throw new IllegalArgumentException(path + ": needs sasl.username (no quotes) and sasl.password");
+        throw new IllegalArgumentException(
+            path + ": needs sasl.username (no quotes) and sasl.password");
       }
       out.put("sasl.mechanism", mechanism);
       out.put("config.providers", "file");
-      out.put("config.providers.file.class", "org.apache.kafka.common.config.provider.FileConfigProvider");
-      out.put("sasl.jaas.config",
-          module + " required username=\"" + user + "\" password=\"${file:" + path + ":sasl.password}\";");
+      out.put(
+          "config.providers.file.class",
+          "org.apache.kafka.common.config.provider.FileConfigProvider");
+      out.put(
+          "sasl.jaas.config",
+          module
+              + " required username=\""
+              + user
+              + "\" password=\"${file:"
+              + path
+              + ":sasl.password}\";");
     }
     String ca = f.getProperty("ssl.ca.location", "");
     if (protocol.endsWith("SSL") && !ca.isEmpty()) {
@@ -104,31 +118,41 @@ public final class KafkaIo {
     OffsetsInitializer start = startingOffsets(o.get(Cpi2Options.KAFKA_START));
     return new Cpi2Sources() {
       @Override
-      public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+      public DataStream<RawRecord> samples(
+          StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
         return from(env, bootstrap, client, group, SAMPLES, start, watermarks);
       }
 
       @Override
       public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, client, group, ACTIONS, start, WatermarkStrategy.noWatermarks());
+        return from(
+            env, bootstrap, client, group, ACTIONS, start, WatermarkStrategy.noWatermarks());
       }
 
       @Override
       public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-        return from(env, bootstrap, client, group + "-spec-seeds", SPECS, OffsetsInitializer.earliest(), WatermarkStrategy.noWatermarks());
+        return from(
+            env,
+            bootstrap,
+            client,
+            group + "-spec-seeds",
+            SPECS,
+            OffsetsInitializer.earliest(),
+            WatermarkStrategy.noWatermarks());
       }
     };
   }
 
   /**
    * A topic read by the loader's consumer group: from the group's committed offsets, which the
-   * source commits when a checkpoint completes, so only after everything before it is stored;
-   * a partition without one starts where {@code kafka.start} says: its earliest record
+   * source commits when a checkpoint completes, so only after everything before it is stored; a
+   * partition without one starts where {@code kafka.start} says: its earliest record
    * (committed-or-earliest), its first at or after {@code startedMs}, when the job was built
    * (committed-or-latest: the same offsets again after a failure before the first checkpoint), or
    * at or after MS (timestamp-ms:MS).
    */
-  public static DataStream<RawRecord> committed(StreamExecutionEnvironment env, Cpi2Options o, String topic, long startedMs) {
+  public static DataStream<RawRecord> committed(
+      StreamExecutionEnvironment env, Cpi2Options o, String topic, long startedMs) {
     String spec = o.get(Cpi2Options.KAFKA_START);
     OffsetsInitializer start;
     if (spec.equals("committed-or-earliest")) {
@@ -139,10 +163,18 @@ public final class KafkaIo {
       start = new CommittedOrTimestamp(Long.parseLong(spec.substring("timestamp-ms:".length())));
     } else {
       throw new IllegalArgumentException(
-          Cpi2Options.KAFKA_START + ": expected committed-or-earliest, committed-or-latest or timestamp-ms:MS, got " + spec);
+          Cpi2Options.KAFKA_START
+              + ": expected committed-or-earliest, committed-or-latest or timestamp-ms:MS, got "
+              + spec);
     }
-    return from(env, o.get(Cpi2Options.KAFKA_BOOTSTRAP), clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE)),
-        o.get(Cpi2Options.KAFKA_GROUP), topic, start, WatermarkStrategy.noWatermarks());
+    return from(
+        env,
+        o.get(Cpi2Options.KAFKA_BOOTSTRAP),
+        clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE)),
+        o.get(Cpi2Options.KAFKA_GROUP),
+        topic,
+        start,
+        WatermarkStrategy.noWatermarks());
   }
 
   /** The {@code kafka.start} option: committed-or-earliest, earliest, latest, timestamp-ms:MS. */
@@ -160,12 +192,19 @@ public final class KafkaIo {
       return OffsetsInitializer.timestamp(Long.parseLong(spec.substring("timestamp-ms:".length())));
     }
     throw new IllegalArgumentException(
-        Cpi2Options.KAFKA_START + ": expected committed-or-earliest, earliest, latest or timestamp-ms:MS, got " + spec);
+        Cpi2Options.KAFKA_START
+            + ": expected committed-or-earliest, earliest, latest or timestamp-ms:MS, got "
+            + spec);
   }
 
   private static DataStream<RawRecord> from(
-      StreamExecutionEnvironment env, String bootstrap, Properties client, String group, String topic,
-      OffsetsInitializer start, WatermarkStrategy<RawRecord> watermarks) {
+      StreamExecutionEnvironment env,
+      String bootstrap,
+      Properties client,
+      String group,
+      String topic,
+      OffsetsInitializer start,
+      WatermarkStrategy<RawRecord> watermarks) {
     KafkaSource<RawRecord> source =
         KafkaSource.<RawRecord>builder()
             .setBootstrapServers(bootstrap)
@@ -185,7 +224,13 @@ public final class KafkaIo {
     return new Cpi2Sinks() {
       @Override
       public void specs(DataStream<CpiSpec> s) {
-        to(s, bootstrap, client, CpiSpec.class, SPECS, x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
+        to(
+            s,
+            bootstrap,
+            client,
+            CpiSpec.class,
+            SPECS,
+            x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
       }
 
       @Override
@@ -206,7 +251,11 @@ public final class KafkaIo {
   }
 
   private static <T extends SpecificRecord> void to(
-      DataStream<T> stream, String bootstrap, Properties client, Class<T> type, String topic,
+      DataStream<T> stream,
+      String bootstrap,
+      Properties client,
+      Class<T> type,
+      String topic,
       SerializableFunction<T, String> key) {
     KafkaSink<T> sink =
         KafkaSink.<T>builder()

@@ -13,8 +13,8 @@ import org.cpi2.wire.Wire;
  * <p>The Kafka timestamp is left to the producer (the time of writing), not the record's event
  * time: event time lives in the payload, and a broker refuses timestamps more than
  * message.timestamp.after.max.ms (1 h by default) ahead of its clock, which a simulated fleet
- * running faster than real time reaches within the hour. Enforcers read the Kafka timestamp as
- * the incident's arrival time.
+ * running faster than real time reaches within the hour. Enforcers read the Kafka timestamp as the
+ * incident's arrival time.
  */
 public class WireSerializer<T extends SpecificRecord> implements KafkaRecordSerializationSchema<T> {
   private static final long serialVersionUID = 1L;

@@ -13,17 +13,19 @@ import org.cpi2.schema.TaskClass;
 
 /**
  * One antagonist analysis (paper 4.2 and 5): correlates the victim's CPI with every other task's
- * CPU usage over the window ending at the detection time, ranks the suspects and applies the
- * {@link DecisionPolicy}. Victim samples below the minimum CPU usage are left out of the
- * correlation, as they are out of outlier detection: their CPI is self-inflicted (paper 6.1,
- * case 3), not caused by a neighbour.
+ * CPU usage over the window ending at the detection time, ranks the suspects and applies the {@link
+ * DecisionPolicy}. Victim samples below the minimum CPU usage are left out of the correlation, as
+ * they are out of outlier detection: their CPI is self-inflicted (paper 6.1, case 3), not caused by
+ * a neighbour.
  */
 public final class Analyzer {
   /** Highest correlation first; ties by task name, so that a replay ranks alike. */
   private static final Comparator<Suspect> BY_CORRELATION_THEN_TASK =
       (a, b) -> {
         int byCorrelation = Double.compare(b.getCorrelation(), a.getCorrelation());
-        return byCorrelation != 0 ? byCorrelation : a.getTask().toString().compareTo(b.getTask().toString());
+        return byCorrelation != 0
+            ? byCorrelation
+            : a.getTask().toString().compareTo(b.getTask().toString());
       };
 
   private final long windowUs;
@@ -86,11 +88,19 @@ public final class Analyzer {
       if (Double.isNaN(usage)) {
         continue; // no sample in the window: not a tenant any more
       }
-      AntagonistCorrelation.Measure c = AntagonistCorrelation.measure(vt, vc, m, threshold, s.times, s.cpu, s.size());
+      AntagonistCorrelation.Measure c =
+          AntagonistCorrelation.measure(vt, vc, m, threshold, s.times, s.cpu, s.size());
       // The constructor, in schema order (a new field breaks this line at compile time): the
       // builder checks and copies defaults per field, a third of an analysis's time in JMH.
       suspects.add(
-          new Suspect(s.task, s.job, taskClass(s.taskClass), c.correlation(), usage, c.lift(), c.comovingCpu()));
+          new Suspect(
+              s.task,
+              s.job,
+              taskClass(s.taskClass),
+              c.correlation(),
+              usage,
+              c.lift(),
+              c.comovingCpu()));
     }
     suspects.sort(BY_CORRELATION_THEN_TASK);
     double victimCpu = cpuN == 0 ? 0 : cpuSum / cpuN;

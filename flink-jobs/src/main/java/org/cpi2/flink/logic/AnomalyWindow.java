@@ -5,8 +5,8 @@ import java.util.Arrays;
 /**
  * Paper section 4.1: a task is anomalous when it has at least {@code outliers} outliers within
  * {@code windowUs} of event time. Works on the sorted outlier timestamps of one task, so samples
- * may arrive out of order: an outlier is placed where its event time says, and whether it makes
- * the task anomalous is judged over every window of that length that contains it.
+ * may arrive out of order: an outlier is placed where its event time says, and whether it makes the
+ * task anomalous is judged over every window of that length that contains it.
  *
  * <p>Late-sample policy: outliers older than the task's newest outlier minus the window can no
  * longer complete a current window and are dropped ({@link #insert} returns without them).

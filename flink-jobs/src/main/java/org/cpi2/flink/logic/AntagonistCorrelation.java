@@ -1,25 +1,27 @@
 package org.cpi2.flink.logic;
 
 /**
- * The antagonist correlation of paper section 4.2 (DESIGN.md). Over the time-aligned pairs
- * (victim CPI c_i, suspect CPU usage u_i), with u normalised so that it sums to 1 over those
- * pairs: add u_i·(1 − c_t/c_i) when c_i > c_t and u_i·(c_i/c_t − 1) when c_i < c_t. The result
- * lies in [−1, 1]. Pairs are aligned on equal window start times; both series are sorted by time.
- * A suspect with no aligned pair, or whose aligned usage sums to 0, correlates 0 with lift 0.
+ * The antagonist correlation of paper section 4.2 (DESIGN.md). Over the time-aligned pairs (victim
+ * CPI c_i, suspect CPU usage u_i), with u normalised so that it sums to 1 over those pairs: add
+ * u_i·(1 − c_t/c_i) when c_i > c_t and u_i·(c_i/c_t − 1) when c_i < c_t. The result lies in [−1,
+ * 1]. Pairs are aligned on equal window start times; both series are sorted by time. A suspect with
+ * no aligned pair, or whose aligned usage sums to 0, correlates 0 with lift 0.
  */
 public final class AntagonistCorrelation {
   private AntagonistCorrelation() {}
 
   /**
-   * The paper's correlation and its lift: the correlation minus the plain mean of the same
-   * pairs' terms, which is what a suspect of constant usage would get. When the victim's CPI is
-   * above the threshold through the whole window, every tenant correlates about equally (the
-   * terms are all positive whatever the usage); the lift is what separates a suspect whose usage
-   * rose and fell with the victim's CPI from a bystander.
+   * The paper's correlation and its lift: the correlation minus the plain mean of the same pairs'
+   * terms, which is what a suspect of constant usage would get. When the victim's CPI is above the
+   * threshold through the whole window, every tenant correlates about equally (the terms are all
+   * positive whatever the usage); the lift is what separates a suspect whose usage rose and fell
+   * with the victim's CPI from a bystander.
    */
   public record Measure(double correlation, double lift, double comovingCpu) {}
 
-  /** Fewer aligned samples than this give no co-moving CPU: a Pearson r of 3 or 4 points is noise. */
+  /**
+   * Fewer aligned samples than this give no co-moving CPU: a Pearson r of 3 or 4 points is noise.
+   */
   public static final int MIN_COMOVING_PAIRS = 5;
 
   public static double correlate(
@@ -30,7 +32,15 @@ public final class AntagonistCorrelation {
       long[] suspectTimes,
       double[] suspectCpu,
       int suspectLength) {
-    return measure(victimTimes, victimCpi, victimLength, threshold, suspectTimes, suspectCpu, suspectLength).correlation();
+    return measure(
+            victimTimes,
+            victimCpi,
+            victimLength,
+            threshold,
+            suspectTimes,
+            suspectCpu,
+            suspectLength)
+        .correlation();
   }
 
   public static Measure measure(
@@ -81,7 +91,9 @@ public final class AntagonistCorrelation {
     }
     double correlation = weighted / usageSum;
     return new Measure(
-        correlation, correlation - termSum / pairs, comovingCpu(pairs, usageSum, usageSq, cpiSum, cpiSq, cross));
+        correlation,
+        correlation - termSum / pairs,
+        comovingCpu(pairs, usageSum, usageSq, cpiSum, cpiSq, cross));
   }
 
   /**

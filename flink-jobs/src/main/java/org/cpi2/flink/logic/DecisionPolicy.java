@@ -8,15 +8,15 @@ import org.cpi2.schema.TaskClass;
 /**
  * Paper section 5: a latency-sensitive or explicitly protected victim with a usable spec is
  * protected by hard-capping the highest-correlated batch or best-effort suspect whose correlation
- * reaches the threshold (best-effort to {@code capBestEffort}, other batch to {@code capBatch})
- * and that stands out: its lift reaches {@code minLift} or its co-moving CPU reaches
- * {@code minComovingCpu}. When the victim's CPI stays above its threshold through the window,
- * every tenant's correlation is about the same, and only a suspect whose usage rose and fell with
- * the victim's CPI is named ({@link AntagonistCorrelation.Measure}): in shape (the lift), or in
- * CPU-sec/sec (the co-moving CPU, which a big antagonist ramping slowly, or whose own jitter
- * shows in the victim's CPI, reaches while small tenants cannot).
- * Latency-sensitive suspects are never capped automatically; suspects of UNKNOWN class are not
- * capped either (their class is not known to be batch). Otherwise the decision says why not.
+ * reaches the threshold (best-effort to {@code capBestEffort}, other batch to {@code capBatch}) and
+ * that stands out: its lift reaches {@code minLift} or its co-moving CPU reaches {@code
+ * minComovingCpu}. When the victim's CPI stays above its threshold through the window, every
+ * tenant's correlation is about the same, and only a suspect whose usage rose and fell with the
+ * victim's CPI is named ({@link AntagonistCorrelation.Measure}): in shape (the lift), or in
+ * CPU-sec/sec (the co-moving CPU, which a big antagonist ramping slowly, or whose own jitter shows
+ * in the victim's CPI, reaches while small tenants cannot). Latency-sensitive suspects are never
+ * capped automatically; suspects of UNKNOWN class are not capped either (their class is not known
+ * to be batch). Otherwise the decision says why not.
  */
 public final class DecisionPolicy {
   private final double threshold;
@@ -45,7 +45,8 @@ public final class DecisionPolicy {
   }
 
   /** What to do; {@code antagonist} is set only with THROTTLE. */
-  public record Verdict(Decision decision, Suspect antagonist, Double capCpu, Integer capDurationS) {}
+  public record Verdict(
+      Decision decision, Suspect antagonist, Double capCpu, Integer capDurationS) {}
 
   /** {@code ranked} is sorted by correlation, highest first. */
   public Verdict decide(
@@ -74,7 +75,8 @@ public final class DecisionPolicy {
       }
       anyAbove = true;
       Double cap =
-          s.getTaskClass() == TaskClass.BEST_EFFORT ? Double.valueOf(capBestEffort)
+          s.getTaskClass() == TaskClass.BEST_EFFORT
+              ? Double.valueOf(capBestEffort)
               : s.getTaskClass() == TaskClass.BATCH ? Double.valueOf(capBatch) : null;
       if (cap == null) {
         continue;
@@ -87,7 +89,8 @@ public final class DecisionPolicy {
     if (anyEligible) {
       return none(Decision.NO_SUSPECT_STANDS_OUT);
     }
-    return none(anyAbove ? Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS : Decision.NO_SUSPECT_ABOVE_THRESHOLD);
+    return none(
+        anyAbove ? Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS : Decision.NO_SUSPECT_ABOVE_THRESHOLD);
   }
 
   private boolean standsOut(Suspect s) {

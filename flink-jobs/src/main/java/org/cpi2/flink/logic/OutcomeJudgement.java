@@ -12,7 +12,12 @@ public final class OutcomeJudgement {
 
   /** The judged figures of one cap. Means are NaN when their side had no samples. */
   public record Result(
-      double cpiBefore, double cpiDuring, double relative, int before, int during, Verdict verdict) {}
+      double cpiBefore,
+      double cpiDuring,
+      double relative,
+      int before,
+      int during,
+      Verdict verdict) {}
 
   public static Result judge(double[] before, double[] during, double sigma) {
     double b = mean(before);

@@ -1,8 +1,8 @@
 package org.cpi2.flink.logic;
 
 /**
- * Paper section 4.1: a sample is an outlier when its CPI exceeds the spec's mean plus
- * {@code sigmas} standard deviations and the task used at least the minimum CPU (low-usage CPI is
+ * Paper section 4.1: a sample is an outlier when its CPI exceeds the spec's mean plus {@code
+ * sigmas} standard deviations and the task used at least the minimum CPU (low-usage CPI is
  * unreliable, case 3 of section 6.1).
  */
 public final class OutlierRule {

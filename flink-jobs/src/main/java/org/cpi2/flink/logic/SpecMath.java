@@ -4,10 +4,10 @@ import java.util.Map;
 import org.cpi2.schema.CpiSpec;
 
 /**
- * The CPI spec arithmetic of paper section 3.1: per-period moments folded into age-weighted
- * running moments (previous moments times the age weight, then plus the new period), mean and
- * standard deviation from the weighted moments, and the eligibility rule (at least
- * {@code minTasks} tasks with at least {@code minSamplesPerTask} samples each).
+ * The CPI spec arithmetic of paper section 3.1: per-period moments folded into age-weighted running
+ * moments (previous moments times the age weight, then plus the new period), mean and standard
+ * deviation from the weighted moments, and the eligibility rule (at least {@code minTasks} tasks
+ * with at least {@code minSamplesPerTask} samples each).
  */
 public final class SpecMath {
   private final double ageWeight;

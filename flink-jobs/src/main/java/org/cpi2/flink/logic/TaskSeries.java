@@ -1,14 +1,14 @@
 package org.cpi2.flink.logic;
 
-import org.cpi2.schema.TaskClass;
 import java.util.Arrays;
 import java.util.Objects;
+import org.cpi2.schema.TaskClass;
 
 /**
  * The recent samples of one task on one host, sorted by window start: CPI (NaN when unknown), CPU
  * usage and whether the sample was an outlier, plus what the task is and the spec it was last
- * judged against. Bounded by a retention span of event time. The first {@link #size()} elements
- * of the arrays are the samples; the arrays have room to spare, so that a sample is added and the
+ * judged against. Bounded by a retention span of event time. The first {@link #size()} elements of
+ * the arrays are the samples; the arrays have room to spare, so that a sample is added and the
  * oldest evicted in place: the series of 100,000 tasks, reallocated at every sample, were a fifth
  * of the TaskManager's allocations and kept the young collections copying them. Checkpointed by
  * {@code types.TaskSeriesSerializer}, which must learn every field added here.
@@ -24,8 +24,10 @@ public class TaskSeries {
   public double specMean;
   public double specStddev;
   public double threshold;
+
   /** Samples held: valid elements of the arrays below. */
   public int size;
+
   public long[] times = new long[0];
   public double[] cpi = new double[0];
   public double[] cpu = new double[0];

@@ -1,9 +1,9 @@
 package org.cpi2.flink.records;
 
 /**
- * What the anomaly detector keeps of one task of a host: the times of its recent outliers
- * (sorted, within one anomaly window of the newest) and of its samples waiting for their spec
- * (sorted). A Flink POJO.
+ * What the anomaly detector keeps of one task of a host: the times of its recent outliers (sorted,
+ * within one anomaly window of the newest) and of its samples waiting for their spec (sorted). A
+ * Flink POJO.
  */
 public class DetectorTask {
   public long[] outliers = new long[0];

@@ -1,8 +1,8 @@
 package org.cpi2.flink.records;
 
 /**
- * One Kafka record as received, before decoding: where it came from and its bytes. Decoding
- * happens in an operator so that a bad record becomes a dead letter instead of a failed source.
+ * One Kafka record as received, before decoding: where it came from and its bytes. Decoding happens
+ * in an operator so that a bad record becomes a dead letter instead of a failed source.
  */
 public class RawRecord {
   public String topic = "";

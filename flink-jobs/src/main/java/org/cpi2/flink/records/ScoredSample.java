@@ -1,9 +1,9 @@
 package org.cpi2.flink.records;
 
-import org.cpi2.schema.TaskClass;
 import org.apache.flink.api.common.typeinfo.TypeInfo;
 import org.cpi2.flink.types.SerializerTypeInfo;
 import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.TaskClass;
 
 /**
  * A sample judged against its job's spec by the anomaly detector: whether it is an outlier and

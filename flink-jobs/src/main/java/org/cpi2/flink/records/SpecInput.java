@@ -5,10 +5,10 @@ import org.cpi2.flink.types.SerializerTypeInfo;
 
 /**
  * What the spec builder gets: the samples of one (job, platform) and one spec period that count
- * towards the spec, combined before the shuffle by
- * {@link org.cpi2.flink.functions.SpecInputCombiner}: their CPI moments, and per task how many
- * samples it contributed and when it was last seen. One sample is a SpecInput with count 1. Travels
- * with its own serializer ({@link org.cpi2.flink.types.SpecInputSerializer}); never in state.
+ * towards the spec, combined before the shuffle by {@link
+ * org.cpi2.flink.functions.SpecInputCombiner}: their CPI moments, and per task how many samples it
+ * contributed and when it was last seen. One sample is a SpecInput with count 1. Travels with its
+ * own serializer ({@link org.cpi2.flink.types.SpecInputSerializer}); never in state.
  */
 @TypeInfo(SerializerTypeInfo.SpecInputFactory.class)
 public final class SpecInput {
@@ -17,6 +17,7 @@ public final class SpecInput {
 
   /** The spec's key, {@code job|platform}. */
   public String key;
+
   /** The end (exclusive, µs) of the spec period of every sample here. */
   public long periodEndUs;
 
@@ -27,13 +28,15 @@ public final class SpecInput {
 
   /** Parallel arrays, one entry per task. */
   public String[] tasks = NO_TASKS;
+
   public long[] taskSamples = NO_LONGS;
   public long[] taskLastSeenUs = NO_LONGS;
 
   public SpecInput() {}
 
   /** The input of one sample: {@code cpi} and {@code cpu} must count towards the spec. */
-  public static SpecInput ofSample(String key, long periodEndUs, String task, long timeUs, double cpi, double cpu) {
+  public static SpecInput ofSample(
+      String key, long periodEndUs, String task, long timeUs, double cpi, double cpu) {
     SpecInput s = new SpecInput();
     s.key = key;
     s.periodEndUs = periodEndUs;

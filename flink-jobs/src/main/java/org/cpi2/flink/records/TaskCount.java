@@ -4,8 +4,8 @@ import java.util.Arrays;
 
 /**
  * Samples one task contributed to its job's spec over the spec's history, when it was last seen,
- * and the ends of the periods not yet folded in which it reported (usually one, two across a
- * period boundary). A Flink POJO.
+ * and the ends of the periods not yet folded in which it reported (usually one, two across a period
+ * boundary). A Flink POJO.
  */
 public class TaskCount {
   public long count;

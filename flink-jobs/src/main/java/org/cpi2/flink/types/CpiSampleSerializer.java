@@ -14,9 +14,10 @@ import org.cpi2.schema.TaskClass;
  * Decoded samples in flight, field by field, where flink-avro's AvroSerializer (resolving decoder,
  * Utf8, enums by name) cost several times more. The job itself no longer sends whole samples
  * through a shuffle (the spec builder gets combined SpecInputs, the detector the fields it reads);
- * this serves where a sample crosses a network edge or is copied. Never used for state: state keeps AvroSerializer,
- * which resolves older schemas in savepoints. A field added to CpiSample must be added here
- * (CpiSampleSerializerTest fills every field of the schema and compares after a round trip).
+ * this serves where a sample crosses a network edge or is copied. Never used for state: state keeps
+ * AvroSerializer, which resolves older schemas in savepoints. A field added to CpiSample must be
+ * added here (CpiSampleSerializerTest fills every field of the schema and compares after a round
+ * trip).
  */
 public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample> {
   private static final long serialVersionUID = 1L;

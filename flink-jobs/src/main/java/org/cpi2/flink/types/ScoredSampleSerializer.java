@@ -13,9 +13,9 @@ import org.cpi2.flink.records.ScoredSample;
  * PojoSerializer cost about a third more. Every sample crosses the shuffle to the detector as the
  * sample fields alone ({@link #serializeSample}: it is not judged yet). Also the detector's state
  * of samples waiting for their spec ({@link org.cpi2.flink.functions.RecordTypes#WAITING_SAMPLE}):
- * a change to the format needs a new snapshot version that still reads this one. A field added
- * to ScoredSample must be added here (ScoredSampleSerializerTest compares every field after a
- * round trip).
+ * a change to the format needs a new snapshot version that still reads this one. A field added to
+ * ScoredSample must be added here (ScoredSampleSerializerTest compares every field after a round
+ * trip).
  */
 public final class ScoredSampleSerializer extends TypeSerializerSingleton<ScoredSample> {
   private static final long serialVersionUID = 1L;
@@ -70,7 +70,9 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     return -1;
   }
 
-  /** The sample's fields ({@link #serializeSample}), then the judgement's: flags, spec, threshold. */
+  /**
+   * The sample's fields ({@link #serializeSample}), then the judgement's: flags, spec, threshold.
+   */
   @Override
   public void serialize(ScoredSample s, DataOutputView out) throws IOException {
     serializeSample(s, out);

@@ -64,7 +64,9 @@ public final class SerializerTypeInfo<T> extends TypeInformation<T> {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof SerializerTypeInfo<?> other && other.type == type && other.serializer.equals(serializer);
+    return o instanceof SerializerTypeInfo<?> other
+        && other.type == type
+        && other.serializer.equals(serializer);
   }
 
   @Override
@@ -80,7 +82,8 @@ public final class SerializerTypeInfo<T> extends TypeInformation<T> {
   /** {@code @TypeInfo} factory of {@link ScoredSample}: {@code TypeInformation.of} finds it. */
   public static final class ScoredSampleFactory extends TypeInfoFactory<ScoredSample> {
     @Override
-    public TypeInformation<ScoredSample> createTypeInfo(Type t, Map<String, TypeInformation<?>> generics) {
+    public TypeInformation<ScoredSample> createTypeInfo(
+        Type t, Map<String, TypeInformation<?>> generics) {
       return new SerializerTypeInfo<>(ScoredSample.class, ScoredSampleSerializer.INSTANCE);
     }
   }
@@ -88,7 +91,8 @@ public final class SerializerTypeInfo<T> extends TypeInformation<T> {
   /** {@code @TypeInfo} factory of {@link HostEvent}. */
   public static final class HostEventFactory extends TypeInfoFactory<HostEvent> {
     @Override
-    public TypeInformation<HostEvent> createTypeInfo(Type t, Map<String, TypeInformation<?>> generics) {
+    public TypeInformation<HostEvent> createTypeInfo(
+        Type t, Map<String, TypeInformation<?>> generics) {
       return new SerializerTypeInfo<>(HostEvent.class, new HostEventSerializer());
     }
   }
@@ -96,7 +100,8 @@ public final class SerializerTypeInfo<T> extends TypeInformation<T> {
   /** {@code @TypeInfo} factory of {@link SpecInput}. */
   public static final class SpecInputFactory extends TypeInfoFactory<SpecInput> {
     @Override
-    public TypeInformation<SpecInput> createTypeInfo(Type t, Map<String, TypeInformation<?>> generics) {
+    public TypeInformation<SpecInput> createTypeInfo(
+        Type t, Map<String, TypeInformation<?>> generics) {
       return new SerializerTypeInfo<>(SpecInput.class, SpecInputSerializer.INSTANCE);
     }
   }

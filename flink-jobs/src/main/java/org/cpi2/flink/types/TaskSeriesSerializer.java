@@ -1,6 +1,5 @@
 package org.cpi2.flink.types;
 
-import org.cpi2.schema.TaskClass;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
@@ -9,16 +8,16 @@ import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.cpi2.flink.logic.TaskSeries;
+import org.cpi2.schema.TaskClass;
 
 /**
  * {@link TaskSeries} in the correlator's state, the largest state of the job (every live task's
  * recent samples): strings in the {@link Strings} coding, then the samples (the arrays' first
- * {@code size} elements) packed into one block written at once. The reflective PojoSerializer
- * wrote strings a character and arrays an element at a time through the checkpoint stream's
- * wrappers; at 100,000 live tasks and a checkpoint every 30 s that was a quarter of the
- * TaskManager's CPU. A field added to TaskSeries
- * must be added here, with a new snapshot class to read the old format (TaskSeriesSerializerTest
- * compares every field after a round trip).
+ * {@code size} elements) packed into one block written at once. The reflective PojoSerializer wrote
+ * strings a character and arrays an element at a time through the checkpoint stream's wrappers; at
+ * 100,000 live tasks and a checkpoint every 30 s that was a quarter of the TaskManager's CPU. A
+ * field added to TaskSeries must be added here, with a new snapshot class to read the old format
+ * (TaskSeriesSerializerTest compares every field after a round trip).
  */
 public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeries> {
   private static final long serialVersionUID = 1L;
@@ -28,6 +27,7 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
   private static final int PROTECTED = 1;
   private static final int SPEC_KNOWN = 2;
   private static final int SPEC_USABLE = 4;
+
   /** Bytes per sample in the packed block: time, CPI, CPU usage, outlier. */
   private static final int SAMPLE_BYTES = 8 + 8 + 8 + 1;
 
@@ -79,7 +79,10 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     Strings.write(t.job, out);
     Strings.write(t.platform, out);
     writeTaskClass(t.taskClass, out);
-    out.writeByte((t.isProtected ? PROTECTED : 0) | (t.specKnown ? SPEC_KNOWN : 0) | (t.specUsable ? SPEC_USABLE : 0));
+    out.writeByte(
+        (t.isProtected ? PROTECTED : 0)
+            | (t.specKnown ? SPEC_KNOWN : 0)
+            | (t.specUsable ? SPEC_USABLE : 0));
     int n = t.size;
     ByteBuffer b = ByteBuffer.allocate(3 * 8 + 4 + n * SAMPLE_BYTES);
     b.putDouble(t.specMean).putDouble(t.specStddev).putDouble(t.threshold).putInt(n);
@@ -164,12 +167,18 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     }
   }
 
-  /** A task class as its name (a Strings value, null for none): the bytes of the former String field. */
+  /**
+   * A task class as its name (a Strings value, null for none): the bytes of the former String
+   * field.
+   */
   static void writeTaskClass(TaskClass c, DataOutputView out) throws IOException {
     Strings.write(c == null ? null : c.name(), out);
   }
 
-  /** A task class written by {@link #writeTaskClass}; a name this build does not know reads as UNKNOWN. */
+  /**
+   * A task class written by {@link #writeTaskClass}; a name this build does not know reads as
+   * UNKNOWN.
+   */
   static TaskClass readTaskClass(DataInputView in) throws IOException {
     String name = Strings.read(in);
     if (name == null) {

@@ -8,12 +8,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A request body that sends {@code body[0, length)} as views of the array itself, a slice per
- * buffer the client asks for, without copying it. The JDK's
- * {@code BodyPublishers.ofByteArray} copies the whole array into 16 KiB buffers before it sends
- * the first: for a sink's batch of tens of megabytes, that copy lived as long as the insert took
- * and so outlived young collections, which then copied it again (about 110 MB per collection in
- * the TaskManager at 100,000 samples/s, most of what survived). The array must not change until
- * the request has completed. Each subscription (each attempt of a request) sends it from the start.
+ * buffer the client asks for, without copying it. The JDK's {@code BodyPublishers.ofByteArray}
+ * copies the whole array into 16 KiB buffers before it sends the first: for a sink's batch of tens
+ * of megabytes, that copy lived as long as the insert took and so outlived young collections, which
+ * then copied it again (about 110 MB per collection in the TaskManager at 100,000 samples/s, most
+ * of what survived). The array must not change until the request has completed. Each subscription
+ * (each attempt of a request) sends it from the start.
  */
 final class ArrayBodyPublisher implements HttpRequest.BodyPublisher {
   /** Bytes per buffer handed to the client. */
@@ -24,7 +24,8 @@ final class ArrayBodyPublisher implements HttpRequest.BodyPublisher {
 
   ArrayBodyPublisher(byte[] body, int length) {
     if (length < 0 || length > body.length) {
-      throw new IllegalArgumentException("length " + length + " outside an array of " + body.length);
+      throw new IllegalArgumentException(
+          "length " + length + " outside an array of " + body.length);
     }
     this.body = body;
     this.length = length;
@@ -65,7 +66,8 @@ final class ArrayBodyPublisher implements HttpRequest.BodyPublisher {
       }
       if (n <= 0) {
         done = true;
-        subscriber.onError(new IllegalArgumentException("request(" + n + "): demand must be positive"));
+        subscriber.onError(
+            new IllegalArgumentException("request(" + n + "): demand must be positive"));
         return;
       }
       demand.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b);

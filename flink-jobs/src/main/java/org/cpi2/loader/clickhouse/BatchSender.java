@@ -7,15 +7,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One sink writer's background thread that inserts its batches, in the order they were handed
- * over. The writer hands a full batch over and goes on filling another, so the task thread (for
- * samples, the Kafka source's own) does not wait while ClickHouse parses a batch.
+ * One sink writer's background thread that inserts its batches, in the order they were handed over.
+ * The writer hands a full batch over and goes on filling another, so the task thread (for samples,
+ * the Kafka source's own) does not wait while ClickHouse parses a batch.
  *
  * <p>At most {@link #QUEUE} batches are handed over and not yet inserted: one being inserted and
  * one waiting. The second place is for the batch a checkpoint hands over: the checkpoint does not
  * wait for an insert already under way, and the task thread goes on while both are inserted. A
- * writer thus holds three batches of memory at most. A batch due while both places are taken
- * waits (back-pressure).
+ * writer thus holds three batches of memory at most. A batch due while both places are taken waits
+ * (back-pressure).
  *
  * <p>Every hand-over gets a number, one more than the last; {@link #awaitInserted(long)} waits
  * until the batch of a number and all before it are inserted, from any thread. An insert that
@@ -24,6 +24,7 @@ import org.slf4j.LoggerFactory;
  */
 final class BatchSender implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BatchSender.class);
+
   /** Batches handed over and not yet inserted, at most. */
   static final int QUEUE = 2;
 
@@ -38,12 +39,16 @@ final class BatchSender implements AutoCloseable {
   private final String table;
   private final Thread thread;
   private final Object lock = new Object();
+
   /** Handed over, not inserted yet, oldest first; guarded by lock. */
   private final ArrayDeque<RowBatch> queue = new ArrayDeque<>(QUEUE);
+
   /** Inserted and emptied, for the writer to fill next; guarded by lock. */
   private final ArrayDeque<RowBatch> spares = new ArrayDeque<>(QUEUE);
+
   /** Batches handed over and batches inserted since the start; guarded by lock. */
   private long handedOver;
+
   private long inserted;
   private volatile IOException failure;
   private boolean closed;
@@ -101,8 +106,8 @@ final class BatchSender implements AutoCloseable {
   }
 
   /**
-   * Returns once the batch numbered {@code number} and every one before it are inserted; throws
-   * if an insert failed or the sender was closed first. Any thread may wait.
+   * Returns once the batch numbered {@code number} and every one before it are inserted; throws if
+   * an insert failed or the sender was closed first. Any thread may wait.
    */
   void awaitInserted(long number) throws IOException, InterruptedException {
     synchronized (lock) {
@@ -110,7 +115,12 @@ final class BatchSender implements AutoCloseable {
         lock.wait();
       }
       if (inserted < number && failure == null) {
-        throw new IOException("clickhouse: the sender of " + table + " was closed before batch " + number + " was inserted");
+        throw new IOException(
+            "clickhouse: the sender of "
+                + table
+                + " was closed before batch "
+                + number
+                + " was inserted");
       }
     }
     throwIfFailed();
@@ -149,11 +159,17 @@ final class BatchSender implements AutoCloseable {
         if (isClosed()) {
           return;
         }
-        error = new IOException("clickhouse: insert of " + batch.rows() + " rows into " + table + " interrupted", e);
+        error =
+            new IOException(
+                "clickhouse: insert of " + batch.rows() + " rows into " + table + " interrupted",
+                e);
       } catch (IOException e) {
         error = e;
       } catch (RuntimeException | Error e) {
-        error = new IOException("clickhouse: insert of " + batch.rows() + " rows into " + table + " failed: " + e, e);
+        error =
+            new IOException(
+                "clickhouse: insert of " + batch.rows() + " rows into " + table + " failed: " + e,
+                e);
       }
       synchronized (lock) {
         if (error != null) {
@@ -167,7 +183,10 @@ final class BatchSender implements AutoCloseable {
         lock.notifyAll();
       }
       if (error != null) {
-        LOG.error("clickhouse: {} sender stops; the next write, flush or checkpoint fails the job", table, error);
+        LOG.error(
+            "clickhouse: {} sender stops; the next write, flush or checkpoint fails the job",
+            table,
+            error);
         return;
       }
     }
@@ -180,8 +199,8 @@ final class BatchSender implements AutoCloseable {
   }
 
   /**
-   * Stops the thread without inserting what it holds: rows not flushed belong to a checkpoint
-   * that did not complete and will be replayed. An insert under way is interrupted.
+   * Stops the thread without inserting what it holds: rows not flushed belong to a checkpoint that
+   * did not complete and will be replayed. An insert under way is interrupted.
    */
   @Override
   public void close() throws InterruptedException {

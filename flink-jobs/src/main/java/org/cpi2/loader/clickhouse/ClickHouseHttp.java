@@ -14,9 +14,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Batched inserts into one table over ClickHouse's HTTP interface (the statement in the query
  * parameter, rows in the body), and the queries a sink needs first (the table's columns), with
- * retries and exponential backoff. Works with ClickHouse 18.16 and current versions: only the
- * query parameter and {@code input_format_skip_unknown_fields} are used (JSONEachRow: extra
- * fields are ignored; RowBinary names its columns).
+ * retries and exponential backoff. Works with ClickHouse 18.16 and current versions: only the query
+ * parameter and {@code input_format_skip_unknown_fields} are used (JSONEachRow: extra fields are
+ * ignored; RowBinary names its columns).
  */
 public final class ClickHouseHttp {
   private static final Logger LOG = LoggerFactory.getLogger(ClickHouseHttp.class);
@@ -28,8 +28,11 @@ public final class ClickHouseHttp {
   private final int attempts;
   private final long firstBackoffMs;
 
-  /** Inserts JSONEachRow rows into {@code database.table}; {@link #inserting} for another statement. */
-  public ClickHouseHttp(String baseUrl, String database, String table, int attempts, long firstBackoffMs) {
+  /**
+   * Inserts JSONEachRow rows into {@code database.table}; {@link #inserting} for another statement.
+   */
+  public ClickHouseHttp(
+      String baseUrl, String database, String table, int attempts, long firstBackoffMs) {
     this(
         HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
         baseUrl.endsWith("/") ? baseUrl : baseUrl + "/",
@@ -39,16 +42,28 @@ public final class ClickHouseHttp {
         firstBackoffMs);
   }
 
-  private ClickHouseHttp(HttpClient client, String base, String table, String statement, int attempts, long firstBackoffMs) {
+  private ClickHouseHttp(
+      HttpClient client,
+      String base,
+      String table,
+      String statement,
+      int attempts,
+      long firstBackoffMs) {
     this.client = client;
     this.base = base;
     this.table = table;
-    this.insertUri = URI.create(base + "?input_format_skip_unknown_fields=1&query=" + URLEncoder.encode(statement, StandardCharsets.UTF_8));
+    this.insertUri =
+        URI.create(
+            base
+                + "?input_format_skip_unknown_fields=1&query="
+                + URLEncoder.encode(statement, StandardCharsets.UTF_8));
     this.attempts = attempts;
     this.firstBackoffMs = firstBackoffMs;
   }
 
-  /** The same server, table and retries, inserting with {@code statement} (InsertPlan#statement). */
+  /**
+   * The same server, table and retries, inserting with {@code statement} (InsertPlan#statement).
+   */
   public ClickHouseHttp inserting(String statement) {
     return new ClickHouseHttp(client, base, table, statement, attempts, firstBackoffMs);
   }
@@ -64,12 +79,17 @@ public final class ClickHouseHttp {
    * this returns.
    */
   public void insert(byte[] body, int length, int rows) throws IOException, InterruptedException {
-    send(() -> HttpRequest.newBuilder(insertUri).POST(new ArrayBodyPublisher(body, length)), "insert of " + rows + " rows into");
+    send(
+        () -> HttpRequest.newBuilder(insertUri).POST(new ArrayBodyPublisher(body, length)),
+        "insert of " + rows + " rows into");
   }
 
   /** The result of a statement that reads (in the format it names), retried like inserts. */
   public String query(String sql) throws IOException, InterruptedException {
-    return send(() -> HttpRequest.newBuilder(URI.create(base)).POST(HttpRequest.BodyPublishers.ofString(sql)), "query on");
+    return send(
+        () ->
+            HttpRequest.newBuilder(URI.create(base)).POST(HttpRequest.BodyPublishers.ofString(sql)),
+        "query on");
   }
 
   private interface Request {
@@ -82,7 +102,10 @@ public final class ClickHouseHttp {
     String last = "";
     for (int attempt = 1; attempt <= attempts; attempt++) {
       try {
-        HttpResponse<String> resp = client.send(request.build().timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> resp =
+            client.send(
+                request.build().timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString());
         if (resp.statusCode() == 200) {
           return resp.body();
         }
@@ -97,12 +120,14 @@ public final class ClickHouseHttp {
         }
         last = e.toString();
       }
-      LOG.warn("clickhouse: {} {} failed (attempt {}/{}): {}", what, table, attempt, attempts, last);
+      LOG.warn(
+          "clickhouse: {} {} failed (attempt {}/{}): {}", what, table, attempt, attempts, last);
       if (attempt < attempts) {
         Thread.sleep(backoff);
         backoff = Math.min(backoff * 2, 30_000);
       }
     }
-    throw new IOException("clickhouse: " + what + " " + table + " failed after " + attempts + " attempts: " + last);
+    throw new IOException(
+        "clickhouse: " + what + " " + table + " failed after " + attempts + " attempts: " + last);
   }
 }

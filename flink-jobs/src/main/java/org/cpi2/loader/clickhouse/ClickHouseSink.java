@@ -21,34 +21,40 @@ import org.slf4j.LoggerFactory;
  * Inserts run on a background thread ({@link BatchSender}), in order, while the next batch fills.
  *
  * <p>At-least-once: a checkpoint hands the batch filling over and completes only once every row
- * written before its barrier is inserted. The wait is in the checkpoint's asynchronous part, so
- * the task thread (for samples, the Kafka source's) goes on reading meanwhile. At the end of
- * input, everything is inserted before the operator finishes. Replays after a restore insert
- * rows again; the tables (ReplacingMergeTree on each record's natural identity, queried with
- * FINAL) make that idempotent for what queries see.
+ * written before its barrier is inserted. The wait is in the checkpoint's asynchronous part, so the
+ * task thread (for samples, the Kafka source's) goes on reading meanwhile. At the end of input,
+ * everything is inserted before the operator finishes. Replays after a restore insert rows again;
+ * the tables (ReplacingMergeTree on each record's natural identity, queried with FINAL) make that
+ * idempotent for what queries see.
  *
  * <p>ClickHouse's cost per row falls with the size of the insert and with RowBinary (18.16,
- * cpi2.samples with its materialized view, measured with ClickHouseSinkCost: JSONEachRow 8-15 µs
- * of server CPU per row in inserts of 5,000 rows, 3.8-6.9 µs in inserts of ~71,000; RowBinary
- * 0.7-2.7 µs in inserts of 100,000), so batches are large.
+ * cpi2.samples with its materialized view, measured with ClickHouseSinkCost: JSONEachRow 8-15 µs of
+ * server CPU per row in inserts of 5,000 rows, 3.8-6.9 µs in inserts of ~71,000; RowBinary 0.7-2.7
+ * µs in inserts of 100,000), so batches are large.
  *
  * <p>The rows are RowBinary ({@link RowBinaryRows}) when the format is {@link
- * InsertPlan#ROW_BINARY} and the table's columns allow it, else JSONEachRow ({@link JsonRows},
- * with a WARN line naming the column in the way). The writer reads the table's columns when it
- * is created, in the task: the job's main needs no ClickHouse, and a restarted task sees the
- * table as it is then.
+ * InsertPlan#ROW_BINARY} and the table's columns allow it, else JSONEachRow ({@link JsonRows}, with
+ * a WARN line naming the column in the way). The writer reads the table's columns when it is
+ * created, in the task: the job's main needs no ClickHouse, and a restarted task sees the table as
+ * it is then.
  */
 public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(ClickHouseSink.class);
 
-  /** When a batch is inserted: whichever of rows, bytes or the age of its oldest row comes first. */
+  /**
+   * When a batch is inserted: whichever of rows, bytes or the age of its oldest row comes first.
+   */
   public record Batching(int rows, long bytes, long maxDelayMs) implements Serializable {
     public Batching {
       if (rows < 1 || bytes < 1 || bytes > MAX_BYTES || maxDelayMs < 1) {
         throw new IllegalArgumentException(
-            "clickhouse batching: rows, bytes (at most 1 GiB) and max delay must be positive, got " + rows + ", " + bytes
-                + ", " + maxDelayMs);
+            "clickhouse batching: rows, bytes (at most 1 GiB) and max delay must be positive, got "
+                + rows
+                + ", "
+                + bytes
+                + ", "
+                + maxDelayMs);
       }
     }
 
@@ -62,10 +68,25 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
   private final RowShape<T> shape;
   private final String format;
 
-  /** {@code format}: InsertPlan.ROW_BINARY (JSONEachRow where the table does not allow it) or JSON_EACH_ROW. */
-  public ClickHouseSink(String url, String database, String table, Batching batching, RowShape<T> shape, String format) {
+  /**
+   * {@code format}: InsertPlan.ROW_BINARY (JSONEachRow where the table does not allow it) or
+   * JSON_EACH_ROW.
+   */
+  public ClickHouseSink(
+      String url,
+      String database,
+      String table,
+      Batching batching,
+      RowShape<T> shape,
+      String format) {
     if (!format.equals(InsertPlan.ROW_BINARY) && !format.equals(InsertPlan.JSON_EACH_ROW)) {
-      throw new IllegalArgumentException("clickhouse: format " + format + ": expected " + InsertPlan.ROW_BINARY + " or " + InsertPlan.JSON_EACH_ROW);
+      throw new IllegalArgumentException(
+          "clickhouse: format "
+              + format
+              + ": expected "
+              + InsertPlan.ROW_BINARY
+              + " or "
+              + InsertPlan.JSON_EACH_ROW);
     }
     this.url = url;
     this.database = database;
@@ -76,11 +97,14 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
   }
 
   /**
-   * Adds the operator that writes {@code stream} into the table: the caller names it and gives
-   * it its uid. Chained to the stream's operator where Flink can (no serialization between).
+   * Adds the operator that writes {@code stream} into the table: the caller names it and gives it
+   * its uid. Chained to the stream's operator where Flink can (no serialization between).
    */
   public SingleOutputStreamOperator<Void> attachTo(DataStream<T> stream) {
-    return stream.transform("ClickHouse " + database + "." + table, BasicTypeInfo.VOID_TYPE_INFO, new ClickHouseSinkOperator<>(this::createWriter));
+    return stream.transform(
+        "ClickHouse " + database + "." + table,
+        BasicTypeInfo.VOID_TYPE_INFO,
+        new ClickHouseSinkOperator<>(this::createWriter));
   }
 
   /**
@@ -93,7 +117,13 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
     if (subtask == 0) {
       LOG.info("clickhouse: {} takes {} rows of {}", http.table(), plan.format(), shape.source());
     }
-    return new Writer<>(plan.encoder(), batching, http.inserting(plan.statement(http.table()))::insert, http.table(), subtask, time);
+    return new Writer<>(
+        plan.encoder(),
+        batching,
+        http.inserting(plan.statement(http.table()))::insert,
+        http.table(),
+        subtask,
+        time);
   }
 
   private InsertPlan<T> plan(ClickHouseHttp http) throws IOException {
@@ -105,15 +135,19 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
       columns = TableColumn.read(http, database, table);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new InterruptedIOException("clickhouse: interrupted while reading the columns of " + http.table());
+      throw new InterruptedIOException(
+          "clickhouse: interrupted while reading the columns of " + http.table());
     }
     if (columns.isEmpty()) {
-      throw new IOException("clickhouse: no table " + http.table() + " (it has no columns in system.columns)");
+      throw new IOException(
+          "clickhouse: no table " + http.table() + " (it has no columns in system.columns)");
     }
     return InsertPlan.forTable(shape, http.table(), columns);
   }
 
-  /** Encodes rows into batches and hands them to its {@link BatchSender}; used by one task thread. */
+  /**
+   * Encodes rows into batches and hands them to its {@link BatchSender}; used by one task thread.
+   */
   public static final class Writer<T> implements AutoCloseable {
     /** How soon the timer tries again when a due batch found the sender busy. */
     static final long BUSY_RETRY_MS = 10;
@@ -121,20 +155,33 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
     private final RowEncoder<T> rows;
     private final Batching batching;
     private final BatchSender sender;
+
     /** Null: the age of the oldest row is checked on write only. */
     private final ProcessingTimeService time;
+
     private RowBatch batch;
     private long firstRowAt;
     private ScheduledFuture<?> timer;
     private boolean closed;
 
     /** {@code table}: db.table, in messages and in the name of the sender thread. */
-    Writer(RowEncoder<T> rows, Batching batching, BatchSender.Insert insert, String table, int subtask, ProcessingTimeService time) {
+    Writer(
+        RowEncoder<T> rows,
+        Batching batching,
+        BatchSender.Insert insert,
+        String table,
+        int subtask,
+        ProcessingTimeService time) {
       this.rows = rows;
       this.batching = batching;
       this.time = time;
       this.batch = newBatch(batching);
-      this.sender = new BatchSender(table, "ClickHouse sender " + table + " #" + subtask, insert, () -> newBatch(batching));
+      this.sender =
+          new BatchSender(
+              table,
+              "ClickHouse sender " + table + " #" + subtask,
+              insert,
+              () -> newBatch(batching));
     }
 
     public void write(T element) throws IOException, InterruptedException {
@@ -167,8 +214,8 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
     }
 
     /**
-     * Hands the batch filling over (waiting only while the sender's queue is full) and returns
-     * the number to give {@link #awaitInserted} to wait until every row written before is in
+     * Hands the batch filling over (waiting only while the sender's queue is full) and returns the
+     * number to give {@link #awaitInserted} to wait until every row written before is in
      * ClickHouse.
      */
     public long checkpoint() throws IOException, InterruptedException {
@@ -179,7 +226,9 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
       return sender.lastHandedOver();
     }
 
-    /** Waits until the batches up to {@code number} ({@link #checkpoint}) are inserted; any thread. */
+    /**
+     * Waits until the batches up to {@code number} ({@link #checkpoint}) are inserted; any thread.
+     */
     public void awaitInserted(long number) throws IOException, InterruptedException {
       sender.awaitInserted(number);
     }
@@ -221,7 +270,9 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
       }
     }
 
-    /** Rows not yet flushed belong to an unfinished checkpoint: they will be replayed, not inserted. */
+    /**
+     * Rows not yet flushed belong to an unfinished checkpoint: they will be replayed, not inserted.
+     */
     @Override
     public void close() throws InterruptedException {
       closed = true;

@@ -19,16 +19,17 @@ import org.apache.flink.util.concurrent.FutureUtils;
  * The operator of a {@link ClickHouseSink}: it writes every record into the table and emits
  * nothing.
  *
- * <p>A checkpoint must not complete before the rows written ahead of its barrier are in
- * ClickHouse (at-least-once). A Sink v2 writer waits for that in the task thread, before the
- * barrier; chained to the Kafka source, that stopped reading for the whole insert, a second or
- * more at 100,000 samples/s. Here the checkpoint's synchronous part only hands the batch over
- * ({@link ClickHouseSink.Writer#checkpoint}), and the wait for its insert runs first in the
- * asynchronous part, ahead of the operator's (empty) state: the task acknowledges the checkpoint
- * only after that, and goes on reading meanwhile. A failed insert fails the asynchronous part,
- * so the checkpoint does not complete, and the next record fails the task.
+ * <p>A checkpoint must not complete before the rows written ahead of its barrier are in ClickHouse
+ * (at-least-once). A Sink v2 writer waits for that in the task thread, before the barrier; chained
+ * to the Kafka source, that stopped reading for the whole insert, a second or more at 100,000
+ * samples/s. Here the checkpoint's synchronous part only hands the batch over ({@link
+ * ClickHouseSink.Writer#checkpoint}), and the wait for its insert runs first in the asynchronous
+ * part, ahead of the operator's (empty) state: the task acknowledges the checkpoint only after
+ * that, and goes on reading meanwhile. A failed insert fails the asynchronous part, so the
+ * checkpoint does not complete, and the next record fails the task.
  */
-public class ClickHouseSinkOperator<T> extends AbstractStreamOperator<Void> implements OneInputStreamOperator<T, Void> {
+public class ClickHouseSinkOperator<T> extends AbstractStreamOperator<Void>
+    implements OneInputStreamOperator<T, Void> {
   private static final long serialVersionUID = 1L;
 
   /** Makes the writer, in the task: ClickHouseSink#createWriter; tests give fakes. */
@@ -47,7 +48,9 @@ public class ClickHouseSinkOperator<T> extends AbstractStreamOperator<Void> impl
   @Override
   public void open() throws Exception {
     super.open();
-    writer = writers.create(getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), getProcessingTimeService());
+    writer =
+        writers.create(
+            getRuntimeContext().getTaskInfo().getIndexOfThisSubtask(), getProcessingTimeService());
   }
 
   @Override
@@ -57,14 +60,19 @@ public class ClickHouseSinkOperator<T> extends AbstractStreamOperator<Void> impl
 
   @Override
   public OperatorSnapshotFutures snapshotState(
-      long checkpointId, long timestamp, CheckpointOptions options, CheckpointStreamFactory storage) throws Exception {
+      long checkpointId, long timestamp, CheckpointOptions options, CheckpointStreamFactory storage)
+      throws Exception {
     long batch = writer.checkpoint();
-    OperatorSnapshotFutures futures = super.snapshotState(checkpointId, timestamp, options, storage);
-    RunnableFuture<SnapshotResult<OperatorStateHandle>> state = futures.getOperatorStateManagedFuture();
-    futures.setOperatorStateManagedFuture(new FutureTask<>(() -> {
-      writer.awaitInserted(batch);
-      return FutureUtils.runIfNotDoneAndGet(state);
-    }));
+    OperatorSnapshotFutures futures =
+        super.snapshotState(checkpointId, timestamp, options, storage);
+    RunnableFuture<SnapshotResult<OperatorStateHandle>> state =
+        futures.getOperatorStateManagedFuture();
+    futures.setOperatorStateManagedFuture(
+        new FutureTask<>(
+            () -> {
+              writer.awaitInserted(batch);
+              return FutureUtils.runIfNotDoneAndGet(state);
+            }));
     return futures;
   }
 
@@ -75,7 +83,9 @@ public class ClickHouseSinkOperator<T> extends AbstractStreamOperator<Void> impl
     super.finish();
   }
 
-  /** Rows not yet handed to a checkpoint belong to one that did not complete: they will be replayed. */
+  /**
+   * Rows not yet handed to a checkpoint belong to one that did not complete: they will be replayed.
+   */
   @Override
   public void close() throws Exception {
     try {

@@ -18,11 +18,16 @@ import org.cpi2.schema.Incident;
 public final class ClickHouseSinks {
   static final RowShape<CpiSample> SAMPLES = RowShape.records(CpiSample.getClassSchema(), Set.of());
   static final RowShape<CpiSpec> SPECS = RowShape.records(CpiSpec.getClassSchema(), Set.of());
-  static final RowShape<Incident> INCIDENTS = RowShape.records(Incident.getClassSchema(), Set.of("suspects"));
+  static final RowShape<Incident> INCIDENTS =
+      RowShape.records(Incident.getClassSchema(), Set.of("suspects"));
   static final RowShape<Incident> SUSPECTS = RowShape.suspects();
-  static final RowShape<EnforcementAction> ACTIONS = RowShape.records(EnforcementAction.getClassSchema(), Set.of());
-  static final RowShape<CapOutcome> OUTCOMES = RowShape.records(CapOutcome.getClassSchema(), Set.of());
-  static final RowShape<DeadLetter> DEAD_LETTERS = RowShape.records(DeadLetter.getClassSchema(), Set.of());
+  static final RowShape<EnforcementAction> ACTIONS =
+      RowShape.records(EnforcementAction.getClassSchema(), Set.of());
+  static final RowShape<CapOutcome> OUTCOMES =
+      RowShape.records(CapOutcome.getClassSchema(), Set.of());
+  static final RowShape<DeadLetter> DEAD_LETTERS =
+      RowShape.records(DeadLetter.getClassSchema(), Set.of());
+
   /** Every table the job writes and the shape of its rows (tests go through all of them). */
   static final Map<String, RowShape<?>> TABLES = tables();
 
@@ -55,7 +60,8 @@ public final class ClickHouseSinks {
   }
 
   /** {@code format}: InsertPlan.ROW_BINARY or JSON_EACH_ROW. */
-  public ClickHouseSinks(String url, String database, ClickHouseSink.Batching batching, String format) {
+  public ClickHouseSinks(
+      String url, String database, ClickHouseSink.Batching batching, String format) {
     this.url = url;
     this.database = database;
     this.batching = batching;
@@ -88,6 +94,8 @@ public final class ClickHouseSinks {
   }
 
   private <T extends IndexedRecord> void to(DataStream<T> s, String table, RowShape<T> rows) {
-    new ClickHouseSink<>(url, database, table, batching, rows, format).attachTo(s).uid("clickhouse-" + table);
+    new ClickHouseSink<>(url, database, table, batching, rows, format)
+        .attachTo(s)
+        .uid("clickhouse-" + table);
   }
 }

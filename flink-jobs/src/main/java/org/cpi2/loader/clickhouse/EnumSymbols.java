@@ -4,8 +4,8 @@ import java.util.function.Function;
 
 /**
  * Every constant of one enum class as the bytes a format writes for its symbol, by ordinal:
- * encoders write an enum value by copying them. Built on first use from the class of the value
- * (the generated class, known only at run time); immutable, so encoders may race to build it.
+ * encoders write an enum value by copying them. Built on first use from the class of the value (the
+ * generated class, known only at run time); immutable, so encoders may race to build it.
  */
 final class EnumSymbols {
   private final Class<?> type;

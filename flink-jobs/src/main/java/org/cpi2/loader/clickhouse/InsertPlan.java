@@ -9,8 +9,8 @@ import org.slf4j.LoggerFactory;
 /**
  * How a sink writer's rows go into its table: the encoder, and the format and column list of the
  * INSERT that reads its bytes. Decided when the writer is created, in the task, from the table's
- * columns as the server has them then (a table altered later is read again at the next restart:
- * an insert that no longer fits fails, and the job restarts from its checkpoint).
+ * columns as the server has them then (a table altered later is read again at the next restart: an
+ * insert that no longer fits fails, and the job restarts from its checkpoint).
  */
 public record InsertPlan<T>(RowEncoder<T> encoder, String format, List<String> columns) {
   private static final Logger LOG = LoggerFactory.getLogger(InsertPlan.class);
@@ -28,10 +28,11 @@ public record InsertPlan<T>(RowEncoder<T> encoder, String format, List<String> c
   }
 
   /**
-   * RowBinary rows for a table of these columns, or, when RowBinaryRows cannot write them
-   * exactly, JSONEachRow rows and one WARN line saying which column stood in the way.
+   * RowBinary rows for a table of these columns, or, when RowBinaryRows cannot write them exactly,
+   * JSONEachRow rows and one WARN line saying which column stood in the way.
    */
-  public static <T extends IndexedRecord> InsertPlan<T> forTable(RowShape<T> shape, String table, List<TableColumn> columns) {
+  public static <T extends IndexedRecord> InsertPlan<T> forTable(
+      RowShape<T> shape, String table, List<TableColumn> columns) {
     try {
       return RowBinaryRows.compile(shape, columns);
     } catch (RowBinaryRows.Unsupported e) {
@@ -42,7 +43,10 @@ public record InsertPlan<T>(RowEncoder<T> encoder, String format, List<String> c
 
   /** {@code INSERT INTO table [(c1, c2, ...)] FORMAT f}. */
   public String statement(String table) {
-    String list = columns.isEmpty() ? "" : columns.stream().map(c -> "`" + c + "`").collect(Collectors.joining(", ", " (", ")"));
+    String list =
+        columns.isEmpty()
+            ? ""
+            : columns.stream().map(c -> "`" + c + "`").collect(Collectors.joining(", ", " (", ")"));
     return "INSERT INTO " + table + list + " FORMAT " + format;
   }
 }

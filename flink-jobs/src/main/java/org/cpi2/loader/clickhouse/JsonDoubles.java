@@ -4,13 +4,13 @@ import java.math.BigInteger;
 
 /**
  * Finite doubles as the shortest decimal that parses back to the same double, written as ASCII
- * straight into a byte array, in Double.toString's layout ({@code 0.5}, {@code 1.0},
- * {@code 1234.5678}, {@code 1.0E-5}, {@code 1.0E7}). Java 17's Double.toString (the job's JVM)
- * builds a String through FloatingDecimal and was, with the boxing, most of the cost of a sample
- * row; this is Raffaello Giulietti's Schubfach algorithm ("The Schubfach way to render doubles",
- * 2020; what Double.toString does from Java 19 on), written anew from the paper. Its output
- * parses to the same value as Double.toString's and is never longer (Java 17 is sometimes one
- * digit longer than needed); JsonDoublesTest checks both on millions of doubles.
+ * straight into a byte array, in Double.toString's layout ({@code 0.5}, {@code 1.0}, {@code
+ * 1234.5678}, {@code 1.0E-5}, {@code 1.0E7}). Java 17's Double.toString (the job's JVM) builds a
+ * String through FloatingDecimal and was, with the boxing, most of the cost of a sample row; this
+ * is Raffaello Giulietti's Schubfach algorithm ("The Schubfach way to render doubles", 2020; what
+ * Double.toString does from Java 19 on), written anew from the paper. Its output parses to the same
+ * value as Double.toString's and is never longer (Java 17 is sometimes one digit longer than
+ * needed); JsonDoublesTest checks both on millions of doubles.
  */
 final class JsonDoubles {
   /** Longest output: "-2.2250738585072014E-308". */
@@ -21,13 +21,19 @@ final class JsonDoubles {
   private static final long C_MIN = 1L << (P - 1);
   private static final long T_MASK = C_MIN - 1;
   private static final int BQ_MASK = 0x7ff;
+
   /** Coefficients of subnormals this small get one more digit of room (paper, 8.2.1). */
   private static final long C_TINY = 3;
+
   private static final long MASK_63 = Long.MAX_VALUE;
   private static final int K_MIN = -324;
   private static final int K_MAX = 292;
-  /** g1(k), g0(k) interleaved: g = g1 2^63 + g0 = floor(10^-k 2^-r) + 1, r = flog2pow10(-k) - 125. */
+
+  /**
+   * g1(k), g0(k) interleaved: g = g1 2^63 + g0 = floor(10^-k 2^-r) + 1, r = flog2pow10(-k) - 125.
+   */
   private static final long[] G = new long[2 * (K_MAX - K_MIN + 1)];
+
   private static final long[] POW10 = new long[19];
   private static final byte[] TWO_DIGITS = new byte[200];
 
@@ -103,7 +109,10 @@ final class JsonDoubles {
     return off + 3;
   }
 
-  /** The shortest decimal in the rounding interval of c 2^q, the closest to it if several (paper, figure 7). */
+  /**
+   * The shortest decimal in the rounding interval of c 2^q, the closest to it if several (paper,
+   * figure 7).
+   */
   private static int decimal(int q, long c, int dk, byte[] b, int off) {
     int out = (int) c & 1;
     long cb = c << 2;
@@ -125,7 +134,8 @@ final class JsonDoubles {
     long vbr = rop(g1, g0, cbr << h);
     long s = vb >> 2;
     if (s >= 100) {
-      // One digit less: s' = floor(s / 10); is s' 10^(k+1) or (s'+1) 10^(k+1) alone in the interval?
+      // One digit less: s' = floor(s / 10); is s' 10^(k+1) or (s'+1) 10^(k+1) alone in the
+      // interval?
       long sp10 = 10 * Math.multiplyHigh(s, 115_292_150_460_684_698L << 4);
       long tp10 = sp10 + 10;
       boolean upin = vbl + out <= sp10 << 2;

@@ -14,15 +14,15 @@ import org.cpi2.schema.Incident;
  * Avro records as ClickHouse JSONEachRow lines ({@code INSERT INTO db.table FORMAT JSONEachRow}
  * with {@code input_format_skip_unknown_fields=1}), by the column contract of {@link RowShape}:
  * enums as JSON strings, nulls as {@code null}, booleans 1/0, bytes base64, non-finite doubles
- * {@code null}. Every field becomes a key; the server ignores those without a column and fills
- * the columns without a key with their defaults. The sink's fallback when a table cannot take
- * {@link RowBinaryRows}, and what tests compare RowBinary with.
+ * {@code null}. Every field becomes a key; the server ignores those without a column and fills the
+ * columns without a key with their defaults. The sink's fallback when a table cannot take {@link
+ * RowBinaryRows}, and what tests compare RowBinary with.
  *
- * <p>The encoders are compiled once per shape ({@code "name":} prefixes as bytes, how each value
- * is written) and write UTF-8 straight into the sink's {@link RowBatch}: building the rows was
- * about a third of the Kafka source thread's time when each row was a String escaped char by
- * char. Values are read with {@link IndexedRecord#get(int)}, which boxes the primitives of
- * generated classes (measured cheap next to writing their digits).
+ * <p>The encoders are compiled once per shape ({@code "name":} prefixes as bytes, how each value is
+ * written) and write UTF-8 straight into the sink's {@link RowBatch}: building the rows was about a
+ * third of the Kafka source thread's time when each row was a String escaped char by char. Values
+ * are read with {@link IndexedRecord#get(int)}, which boxes the primitives of generated classes
+ * (measured cheap next to writing their digits).
  */
 public final class JsonRows {
   private JsonRows() {}
@@ -116,6 +116,7 @@ public final class JsonRows {
     private final RowShape.Value.Kind kind;
     private final Value items;
     private final Fields record;
+
     /** Enum symbols as quoted JSON, by ordinal of the enum class last seen (built on first use). */
     private transient EnumSymbols symbols; // immutable: safe to race on
 

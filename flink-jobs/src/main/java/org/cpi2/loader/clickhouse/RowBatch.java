@@ -9,20 +9,26 @@ import java.util.Arrays;
 import java.util.Base64;
 
 /**
- * The rows of one insert in one growable array, and the writers of values into it: JSON values
- * for JSONEachRow rows ({@link JsonRows}), ClickHouse's binary layout for RowBinary rows
- * ({@link RowBinaryRows}). Records are encoded straight into the batch the sink will send, and the
- * insert posts that array: no String per row, no StringBuilder of the batch, no String-to-UTF-8
- * copy of it. Not thread-safe: the sink's writer fills one batch while its sender thread posts
- * another.
+ * The rows of one insert in one growable array, and the writers of values into it: JSON values for
+ * JSONEachRow rows ({@link JsonRows}), ClickHouse's binary layout for RowBinary rows ({@link
+ * RowBinaryRows}). Records are encoded straight into the batch the sink will send, and the insert
+ * posts that array: no String per row, no StringBuilder of the batch, no String-to-UTF-8 copy of
+ * it. Not thread-safe: the sink's writer fills one batch while its sender thread posts another.
  */
 public final class RowBatch {
   private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] LONG_MIN = Long.toString(Long.MIN_VALUE).getBytes(StandardCharsets.US_ASCII);
-  private static final VarHandle INT_LE = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
-  private static final VarHandle LONG_LE = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-  /** Characters copied as they are inside a JSON string: printable ASCII but {@code "} and {@code \}. */
+  private static final byte[] LONG_MIN =
+      Long.toString(Long.MIN_VALUE).getBytes(StandardCharsets.US_ASCII);
+  private static final VarHandle INT_LE =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle LONG_LE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+  /**
+   * Characters copied as they are inside a JSON string: printable ASCII but {@code "} and {@code
+   * \}.
+   */
   private static final boolean[] PLAIN = new boolean[128];
 
   static {
@@ -35,6 +41,7 @@ public final class RowBatch {
   private byte[] buf;
   private int len;
   private int rows;
+
   /** Growth doubles the array but stops at this (plus 64 KiB) before doubling on past it. */
   private final long softLimit;
 
@@ -47,8 +54,8 @@ public final class RowBatch {
   }
 
   /**
-   * {@code softLimit}: the size at which the batch will be sent (the sink's batch-bytes); the
-   * array stops doubling there, so the row that crosses it does not double the memory.
+   * {@code softLimit}: the size at which the batch will be sent (the sink's batch-bytes); the array
+   * stops doubling there, so the row that crosses it does not double the memory.
    */
   public RowBatch(int initialCapacity, long softLimit) {
     buf = new byte[Math.max(initialCapacity, 64)];
@@ -97,7 +104,8 @@ public final class RowBatch {
       long cap = softLimit + (1 << 16);
       long want = Math.max(buf.length < cap ? Math.min(doubled, cap) : doubled, (long) len + more);
       if (want > Integer.MAX_VALUE - 16) {
-        throw new IllegalStateException("clickhouse: a batch cannot exceed 2 GiB (see clickhouse.batch-bytes)");
+        throw new IllegalStateException(
+            "clickhouse: a batch cannot exceed 2 GiB (see clickhouse.batch-bytes)");
       }
       buf = Arrays.copyOf(buf, (int) want);
     }
@@ -161,7 +169,9 @@ public final class RowBatch {
     }
   }
 
-  @SuppressWarnings("deprecation") // String.getBytes(int, int, byte[], int): the low byte of each char, here ASCII.
+  @SuppressWarnings(
+      "deprecation") // String.getBytes(int, int, byte[], int): the low byte of each char, here
+  // ASCII.
   private void putAscii(String s) {
     ensure(s.length());
     s.getBytes(0, s.length(), buf, len);
@@ -198,7 +208,8 @@ public final class RowBatch {
 
   private void putEscaped(String s, int from) {
     int n = s.length();
-    ensure(6 * (n - from)); // at most 6 bytes per char (backslash u00XX); a pair is 4 bytes for 2 chars
+    ensure(6 * (n - from)); // at most 6 bytes per char (backslash u00XX); a pair is 4 bytes for 2
+    // chars
     byte[] b = buf;
     int p = len;
     for (int i = from; i < n; i++) {
@@ -230,7 +241,9 @@ public final class RowBatch {
         b[p++] = (byte) (0xe0 | (c >> 12));
         b[p++] = (byte) (0x80 | ((c >> 6) & 0x3f));
         b[p++] = (byte) (0x80 | (c & 0x3f));
-      } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+      } else if (Character.isHighSurrogate(c)
+          && i + 1 < n
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
         int cp = Character.toCodePoint(c, s.charAt(++i));
         b[p++] = (byte) (0xf0 | (cp >> 18));
         b[p++] = (byte) (0x80 | ((cp >> 12) & 0x3f));
@@ -290,10 +303,10 @@ public final class RowBatch {
   }
 
   /**
-   * A RowBinary String: the length of its UTF-8 as a varint, then the UTF-8, as {@link
-   * #putString} would encode it (a lone surrogate becomes {@code ?}). String.getBytes checks and
-   * copies an ASCII string in bulk (vector instructions), which beat a copy char by char here
-   * even with the array it allocates.
+   * A RowBinary String: the length of its UTF-8 as a varint, then the UTF-8, as {@link #putString}
+   * would encode it (a lone surrogate becomes {@code ?}). String.getBytes checks and copies an
+   * ASCII string in bulk (vector instructions), which beat a copy char by char here even with the
+   * array it allocates.
    */
   public void putBinaryString(CharSequence cs) {
     byte[] utf8 = cs.toString().getBytes(StandardCharsets.UTF_8);

@@ -18,23 +18,21 @@ import org.apache.avro.util.Utf8;
 
 /**
  * Avro records as ClickHouse RowBinary rows ({@code INSERT INTO db.table (c1, c2, ...) FORMAT
- * RowBinary}) for one table, compiled from a {@link RowShape} and the table's columns as the
- * server reports them. RowBinary costs the server less than JSONEachRow (no text to parse: on
- * cpi2.samples with its rollup view, 1.8 against 3.2 µs of CPU per row) and the encoder less
- * (no digits to print), but it has no names and no defaults: each value must be written with
- * exactly its column's type, in the order of the statement's column list. So the encoder is
- * built for the table, and refuses ({@link Unsupported}; the sink then writes JSONEachRow) rather
- * than guess.
+ * RowBinary}) for one table, compiled from a {@link RowShape} and the table's columns as the server
+ * reports them. RowBinary costs the server less than JSONEachRow (no text to parse: on cpi2.samples
+ * with its rollup view, 1.8 against 3.2 µs of CPU per row) and the encoder less (no digits to
+ * print), but it has no names and no defaults: each value must be written with exactly its column's
+ * type, in the order of the statement's column list. So the encoder is built for the table, and
+ * refuses ({@link Unsupported}; the sink then writes JSONEachRow) rather than guess.
  *
- * <p>The columns are those of the shape, in its order, that the table has and can insert into:
- * a field without a column is left out (as {@code input_format_skip_unknown_fields} does for
- * JSON), MATERIALIZED and ALIAS columns are the server's, and a column with a default expression
- * but no field is left to the server. Values follow the column contract of RowShape: strings,
- * enum symbols and base64 of bytes as String (LowCardinality(String) takes the same bytes),
- * booleans as UInt8, ints as Int32 or Int64, longs as Int64, doubles as Float64, arrays as
- * Array, unions with null as Nullable. A non-finite double is NULL in a Nullable column, as the
- * JSON rows make it; in a Float64 column it is written as it is (JSON's null became NaN on
- * 18.16 and 0 on current servers).
+ * <p>The columns are those of the shape, in its order, that the table has and can insert into: a
+ * field without a column is left out (as {@code input_format_skip_unknown_fields} does for JSON),
+ * MATERIALIZED and ALIAS columns are the server's, and a column with a default expression but no
+ * field is left to the server. Values follow the column contract of RowShape: strings, enum symbols
+ * and base64 of bytes as String (LowCardinality(String) takes the same bytes), booleans as UInt8,
+ * ints as Int32 or Int64, longs as Int64, doubles as Float64, arrays as Array, unions with null as
+ * Nullable. A non-finite double is NULL in a Nullable column, as the JSON rows make it; in a
+ * Float64 column it is written as it is (JSON's null became NaN on 18.16 and 0 on current servers).
  */
 public final class RowBinaryRows {
   private RowBinaryRows() {}
@@ -48,8 +46,11 @@ public final class RowBinaryRows {
     }
   }
 
-  /** The encoder of {@code shape}'s rows for a table of these columns, and the columns it writes. */
-  public static <T extends IndexedRecord> InsertPlan<T> compile(RowShape<T> shape, List<TableColumn> table) throws Unsupported {
+  /**
+   * The encoder of {@code shape}'s rows for a table of these columns, and the columns it writes.
+   */
+  public static <T extends IndexedRecord> InsertPlan<T> compile(
+      RowShape<T> shape, List<TableColumn> table) throws Unsupported {
     Map<String, TableColumn> unmatched = new LinkedHashMap<>();
     for (TableColumn c : table) {
       unmatched.put(c.name(), c);
@@ -65,30 +66,54 @@ public final class RowBinaryRows {
       try {
         writers.add(Writer.of(shape.value(i), ColumnType.parse(c.type())));
       } catch (Unsupported e) {
-        throw new Unsupported("column " + c.name() + " " + c.type() + " (" + shape.source() + "." + shape.name(i) + ": "
-            + shape.value(i) + "): " + e.getMessage());
+        throw new Unsupported(
+            "column "
+                + c.name()
+                + " "
+                + c.type()
+                + " ("
+                + shape.source()
+                + "."
+                + shape.name(i)
+                + ": "
+                + shape.value(i)
+                + "): "
+                + e.getMessage());
       }
       names.add(c.name());
       from.add(i);
     }
     for (TableColumn c : unmatched.values()) {
       if (!c.hasDefault()) {
-        throw new Unsupported("column " + c.name() + " " + c.type() + " has no field in " + shape.source() + " and no default");
+        throw new Unsupported(
+            "column "
+                + c.name()
+                + " "
+                + c.type()
+                + " has no field in "
+                + shape.source()
+                + " and no default");
       }
     }
     if (names.isEmpty()) {
-      throw new Unsupported("no column of the table has a field in " + shape.source() + (table.isEmpty() ? " (no columns: no such table?)" : ""));
+      throw new Unsupported(
+          "no column of the table has a field in "
+              + shape.source()
+              + (table.isEmpty() ? " (no columns: no such table?)" : ""));
     }
     int[] columns = from.stream().mapToInt(Integer::intValue).toArray();
     Rows<T> rows = new Rows<>(shape, columns, writers.toArray(new Writer[0]));
-    RowEncoder<T> encoder = shape.flatRecord() == null ? rows : new SelfWrittenRows<>(rows, shape.flatRecord());
+    RowEncoder<T> encoder =
+        shape.flatRecord() == null ? rows : new SelfWrittenRows<>(rows, shape.flatRecord());
     return InsertPlan.rowBinary(encoder, names);
   }
 
   private static final class Rows<T extends IndexedRecord> extends RowShape.Encoder<T> {
     private static final long serialVersionUID = 1L;
+
     /** The shape's column of each written column. */
     final int[] columns;
+
     final Writer[] writers;
 
     Rows(RowShape<T> shape, int[] columns, Writer[] writers) {
@@ -107,24 +132,29 @@ public final class RowBinaryRows {
   }
 
   /**
-   * The rows of a flat record (no arrays, maps or nested records) written by the record itself:
-   * a class Avro generated with custom coders writes its fields in schema order with
-   * customEncode, each value unboxed, into {@link SelfWrittenEncoder}, which writes those with a
-   * column and drops the others. Same bytes as {@link Rows} (RowBinaryRowsTest compares the
-   * two), without a boxed number or a lookup by field position per column: a third of the Kafka
-   * source thread's CPU went to the samples' rows that way. Other records go through {@link Rows}.
+   * The rows of a flat record (no arrays, maps or nested records) written by the record itself: a
+   * class Avro generated with custom coders writes its fields in schema order with customEncode,
+   * each value unboxed, into {@link SelfWrittenEncoder}, which writes those with a column and drops
+   * the others. Same bytes as {@link Rows} (RowBinaryRowsTest compares the two), without a boxed
+   * number or a lookup by field position per column: a third of the Kafka source thread's CPU went
+   * to the samples' rows that way. Other records go through {@link Rows}.
    */
   private static final class SelfWrittenRows<T extends IndexedRecord> implements RowEncoder<T> {
     private static final long serialVersionUID = 1L;
     private final Rows<T> general;
+
     /** Per field of the record, in schema order: the writer of its column, or null. */
     private final Writer[] byField;
+
     /** Per field: RowBinary Strings of its enum symbols, by ordinal (null if not an enum). */
     private final byte[][][] symbols;
+
     private final Schema record;
     private transient SelfWrittenEncoder encoder;
+
     /** The last class of record seen, and whether it writes itself with the shape's schema. */
     private transient Class<?> lastClass;
+
     private transient boolean lastWritesItself;
 
     SelfWrittenRows(Rows<T> general, Schema record) {
@@ -139,7 +169,8 @@ public final class RowBinaryRows {
       for (Schema.Field f : fields) {
         Schema t = RowShape.withoutNull(f.schema());
         if (t.getType() == Schema.Type.ENUM) {
-          symbols[f.pos()] = t.getEnumSymbols().stream().map(RowBinaryRows::binaryString).toArray(byte[][]::new);
+          symbols[f.pos()] =
+              t.getEnumSymbols().stream().map(RowBinaryRows::binaryString).toArray(byte[][]::new);
         }
       }
     }
@@ -176,7 +207,8 @@ public final class RowBinaryRows {
         return false;
       }
       try {
-        return r.getClass().getMethod("customEncode", Encoder.class).getDeclaringClass() != SpecificRecordBase.class;
+        return r.getClass().getMethod("customEncode", Encoder.class).getDeclaringClass()
+            != SpecificRecordBase.class;
       } catch (NoSuchMethodException e) {
         return false;
       }
@@ -184,9 +216,9 @@ public final class RowBinaryRows {
   }
 
   /**
-   * Avro's encoder calls of one flat record (see {@link SelfWrittenRows}) as a RowBinary row:
-   * each value is its field's, in order; a union's index comes before its value (null or not),
-   * and a Nullable column gets its flag with the value.
+   * Avro's encoder calls of one flat record (see {@link SelfWrittenRows}) as a RowBinary row: each
+   * value is its field's, in order; a union's index comes before its value (null or not), and a
+   * Nullable column gets its flag with the value.
    */
   private static final class SelfWrittenEncoder extends Encoder {
     private final Writer[] byField;
@@ -206,13 +238,14 @@ public final class RowBinaryRows {
 
     void finish() {
       if (field != byField.length) {
-        throw new IllegalStateException("clickhouse: the record wrote " + field + " of its " + byField.length + " fields");
+        throw new IllegalStateException(
+            "clickhouse: the record wrote " + field + " of its " + byField.length + " fields");
       }
     }
 
     /**
-     * Whether the current field, of a value that is not null, has a column: then its Nullable
-     * flag is written and its writer must be {@code op}. Moves on to the next field.
+     * Whether the current field, of a value that is not null, has a column: then its Nullable flag
+     * is written and its writer must be {@code op}. Moves on to the next field.
      */
     private boolean column(byte op, String value) {
       Writer w = byField[field++];
@@ -386,7 +419,9 @@ public final class RowBinaryRows {
 
     /** X of {@code wrapper(X)}, or null. */
     private static String inside(String t, String wrapper) {
-      return t.startsWith(wrapper + "(") && t.endsWith(")") ? t.substring(wrapper.length() + 1, t.length() - 1) : null;
+      return t.startsWith(wrapper + "(") && t.endsWith(")")
+          ? t.substring(wrapper.length() + 1, t.length() - 1)
+          : null;
     }
   }
 
@@ -403,10 +438,16 @@ public final class RowBinaryRows {
     static final byte ARRAY = 7;
 
     final byte op;
+
     /** A Nullable column: a flag byte (1: NULL) before the value. */
     final boolean nullable;
+
     private final Writer items;
-    /** Enum symbols as RowBinary Strings, by ordinal of the enum class last seen (built on first use). */
+
+    /**
+     * Enum symbols as RowBinary Strings, by ordinal of the enum class last seen (built on first
+     * use).
+     */
     private transient EnumSymbols symbols; // immutable: safe to race on
 
     private Writer(byte op, boolean nullable, Writer items) {
@@ -419,17 +460,18 @@ public final class RowBinaryRows {
       if (v.nullable && !t.nullable) {
         throw new Unsupported("a nullable value needs a Nullable column");
       }
-      byte op = switch (v.kind) {
-        case STRING -> expect(t, "String", STRING);
-        case ENUM -> expect(t, "String", ENUM);
-        case BYTES -> expect(t, "String", BASE64);
-        case BOOLEAN -> expect(t, "UInt8", UINT8);
-        case INT -> t.name.equals("Int32") ? INT32 : expect(t, "Int64", INT64);
-        case LONG -> expect(t, "Int64", INT64);
-        case DOUBLE -> expect(t, "Float64", FLOAT64);
-        case ARRAY -> expect(t, "Array", ARRAY);
-        default -> throw new Unsupported("no RowBinary writer for " + v);
-      };
+      byte op =
+          switch (v.kind) {
+            case STRING -> expect(t, "String", STRING);
+            case ENUM -> expect(t, "String", ENUM);
+            case BYTES -> expect(t, "String", BASE64);
+            case BOOLEAN -> expect(t, "UInt8", UINT8);
+            case INT -> t.name.equals("Int32") ? INT32 : expect(t, "Int64", INT64);
+            case LONG -> expect(t, "Int64", INT64);
+            case DOUBLE -> expect(t, "Float64", FLOAT64);
+            case ARRAY -> expect(t, "Array", ARRAY);
+            default -> throw new Unsupported("no RowBinary writer for " + v);
+          };
       return new Writer(op, t.nullable, op == ARRAY ? of(v.items, t.items) : null);
     }
 

@@ -11,34 +11,46 @@ import org.cpi2.schema.Incident;
 
 /**
  * The rows an Avro record type gives a ClickHouse table, by the column contract with clickhouse/
- * (migrations/001_tables.sql): columns are the Avro field names; enums are their symbol (a
- * string); a union with null is a nullable value; booleans are 1/0 (UInt8); bytes are base64 (a
- * string); ints and longs are integers (timestamps Int64 microseconds); a non-finite double is
- * null where the column can hold null. A record gives one row ({@link #records}), or one row per
- * element of an array of records ({@link #elements}: incident_suspects).
+ * (migrations/001_tables.sql): columns are the Avro field names; enums are their symbol (a string);
+ * a union with null is a nullable value; booleans are 1/0 (UInt8); bytes are base64 (a string);
+ * ints and longs are integers (timestamps Int64 microseconds); a non-finite double is null where
+ * the column can hold null. A record gives one row ({@link #records}), or one row per element of an
+ * array of records ({@link #elements}: incident_suspects).
  *
- * <p>One shape, two formats: {@link JsonRows} and {@link RowBinaryRows} compile their encoders
- * from it, and both walk records with {@link Encoder}, so which columns a record gives, where
- * each value comes from and what it is are decided here once.
+ * <p>One shape, two formats: {@link JsonRows} and {@link RowBinaryRows} compile their encoders from
+ * it, and both walk records with {@link Encoder}, so which columns a record gives, where each value
+ * comes from and what it is are decided here once.
  */
 public final class RowShape<T extends IndexedRecord> implements Serializable {
   private static final long serialVersionUID = 1L;
+
   /** Where a column's value comes from: the record, the array element of the row, the rank. */
   private static final byte PARENT = 0;
+
   private static final byte ELEMENT = 1;
   private static final byte RANK = 2;
 
   private final String source;
+
   /** The record of a shape of one row per record; null for rows of array elements. */
   private final Schema record;
+
   private final String[] names;
   private final byte[] from;
   private final int[] pos;
   private final Value[] values;
+
   /** The array field whose elements are the rows; -1: one row per record. */
   private final int arrayPos;
 
-  private RowShape(String source, Schema record, List<String> names, List<Byte> from, List<Integer> pos, List<Value> values, int arrayPos) {
+  private RowShape(
+      String source,
+      Schema record,
+      List<String> names,
+      List<Byte> from,
+      List<Integer> pos,
+      List<Value> values,
+      int arrayPos) {
     this.source = source;
     this.record = record;
     this.names = names.toArray(new String[0]);
@@ -67,16 +79,18 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
   }
 
   /**
-   * One row per element of the array of records {@code arrayField}: the parent's
-   * {@code parentFields}, {@code rankColumn} (an int, 1 for the first element), then every field
-   * of the element. A record whose array is empty or null gives no row.
+   * One row per element of the array of records {@code arrayField}: the parent's {@code
+   * parentFields}, {@code rankColumn} (an int, 1 for the first element), then every field of the
+   * element. A record whose array is empty or null gives no row.
    */
   public static <T extends IndexedRecord> RowShape<T> elements(
       Schema parent, List<String> parentFields, String arrayField, String rankColumn) {
     Schema.Field array = field(parent, arrayField);
-    Schema items = array.schema().getType() == Schema.Type.ARRAY ? array.schema().getElementType() : null;
+    Schema items =
+        array.schema().getType() == Schema.Type.ARRAY ? array.schema().getElementType() : null;
     if (items == null || items.getType() != Schema.Type.RECORD) {
-      throw new IllegalArgumentException(parent.getName() + "." + arrayField + " is not an array of records");
+      throw new IllegalArgumentException(
+          parent.getName() + "." + arrayField + " is not an array of records");
     }
     Builder b = new Builder();
     for (String name : parentFields) {
@@ -91,7 +105,11 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
 
   /** incident_suspects: one row per suspect, with the incident's identity and its rank from 1. */
   public static RowShape<Incident> suspects() {
-    return elements(Incident.getClassSchema(), List.of("incident_id", "host", "detected_at_us"), "suspects", "rank");
+    return elements(
+        Incident.getClassSchema(),
+        List.of("incident_id", "host", "detected_at_us"),
+        "suspects",
+        "rank");
   }
 
   private static Schema.Field field(Schema schema, String name) {
@@ -115,14 +133,17 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
     return names[column];
   }
 
-  /** The column's field: its position in the record (or array element) it comes from; -1 for the rank. */
+  /**
+   * The column's field: its position in the record (or array element) it comes from; -1 for the
+   * rank.
+   */
   int pos(int column) {
     return pos[column];
   }
 
   /**
-   * The record schema of a shape of one row per record whose fields are all flat (strings,
-   * enums, numbers, booleans, bytes, or one of those or null): rows a record can write itself
+   * The record schema of a shape of one row per record whose fields are all flat (strings, enums,
+   * numbers, booleans, bytes, or one of those or null): rows a record can write itself
    * (RowBinaryRows). Null for other shapes.
    */
   Schema flatRecord() {
@@ -147,7 +168,9 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
       return s;
     }
     List<Schema> b = s.getTypes();
-    return b.get(0).getType() == Schema.Type.NULL ? b.get(1) : b.get(1).getType() == Schema.Type.NULL ? b.get(0) : s;
+    return b.get(0).getType() == Schema.Type.NULL
+        ? b.get(1)
+        : b.get(1).getType() == Schema.Type.NULL ? b.get(0) : s;
   }
 
   /** What the column's values are, by the contract. */
@@ -219,13 +242,28 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
   static final class Value implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    enum Kind { NULL, STRING, ENUM, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, ARRAY, RECORD }
+    enum Kind {
+      NULL,
+      STRING,
+      ENUM,
+      BOOLEAN,
+      INT,
+      LONG,
+      FLOAT,
+      DOUBLE,
+      BYTES,
+      ARRAY,
+      RECORD
+    }
 
     final Kind kind;
+
     /** A union with null: the value may be null. */
     final boolean nullable;
+
     /** ARRAY: its elements. */
     final Value items;
+
     /** RECORD (JSON only, as a nested object): its fields. */
     final RowShape<IndexedRecord> record;
 
@@ -248,7 +286,8 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
         case DOUBLE -> new Value(Kind.DOUBLE, false, null, null);
         case BYTES -> new Value(Kind.BYTES, false, null, null);
         case ARRAY -> new Value(Kind.ARRAY, false, of(s.getElementType()), null);
-        case RECORD -> new Value(Kind.RECORD, false, null, RowShape.<IndexedRecord>records(s, Set.of()));
+        case RECORD ->
+            new Value(Kind.RECORD, false, null, RowShape.<IndexedRecord>records(s, Set.of()));
         case UNION -> {
           // null or one type: a null is written as null whatever the branch.
           List<Schema> types = new ArrayList<>();
@@ -258,7 +297,8 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
             }
           }
           if (types.size() > 1) {
-            throw new IllegalArgumentException("ClickHouse rows: unions of several non-null types are not supported: " + s);
+            throw new IllegalArgumentException(
+                "ClickHouse rows: unions of several non-null types are not supported: " + s);
           }
           if (types.isEmpty()) {
             yield new Value(Kind.NULL, true, null, null);
@@ -266,14 +306,18 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
           Value v = of(types.get(0));
           yield new Value(v.kind, true, v.items, v.record);
         }
-        case MAP, FIXED -> throw new IllegalArgumentException("ClickHouse rows: no column contract for " + s);
+        case MAP, FIXED ->
+            throw new IllegalArgumentException("ClickHouse rows: no column contract for " + s);
       };
     }
 
     /** As Avro would name it: {@code ["null", long]}, {@code array<string>}. */
     @Override
     public String toString() {
-      String base = kind == Kind.ARRAY ? "array<" + items + ">" : kind.name().toLowerCase(java.util.Locale.ROOT);
+      String base =
+          kind == Kind.ARRAY
+              ? "array<" + items + ">"
+              : kind.name().toLowerCase(java.util.Locale.ROOT);
       return nullable && kind != Kind.NULL ? "[\"null\", " + base + "]" : base;
     }
   }

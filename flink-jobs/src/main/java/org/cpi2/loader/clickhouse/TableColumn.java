@@ -6,9 +6,9 @@ import java.util.List;
 
 /**
  * A column of a ClickHouse table as the server describes it in {@code system.columns}: its name,
- * its type as the server spells it ({@code Nullable(Float64)}, {@code LowCardinality(String)})
- * and its default kind ({@code ""} for none, {@code DEFAULT}, {@code MATERIALIZED}, {@code
- * ALIAS}, {@code EPHEMERAL}). The same query works on ClickHouse 18.16 and current servers.
+ * its type as the server spells it ({@code Nullable(Float64)}, {@code LowCardinality(String)}) and
+ * its default kind ({@code ""} for none, {@code DEFAULT}, {@code MATERIALIZED}, {@code ALIAS},
+ * {@code EPHEMERAL}). The same query works on ClickHouse 18.16 and current servers.
  */
 public record TableColumn(String name, String type, String defaultKind) {
   /** The server computes the column; an insert cannot name it. */
@@ -21,10 +21,18 @@ public record TableColumn(String name, String type, String defaultKind) {
     return !defaultKind.isEmpty();
   }
 
-  /** The columns of {@code database.table}, in the table's order; none if there is no such table. */
-  static List<TableColumn> read(ClickHouseHttp http, String database, String table) throws IOException, InterruptedException {
-    return parse(http.query("SELECT name, type, default_kind FROM system.columns WHERE database = " + quote(database)
-        + " AND table = " + quote(table) + " FORMAT TabSeparatedRaw"));
+  /**
+   * The columns of {@code database.table}, in the table's order; none if there is no such table.
+   */
+  static List<TableColumn> read(ClickHouseHttp http, String database, String table)
+      throws IOException, InterruptedException {
+    return parse(
+        http.query(
+            "SELECT name, type, default_kind FROM system.columns WHERE database = "
+                + quote(database)
+                + " AND table = "
+                + quote(table)
+                + " FORMAT TabSeparatedRaw"));
   }
 
   /** Rows of name, type and default kind, tab-separated, unescaped. */

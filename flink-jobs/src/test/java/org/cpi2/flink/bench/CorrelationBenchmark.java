@@ -1,16 +1,16 @@
 package org.cpi2.flink.bench;
 
-import org.cpi2.schema.TaskClass;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.cpi2.flink.logic.AntagonistCorrelation;
 import org.cpi2.flink.logic.Analyzer;
+import org.cpi2.flink.logic.AntagonistCorrelation;
 import org.cpi2.flink.logic.DecisionPolicy;
 import org.cpi2.flink.logic.TaskSeries;
 import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -26,14 +26,17 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * Cost of one antagonist analysis (paper 4.2: "about 100 µs"; target here < 20 µs): a victim and
- * {@code suspects} other tasks with {@code samples} aligned samples each (10 minutes at one sample a
- * minute). {@code correlationsOnly} is the paper's arithmetic alone; {@code analysis} adds ranking,
- * the decision and building the Incident record, as the correlator does per anomaly.
+ * {@code suspects} other tasks with {@code samples} aligned samples each (10 minutes at one sample
+ * a minute). {@code correlationsOnly} is the paper's arithmetic alone; {@code analysis} adds
+ * ranking, the decision and building the Incident record, as the correlator does per anomaly.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 5, time = 2) // the first op loads Avro and Flink classes (~1.4 s): 3 x 1 s still measured C2 at work
+@Warmup(
+    iterations = 5,
+    time =
+        2) // the first op loads Avro and Flink classes (~1.4 s): 3 x 1 s still measured C2 at work
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class CorrelationBenchmark {
@@ -63,7 +66,9 @@ public class CorrelationBenchmark {
     for (int i = 0; i < suspects; i++) {
       tenants.add(series("job" + i + "/" + i, i % 3 == 0 ? "LATENCY_SENSITIVE" : "BATCH", rnd));
     }
-    analyzer = new Analyzer(samples * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
+    analyzer =
+        new Analyzer(
+            samples * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
   }
 
   private TaskSeries series(String task, String cls, Random rnd) {

@@ -4,10 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.cpi2.loader.clickhouse.RowBatch;
 import org.cpi2.loader.clickhouse.ContractColumns;
 import org.cpi2.loader.clickhouse.JsonRows;
 import org.cpi2.loader.clickhouse.LegacyJsonRows;
+import org.cpi2.loader.clickhouse.RowBatch;
 import org.cpi2.loader.clickhouse.RowBinaryRows;
 import org.cpi2.loader.clickhouse.RowEncoder;
 import org.cpi2.loader.clickhouse.RowShape;
@@ -27,14 +27,14 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Cost of turning CpiSample records into the body of a ClickHouse insert, one thread, per row
- * (a batch of {@value #ROWS} rows per call). {@code legacy} is what the sink did on the task
- * thread before: a String per row (LegacyJsonRows), appended to a StringBuilder, the batch made
- * a String and then UTF-8 bytes (HttpRequest.BodyPublishers.ofString). {@code json} is JsonRows
- * writing UTF-8 into a reused RowBatch (the JSONEachRow fallback); {@code rowBinary} is
- * RowBinaryRows, compiled for the columns of cpi2.samples (ContractColumns: what the migrations
- * give; LowCardinality would not change the bytes), into a reused RowBatch. The samples look
- * like fleetsim's: 70-char platform, full-precision CPU usage and CPI, 11-digit counters.
+ * Cost of turning CpiSample records into the body of a ClickHouse insert, one thread, per row (a
+ * batch of {@value #ROWS} rows per call). {@code legacy} is what the sink did on the task thread
+ * before: a String per row (LegacyJsonRows), appended to a StringBuilder, the batch made a String
+ * and then UTF-8 bytes (HttpRequest.BodyPublishers.ofString). {@code json} is JsonRows writing
+ * UTF-8 into a reused RowBatch (the JSONEachRow fallback); {@code rowBinary} is RowBinaryRows,
+ * compiled for the columns of cpi2.samples (ContractColumns: what the migrations give;
+ * LowCardinality would not change the bytes), into a reused RowBatch. The samples look like
+ * fleetsim's: 70-char platform, full-precision CPU usage and CPI, 11-digit counters.
  *
  * <p>Run: {@code make -C flink-jobs bench-json} (JMH, wall time, then {@link #main}: CPU time of
  * this thread per row, alternating the three, which a busy shared machine disturbs less).
@@ -62,14 +62,24 @@ public class JsonRowsBenchmark {
       String job = "batch-tenant-" + (i % 25);
       samples[i] =
           CpiSample.newBuilder()
-              .setHost("host-" + (i % 4000)).setTask("jobs/" + job + "/" + i).setJob(job).setTaskId(Integer.toString(i))
+              .setHost("host-" + (i % 4000))
+              .setTask("jobs/" + job + "/" + i)
+              .setJob(job)
+              .setTaskId(Integer.toString(i))
               .setPlatform("GenuineIntel/6/44/Intel(R) Xeon(R) CPU X5650 @ 2.67GHz (simulated)")
-              .setTaskClass(i % 3 == 0 ? TaskClass.LATENCY_SENSITIVE : TaskClass.BATCH).setIsProtected(false)
-              .setWindowStartUs(1_795_389_455_000_000L + i * 60_000_000L).setWindowUs(10_000_000L)
-              .setCycles(17_000_000_000L + rnd.nextInt(1 << 30)).setInstructions(13_000_000_000L + rnd.nextInt(1 << 30))
-              .setCounterSource(CounterSource.SIMULATED).setTimeRunningRatio(1.0)
-              .setCpuUsage(rnd.nextDouble()).setCpi(1 + rnd.nextDouble()).setLlcMisses(14_000_000L + rnd.nextInt(1 << 20))
-              .setNumaScore(null).setThreads(8)
+              .setTaskClass(i % 3 == 0 ? TaskClass.LATENCY_SENSITIVE : TaskClass.BATCH)
+              .setIsProtected(false)
+              .setWindowStartUs(1_795_389_455_000_000L + i * 60_000_000L)
+              .setWindowUs(10_000_000L)
+              .setCycles(17_000_000_000L + rnd.nextInt(1 << 30))
+              .setInstructions(13_000_000_000L + rnd.nextInt(1 << 30))
+              .setCounterSource(CounterSource.SIMULATED)
+              .setTimeRunningRatio(1.0)
+              .setCpuUsage(rnd.nextDouble())
+              .setCpi(1 + rnd.nextDouble())
+              .setLlcMisses(14_000_000L + rnd.nextInt(1 << 20))
+              .setNumaScore(null)
+              .setThreads(8)
               .build();
     }
     RowShape<CpiSample> shape = RowShape.records(CpiSample.getClassSchema(), Set.of());
@@ -143,12 +153,19 @@ public class JsonRowsBenchmark {
     }
     for (int which = 0; which < names.length; which++) {
       java.util.Arrays.sort(ns[which]);
-      System.out.printf("%-9s %6.0f ns CPU per row (median of %d rounds, best %.0f): %,.0f rows/s per core; %d bytes per row%n",
-          names[which], ns[which][ns[which].length / 2], ns[which].length, ns[which][0], 1e9 / ns[which][ns[which].length / 2],
+      System.out.printf(
+          "%-9s %6.0f ns CPU per row (median of %d rounds, best %.0f): %,.0f rows/s per core; %d bytes per row%n",
+          names[which],
+          ns[which][ns[which].length / 2],
+          ns[which].length,
+          ns[which][0],
+          1e9 / ns[which][ns[which].length / 2],
           bytes[which] / ROWS);
     }
-    System.out.printf("json / legacy: %.1fx faster; rowBinary / json: %.1fx faster%n",
-        ns[0][ns[0].length / 2] / ns[1][ns[1].length / 2], ns[1][ns[1].length / 2] / ns[2][ns[2].length / 2]);
+    System.out.printf(
+        "json / legacy: %.1fx faster; rowBinary / json: %.1fx faster%n",
+        ns[0][ns[0].length / 2] / ns[1][ns[1].length / 2],
+        ns[1][ns[1].length / 2] / ns[2][ns[2].length / 2]);
     if (sink == 42) {
       System.out.println();
     }

@@ -25,11 +25,11 @@ import org.cpi2.schema.Incident;
 import org.cpi2.schema.TaskClass;
 
 /**
- * Throughput of the whole graph in one local MiniCluster (no Kafka): encoded samples of a
- * simulated fleet (HOSTS hosts × TASKS tasks, one sample per task a minute) from a generator
- * source through decoding, specs, detection, correlation and judging. Every 50th host has a
- * best-effort antagonist that bursts on odd minutes from minute 20, doubling its LS neighbour's
- * CPI, so analyses and incidents happen too. Usage: PipelineThroughput [hosts] [tasks] [minutes].
+ * Throughput of the whole graph in one local MiniCluster (no Kafka): encoded samples of a simulated
+ * fleet (HOSTS hosts × TASKS tasks, one sample per task a minute) from a generator source through
+ * decoding, specs, detection, correlation and judging. Every 50th host has a best-effort antagonist
+ * that bursts on odd minutes from minute 20, doubling its LS neighbour's CPI, so analyses and
+ * incidents happen too. Usage: PipelineThroughput [hosts] [tasks] [minutes].
  */
 public final class PipelineThroughput {
   static final AtomicLong INCIDENTS = new AtomicLong();
@@ -39,31 +39,45 @@ public final class PipelineThroughput {
     int tasks = args.length > 1 ? Integer.parseInt(args[1]) : 25;
     int minutes = args.length > 2 ? Integer.parseInt(args[2]) : 30;
     long n = (long) hosts * tasks * minutes;
-    java.nio.file.Path checkpoints = java.nio.file.Files.createTempDirectory("cpi2-bench-checkpoints");
+    java.nio.file.Path checkpoints =
+        java.nio.file.Files.createTempDirectory("cpi2-bench-checkpoints");
     Cpi2Options options =
-        Fixtures.options(Cpi2Options.SPEC_PERIOD_S, "600", Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "5",
-            Cpi2Options.CHECKPOINT_INTERVAL_MS, "10000",
+        Fixtures.options(
+            Cpi2Options.SPEC_PERIOD_S,
+            "600",
+            Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK,
+            "5",
+            Cpi2Options.CHECKPOINT_INTERVAL_MS,
+            "10000",
             // State outgrows the 5 MB of in-memory checkpoints from about 50k tasks.
-            Cpi2Options.CHECKPOINT_DIR, checkpoints.toUri().toString());
+            Cpi2Options.CHECKPOINT_DIR,
+            checkpoints.toUri().toString());
     Cpi2Sources sources =
         new Cpi2Sources() {
           @Override
-          public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+          public DataStream<RawRecord> samples(
+              StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
             return env.fromSource(
-                    new DataGeneratorSource<>(new FleetGenerator(hosts, tasks), n, TypeInformation.of(RawRecord.class)),
+                    new DataGeneratorSource<>(
+                        new FleetGenerator(hosts, tasks), n, TypeInformation.of(RawRecord.class)),
                     watermarks,
                     "Simulated fleet")
-                .setParallelism(1); // one ordered stream, as one Kafka partition per host set would be
+                .setParallelism(
+                    1); // one ordered stream, as one Kafka partition per host set would be
           }
 
           @Override
           public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-            return env.fromData(TypeInformation.of(RawRecord.class), RawRecord.of("cpi2.actions", 0, 0, null, new byte[0]));
+            return env.fromData(
+                TypeInformation.of(RawRecord.class),
+                RawRecord.of("cpi2.actions", 0, 0, null, new byte[0]));
           }
 
           @Override
           public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-            return env.fromData(TypeInformation.of(RawRecord.class), RawRecord.of("cpi2.specs", 0, 0, null, new byte[0]));
+            return env.fromData(
+                TypeInformation.of(RawRecord.class),
+                RawRecord.of("cpi2.specs", 0, 0, null, new byte[0]));
           }
         };
     Cpi2Sinks sinks =
@@ -83,7 +97,10 @@ public final class PipelineThroughput {
     watch.interrupt();
     double s = (System.nanoTime() - start) / 1e9;
     try (var files = java.nio.file.Files.walk(checkpoints)) {
-      files.sorted(java.util.Comparator.reverseOrder()).map(java.nio.file.Path::toFile).forEach(java.io.File::delete);
+      files
+          .sorted(java.util.Comparator.reverseOrder())
+          .map(java.nio.file.Path::toFile)
+          .forEach(java.io.File::delete);
     }
     System.out.printf(
         "pipeline throughput: %d samples (%d hosts x %d tasks x %d min) in %.1f s = %.0f samples/s end to end"
@@ -101,16 +118,20 @@ public final class PipelineThroughput {
         "state of %d live tasks: largest checkpoint %.1f MB on disk; live heap at most %.0f MB (after a full GC"
             + " at %d s and every %d s after while the job ran, %d taken: the whole MiniCluster JVM, Flink itself and"
             + " the heap state)%n",
-        (long) hosts * tasks, watch.maxCheckpointBytes / 1e6, watch.maxLiveHeapBytes / 1e6, StateWatch.FIRST_GC_S,
-        StateWatch.GC_EVERY_S, watch.gcs);
+        (long) hosts * tasks,
+        watch.maxCheckpointBytes / 1e6,
+        watch.maxLiveHeapBytes / 1e6,
+        StateWatch.FIRST_GC_S,
+        StateWatch.GC_EVERY_S,
+        watch.gcs);
   }
 
   /**
    * Samples the checkpoint directory's size every second and, at {@link #FIRST_GC_S} s and every
    * {@link #GC_EVERY_S} s after, the heap in use right after a full GC ({@code System.gc()}: G1
    * collects the whole heap), which is what the JVM holds live: the pools' "collection usage" only
-   * moves with the collections G1 happens to run, and mostly reported the young ones (0-29 MB).
-   * The first comes early because a fast run of the default fleet is over in about 13 s.
+   * moves with the collections G1 happens to run, and mostly reported the young ones (0-29 MB). The
+   * first comes early because a fast run of the default fleet is over in about 13 s.
    */
   static final class StateWatch extends Thread {
     static final int FIRST_GC_S = 5;
@@ -130,7 +151,11 @@ public final class PipelineThroughput {
       int seconds = 0;
       while (!isInterrupted()) {
         try (var files = java.nio.file.Files.walk(dir)) {
-          long bytes = files.filter(java.nio.file.Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+          long bytes =
+              files
+                  .filter(java.nio.file.Files::isRegularFile)
+                  .mapToLong(f -> f.toFile().length())
+                  .sum();
           maxCheckpointBytes = Math.max(maxCheckpointBytes, bytes);
         } catch (java.io.IOException | java.io.UncheckedIOException e) {
           // a checkpoint being deleted while we walk: try again next second
@@ -138,7 +163,10 @@ public final class PipelineThroughput {
         if (++seconds >= FIRST_GC_S && (seconds - FIRST_GC_S) % GC_EVERY_S == 0) {
           System.gc();
           gcs++;
-          long live = java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+          long live =
+              java.lang.management.ManagementFactory.getMemoryMXBean()
+                  .getHeapMemoryUsage()
+                  .getUsed();
           maxLiveHeapBytes = Math.max(maxLiveHeapBytes, live);
         }
         try {
@@ -175,7 +203,10 @@ public final class PipelineThroughput {
       int h = (int) ((i / tasks) % hosts);
       int k = (int) (i % tasks);
       boolean episode = h % 50 == 0 && minute >= 20 && minute % 2 == 1;
-      TaskClass cls = k == 1 ? TaskClass.BEST_EFFORT : k % 3 == 0 ? TaskClass.LATENCY_SENSITIVE : TaskClass.BATCH;
+      TaskClass cls =
+          k == 1
+              ? TaskClass.BEST_EFFORT
+              : k % 3 == 0 ? TaskClass.LATENCY_SENSITIVE : TaskClass.BATCH;
       double cpi = 1.0 + 0.05 * ((minute + h + k) % 3 - 1) + (episode && k == 0 ? 2.0 : 0);
       double cpu = k == 1 ? (episode ? 1.0 : 0.1) : 0.5 + 0.1 * (k % 4);
       // Fixtures.sample's fields, without its two regular expressions per sample (they cost the

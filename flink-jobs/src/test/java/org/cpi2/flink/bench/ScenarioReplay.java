@@ -25,8 +25,8 @@ import org.cpi2.flink.Cpi2Job;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Cpi2Sinks;
 import org.cpi2.flink.Cpi2Sources;
-import org.cpi2.loader.clickhouse.JsonRows;
 import org.cpi2.flink.records.RawRecord;
+import org.cpi2.loader.clickhouse.JsonRows;
 import org.cpi2.schema.CounterSource;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.Incident;
@@ -36,10 +36,10 @@ import org.cpi2.wire.Wire;
 /**
  * Replays a scenario's samples through the whole job in a local MiniCluster, without Kafka and
  * without enforcers (so no cap ever changes what follows: every analysis sees the antagonism
- * uncapped), and writes every incident as a JSON line. For working on detection: the
- * simulator's samples (cpi2-fleetsim --stdout) in, the job's decisions out, in about a minute
- * for fleet300's ten simulated hours. cpi2.e2e.replay runs it and scores the incidents against
- * the simulator's ground truth.
+ * uncapped), and writes every incident as a JSON line. For working on detection: the simulator's
+ * samples (cpi2-fleetsim --stdout) in, the job's decisions out, in about a minute for fleet300's
+ * ten simulated hours. cpi2.e2e.replay runs it and scores the incidents against the simulator's
+ * ground truth.
  *
  * <p>Usage: ScenarioReplay SAMPLES.jsonl INCIDENTS.jsonl [--option value ...] (job options).
  */
@@ -61,9 +61,11 @@ public final class ScenarioReplay {
     Cpi2Sources sources =
         new Cpi2Sources() {
           @Override
-          public DataStream<RawRecord> samples(StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+          public DataStream<RawRecord> samples(
+              StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
             return env.fromSource(
-                    new DataGeneratorSource<>(new Lines(samples.toString()), n, TypeInformation.of(RawRecord.class)),
+                    new DataGeneratorSource<>(
+                        new Lines(samples.toString()), n, TypeInformation.of(RawRecord.class)),
                     watermarks,
                     "Scenario samples")
                 .setParallelism(1); // in file order, as one Kafka partition would deliver them
@@ -71,12 +73,16 @@ public final class ScenarioReplay {
 
           @Override
           public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-            return env.fromData(TypeInformation.of(RawRecord.class), RawRecord.of("cpi2.actions", 0, 0, null, new byte[0]));
+            return env.fromData(
+                TypeInformation.of(RawRecord.class),
+                RawRecord.of("cpi2.actions", 0, 0, null, new byte[0]));
           }
 
           @Override
           public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-            return env.fromData(TypeInformation.of(RawRecord.class), RawRecord.of("cpi2.specs", 0, 0, null, new byte[0]));
+            return env.fromData(
+                TypeInformation.of(RawRecord.class),
+                RawRecord.of("cpi2.specs", 0, 0, null, new byte[0]));
           }
         };
     Cpi2Sinks sinks =
@@ -94,10 +100,15 @@ public final class ScenarioReplay {
       env.execute("cpi2-scenario-replay");
     } finally {
       try (var files = Files.walk(checkpoints)) {
-        files.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(java.io.File::delete);
+        files
+            .sorted(java.util.Comparator.reverseOrder())
+            .map(Path::toFile)
+            .forEach(java.io.File::delete);
       }
     }
-    System.out.printf("replayed %d samples in %.1f s; incidents in %s%n", n, (System.nanoTime() - start) / 1e9, incidents);
+    System.out.printf(
+        "replayed %d samples in %.1f s; incidents in %s%n",
+        n, (System.nanoTime() - start) / 1e9, incidents);
   }
 
   /** Line i of the file, a sample as cpi2-fleetsim --stdout prints it, as the wire's bytes. */
@@ -145,7 +156,8 @@ public final class ScenarioReplay {
               .setCpuUsage(j.get("cpu_usage").asDouble())
               .setCpi(j.get("cpi").isNull() ? null : j.get("cpi").asDouble())
               .build();
-      return RawRecord.of("cpi2.samples", 0, i, s.getHost().getBytes(StandardCharsets.UTF_8), wire.encode(s));
+      return RawRecord.of(
+          "cpi2.samples", 0, i, s.getHost().getBytes(StandardCharsets.UTF_8), wire.encode(s));
     }
   }
 

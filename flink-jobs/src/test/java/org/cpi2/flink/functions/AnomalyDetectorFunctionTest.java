@@ -21,13 +21,25 @@ import org.junit.jupiter.api.Test;
 class AnomalyDetectorFunctionTest {
   private static CpiSpec spec(double mean, double sd, long periodEnd) {
     return CpiSpec.newBuilder()
-        .setJob("web").setPlatform("p1").setPeriodEndUs(periodEnd).setNumSamples(1000).setNumTasks(10)
-        .setEligibleTasks(10).setCpuUsageMean(0.8).setCpiMean(mean).setCpiStddev(sd).setUsable(true)
-        .setWeightedCount(1000).setWeightedSum(1000 * mean).setWeightedSumSq(0).setWeightedCpuSum(800)
+        .setJob("web")
+        .setPlatform("p1")
+        .setPeriodEndUs(periodEnd)
+        .setNumSamples(1000)
+        .setNumTasks(10)
+        .setEligibleTasks(10)
+        .setCpuUsageMean(0.8)
+        .setCpiMean(mean)
+        .setCpiStddev(sd)
+        .setUsable(true)
+        .setWeightedCount(1000)
+        .setWeightedSum(1000 * mean)
+        .setWeightedSumSq(0)
+        .setWeightedCpuSum(800)
         .build();
   }
 
-  private static KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> harness() throws Exception {
+  private static KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> harness()
+      throws Exception {
     return ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
         new AnomalyDetectorFunction(Cpi2Options.defaults()),
         HostEvent::host,
@@ -35,18 +47,25 @@ class AnomalyDetectorFunctionTest {
         AnomalyDetectorFunction.SPECS);
   }
 
-  private static void add(KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h, long t, double cpi, double cpu)
+  private static void add(
+      KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h,
+      long t,
+      double cpi,
+      double cpu)
       throws Exception {
-    h.processElement(HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, t, cpi, cpu)), t / 1000);
+    h.processElement(
+        HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, t, cpi, cpu)), t / 1000);
   }
 
   /** The scored samples emitted so far. */
-  private static List<ScoredSample> scored(KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h) {
+  private static List<ScoredSample> scored(
+      KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h) {
     return h.extractOutputValues().stream().map(e -> e.scored).toList();
   }
 
   /** The watermark on both inputs (samples and specs), as the job's one source sends them. */
-  private static void watermark(KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h, long tUs)
+  private static void watermark(
+      KeyedBroadcastOperatorTestHarness<String, HostEvent, CpiSpec, HostEvent> h, long tUs)
       throws Exception {
     h.processWatermark(tUs / 1000);
     h.processBroadcastWatermark(tUs / 1000);
@@ -62,7 +81,9 @@ class AnomalyDetectorFunctionTest {
     add(h, 2 * MIN, 3.0, 0.1); // high CPI but idle: not an outlier (CPU < 0.25)
     add(h, 3 * MIN, 1.4, 0.8); // below the threshold
     List<ScoredSample> out = scored(h);
-    assertEquals(List.of(4 * MIN, 1 * MIN, 2 * MIN, 3 * MIN), out.stream().map(s -> s.timeUs).toList(),
+    assertEquals(
+        List.of(4 * MIN, 1 * MIN, 2 * MIN, 3 * MIN),
+        out.stream().map(s -> s.timeUs).toList(),
         "the spec of their time is final: judged on arrival, without waiting for the watermark");
     assertEquals(List.of(true, true, false, false), out.stream().map(s -> s.outlier).toList());
     assertEquals(1.5, out.get(0).threshold, 1e-12);
@@ -82,7 +103,8 @@ class AnomalyDetectorFunctionTest {
   @Test
   void aSampleWhoseSpecMayStillChangeWaitsForTheWatermark() throws Exception {
     var h = harness();
-    h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // the hour from 0; the next spec applies from 60 min
+    h.processBroadcastElement(
+        spec(1.0, 0.25, 0), 0); // the hour from 0; the next spec applies from 60 min
     watermark(h, 59 * MIN);
     add(h, 61 * MIN, 2.0, 0.8); // outlier for the old spec, not for the one the next period brings
     add(h, 62 * MIN, 2.0, 0.8); // waits behind the first: judged in order
@@ -99,7 +121,8 @@ class AnomalyDetectorFunctionTest {
   }
 
   @Test
-  void waitingSamplesAreJudgedWhenTheWatermarkPassesTheirSpecPeriodsStartAndTheTaskCatchesUp() throws Exception {
+  void waitingSamplesAreJudgedWhenTheWatermarkPassesTheirSpecPeriodsStartAndTheTaskCatchesUp()
+      throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
     watermark(h, 59 * MIN);
@@ -108,12 +131,19 @@ class AnomalyDetectorFunctionTest {
     assertTrue(scored(h).isEmpty());
     h.processBroadcastElement(spec(1.0, 0.25, 60 * MIN), 0); // threshold 1.5
     watermark(h, 60 * MIN - 1); // where the spec of minute 60 is final: one timer judges both
-    assertEquals(List.of(61 * MIN, 61 * MIN + 30_000_000L), scored(h).stream().map(s -> s.timeUs).toList(),
+    assertEquals(
+        List.of(61 * MIN, 61 * MIN + 30_000_000L),
+        scored(h).stream().map(s -> s.timeUs).toList(),
         "judged before the watermark reaches their own time, oldest first");
     add(h, 63 * MIN, 2.0, 0.8); // nothing waits any more: at once
     List<ScoredSample> out = scored(h);
-    assertEquals(List.of(61 * MIN, 61 * MIN + 30_000_000L, 63 * MIN), out.stream().map(s -> s.timeUs).toList());
-    assertEquals(List.of(false, false, true), out.stream().map(s -> s.anomalous).toList(), "three outliers by minute 63");
+    assertEquals(
+        List.of(61 * MIN, 61 * MIN + 30_000_000L, 63 * MIN),
+        out.stream().map(s -> s.timeUs).toList());
+    assertEquals(
+        List.of(false, false, true),
+        out.stream().map(s -> s.anomalous).toList(),
+        "three outliers by minute 63");
     h.processWatermark(63 * MIN / 1000);
     assertEquals(3, scored(h).size(), "the timers of judged samples emit nothing");
     h.close();
@@ -167,20 +197,30 @@ class AnomalyDetectorFunctionTest {
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
     watermark(h, 0);
     for (long m = 1; m <= 2; m++) {
-      h.processElement(HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, m * MIN, 2.0, 0.8)), m * MIN / 1000);
-      h.processElement(HostEvent.of(sample("h1", "web/1", TaskClass.LATENCY_SENSITIVE, m * MIN, 2.0, 0.8)), m * MIN / 1000);
+      h.processElement(
+          HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, m * MIN, 2.0, 0.8)),
+          m * MIN / 1000);
+      h.processElement(
+          HostEvent.of(sample("h1", "web/1", TaskClass.LATENCY_SENSITIVE, m * MIN, 2.0, 0.8)),
+          m * MIN / 1000);
     }
     var action = Fixtures.applied("a1", "h1", "video/7", "web/0", 2 * MIN, 7 * MIN);
     h.processElement(HostEvent.of(action), 2 * MIN / 1000);
-    h.processElement(HostEvent.of(sample("h1", "web/1", TaskClass.LATENCY_SENSITIVE, 3 * MIN, 2.0, 0.8)), 3 * MIN / 1000);
+    h.processElement(
+        HostEvent.of(sample("h1", "web/1", TaskClass.LATENCY_SENSITIVE, 3 * MIN, 2.0, 0.8)),
+        3 * MIN / 1000);
     List<HostEvent> out = h.extractOutputValues();
     assertEquals(6, out.size());
     assertEquals(action, out.get(4).action, "the action, unchanged, in its place");
     List<ScoredSample> s = scored(h).stream().filter(x -> x != null).toList();
     assertTrue(s.stream().allMatch(x -> x.outlier));
-    assertEquals(List.of(false, false, false, false, true), s.stream().map(x -> x.anomalous).toList(),
+    assertEquals(
+        List.of(false, false, false, false, true),
+        s.stream().map(x -> x.anomalous).toList(),
         "web/1's third outlier; web/0 has two, web/1's do not count for it");
-    h.processElement(HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, 3 * MIN, 2.0, 0.8)), 3 * MIN / 1000);
+    h.processElement(
+        HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, 3 * MIN, 2.0, 0.8)),
+        3 * MIN / 1000);
     assertTrue(scored(h).get(6).anomalous);
     h.close();
   }
@@ -189,7 +229,9 @@ class AnomalyDetectorFunctionTest {
   void aTasksOutliersAreForgottenATaskTtlAfterTheNewest() throws Exception {
     var h =
         ProcessFunctionTestHarnesses.forKeyedBroadcastProcessFunction(
-            new AnomalyDetectorFunction(Fixtures.options(Cpi2Options.TASK_TTL_S, "600")), HostEvent::host, Types.STRING,
+            new AnomalyDetectorFunction(Fixtures.options(Cpi2Options.TASK_TTL_S, "600")),
+            HostEvent::host,
+            Types.STRING,
             AnomalyDetectorFunction.SPECS);
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
     watermark(h, 0);
@@ -203,5 +245,4 @@ class AnomalyDetectorFunctionTest {
     assertFalse(scored(h).get(3).anomalous, "the earlier outliers were forgotten");
     h.close();
   }
-
 }

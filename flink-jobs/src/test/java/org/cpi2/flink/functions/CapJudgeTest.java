@@ -1,12 +1,11 @@
 package org.cpi2.flink.functions;
 
-import org.cpi2.schema.TaskClass;
 import static org.cpi2.flink.Fixtures.MIN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.apache.flink.api.common.typeinfo.Types;
 import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
 import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
@@ -16,17 +15,20 @@ import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
 import org.cpi2.schema.Verdict;
 import org.junit.jupiter.api.Test;
 
 /** The correlator's judging of caps (paper 7.2), through the correlator's own harness. */
 class CapJudgeTest {
-  private static KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> harness() throws Exception {
+  private static KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> harness()
+      throws Exception {
     return ProcessFunctionTestHarnesses.forKeyedProcessFunction(
         new CorrelatorFunction(Cpi2Options.defaults()), HostEvent::host, Types.STRING);
   }
 
-  private static List<CapOutcome> outcomes(KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> h) {
+  private static List<CapOutcome> outcomes(
+      KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> h) {
     var q = h.getSideOutput(CorrelatorFunction.OUTCOMES);
     return q == null ? List.of() : q.stream().map(StreamRecord::getValue).toList();
   }
@@ -56,7 +58,9 @@ class CapJudgeTest {
     }
     ScoredSample idle = victim(19 * MIN + 30_000_000L, 9.0, 0.05);
     h.processElement(HostEvent.of(idle), idle.timeUs / 1000);
-    h.processElement(HostEvent.of(Fixtures.applied("a1", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN)), 20 * MIN / 1000);
+    h.processElement(
+        HostEvent.of(Fixtures.applied("a1", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN)),
+        20 * MIN / 1000);
     for (int i = 0; i < 5; i++) {
       ScoredSample s = victim((20 + i) * MIN, during, 0.8);
       h.processElement(HostEvent.of(s), s.timeUs / 1000);
@@ -93,7 +97,9 @@ class CapJudgeTest {
       h.processElement(HostEvent.of(s), s.timeUs / 1000);
     }
     h.processWatermark(30 * MIN / 1000);
-    h.processElement(HostEvent.of(Fixtures.applied("late", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN)), 20 * MIN / 1000);
+    h.processElement(
+        HostEvent.of(Fixtures.applied("late", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN)),
+        20 * MIN / 1000);
     assertEquals(1, outcomes(h).size());
     assertEquals(Verdict.TRUE_POSITIVE, outcomes(h).get(0).getVerdict());
     h.close();

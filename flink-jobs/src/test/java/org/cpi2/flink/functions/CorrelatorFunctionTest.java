@@ -1,6 +1,5 @@
 package org.cpi2.flink.functions;
 
-import org.cpi2.schema.TaskClass;
 import static org.cpi2.flink.Fixtures.MIN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -15,6 +14,7 @@ import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.schema.Decision;
 import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class CorrelatorFunctionTest {
@@ -27,7 +27,8 @@ class CorrelatorFunctionTest {
   }
 
   /** A scored sample as the detector emits it. */
-  private static ScoredSample s(String task, String cls, long t, double cpi, double cpu, boolean anomalous) {
+  private static ScoredSample s(
+      String task, String cls, long t, double cpi, double cpu, boolean anomalous) {
     ScoredSample o = new ScoredSample();
     o.host = "h1";
     o.task = task;
@@ -47,7 +48,8 @@ class CorrelatorFunctionTest {
     return o;
   }
 
-  private static void feed(KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> h, ScoredSample... ss)
+  private static void feed(
+      KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> h, ScoredSample... ss)
       throws Exception {
     for (ScoredSample x : ss) {
       h.processElement(HostEvent.of(x), x.timeUs / 1000);
@@ -81,10 +83,15 @@ class CorrelatorFunctionTest {
     assertEquals(5 * MIN, inc.getDetectedAtUs());
 
     // The enforcer caps video/7 for five minutes; the victim stays bad (CPI 4 from minute 6 on).
-    h.processElement(HostEvent.of(Fixtures.applied("a1", "h1", "video/7", "web/0", 5 * MIN + 30_000_000L, 10 * MIN + 30_000_000L)), 0);
+    h.processElement(
+        HostEvent.of(
+            Fixtures.applied(
+                "a1", "h1", "video/7", "web/0", 5 * MIN + 30_000_000L, 10 * MIN + 30_000_000L)),
+        0);
     for (int i = 6; i <= 8; i++) {
       long t = i * MIN;
-      feed(h,
+      feed(
+          h,
           s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, true),
           s("video/7", "BEST_EFFORT", t, 1, 0.01, false),
           s("mr/1", "BATCH", t, 1, 0.9, false));
@@ -110,7 +117,8 @@ class CorrelatorFunctionTest {
     var h = harness();
     for (int i = 1; i <= 3; i++) {
       long t = i * MIN;
-      feed(h,
+      feed(
+          h,
           s("web/0", "LATENCY_SENSITIVE", t, i == 3 ? 4 : 1, 0.8, i == 3),
           s("mr/1", "BATCH", t, 1, i == 3 ? 0.9 : 0.1, false));
       if (i < 3) {
@@ -132,7 +140,8 @@ class CorrelatorFunctionTest {
     for (int i = 1; i <= 3; i++) {
       feed(h, s("web/0", "LATENCY_SENSITIVE", i * MIN, i == 3 ? 4 : 1, 0.8, i == 3));
     }
-    assertEquals(List.of(), h.extractOutputValues(), "no other task known: the period may not be complete");
+    assertEquals(
+        List.of(), h.extractOutputValues(), "no other task known: the period may not be complete");
     for (int i = 1; i <= 2; i++) {
       feed(h, s("mr/1", "BATCH", i * MIN, 1, 0.1, false));
     }
@@ -149,7 +158,8 @@ class CorrelatorFunctionTest {
     var h = harness();
     for (int i = 1; i <= 3; i++) {
       long t = i * MIN;
-      feed(h,
+      feed(
+          h,
           s("mr/2", "BATCH", t, 4, 0.8, i == 3), // queued first
           s("web/0", "LATENCY_SENSITIVE", t, i == 3 ? 4 : 1, 0.8, i == 3),
           s("video/7", "BEST_EFFORT", t, 1, i == 3 ? 0.9 : 0.0, false));
@@ -159,7 +169,9 @@ class CorrelatorFunctionTest {
     assertEquals("web/0", out.get(0).getVictimTask());
     assertEquals(Decision.THROTTLE, out.get(0).getDecision());
     h.processWatermark(3 * MIN / 1000 + 1000);
-    assertEquals(List.of("web/0", "mr/2"), h.extractOutputValues().stream().map(Incident::getVictimTask).toList());
+    assertEquals(
+        List.of("web/0", "mr/2"),
+        h.extractOutputValues().stream().map(Incident::getVictimTask).toList());
     h.close();
   }
 
@@ -168,7 +180,8 @@ class CorrelatorFunctionTest {
     var h = harness();
     for (int i = 1; i <= 3; i++) {
       long t = i * MIN;
-      feed(h,
+      feed(
+          h,
           s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
           s("web/1", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
           s("mr/1", "BATCH", t, 1, 0.9, false));
@@ -178,7 +191,8 @@ class CorrelatorFunctionTest {
     h.processWatermark(3 * MIN / 1000 + 1000);
     List<Incident> out = h.extractOutputValues();
     assertEquals(2, out.size());
-    assertEquals(List.of("web/0", "web/1"), out.stream().map(Incident::getVictimTask).sorted().toList());
+    assertEquals(
+        List.of("web/0", "web/1"), out.stream().map(Incident::getVictimTask).sorted().toList());
     h.close();
   }
 }

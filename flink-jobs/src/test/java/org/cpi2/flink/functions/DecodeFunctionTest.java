@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 class DecodeFunctionTest {
   private static final Wire<CpiSample> WIRE = Wire.of(CpiSample.class);
 
-  private static OneInputStreamOperatorTestHarness<RawRecord, CpiSample> harness() throws Exception {
+  private static OneInputStreamOperatorTestHarness<RawRecord, CpiSample> harness()
+      throws Exception {
     return ProcessFunctionTestHarnesses.forProcessFunction(
         new DecodeFunction<>(CpiSample.class, "test", Validators::sample));
   }
@@ -45,8 +46,11 @@ class DecodeFunctionTest {
         h.getSideOutput(RecordTypes.DEAD_LETTERS).stream().map(r -> r.getValue()).toList();
     assertEquals(4, dead.size());
     assertEquals(List.of(2L, 3L, 4L, 5L), dead.stream().map(DeadLetter::getOffset).toList());
-    assertTrue(dead.get(0).getReason().startsWith("not Avro single-object encoding"), dead.get(0).getReason());
-    assertTrue(dead.get(1).getReason().startsWith("unknown writer schema"), dead.get(1).getReason());
+    assertTrue(
+        dead.get(0).getReason().startsWith("not Avro single-object encoding"),
+        dead.get(0).getReason());
+    assertTrue(
+        dead.get(1).getReason().startsWith("unknown writer schema"), dead.get(1).getReason());
     assertTrue(dead.get(2).getReason().contains("invalid cpu_usage"), dead.get(2).getReason());
     assertTrue(dead.get(3).getReason().contains("null"), dead.get(3).getReason());
     assertEquals(1, dead.get(1).getPartition());
@@ -63,7 +67,8 @@ class DecodeFunctionTest {
     var fast = new DecodeFunction.FastPath<CpiSample>(WIRE.schema());
     java.util.Random r = new java.util.Random(3);
     for (int i = 0; i < 50; i++) {
-      CpiSample s = org.cpi2.flink.types.CpiSampleSerializerTest.filled(new CpiSample(), r, i % 3 == 0);
+      CpiSample s =
+          org.cpi2.flink.types.CpiSampleSerializerTest.filled(new CpiSample(), r, i % 3 == 0);
       byte[] b = bytes(s);
       CpiSample got = fast.decode(b);
       assertEquals(WIRE.decode(b), got);
@@ -79,7 +84,9 @@ class DecodeFunctionTest {
 
     // A truncated message of the current schema still gets Wire's reason.
     var h = harness();
-    h.processElement(RawRecord.of("cpi2.samples", 0, 1, null, java.util.Arrays.copyOf(good, good.length - 3)), 0);
+    h.processElement(
+        RawRecord.of("cpi2.samples", 0, 1, null, java.util.Arrays.copyOf(good, good.length - 3)),
+        0);
     DeadLetter dead = h.getSideOutput(RecordTypes.DEAD_LETTERS).poll().getValue();
     assertTrue(dead.getReason().startsWith("malformed CpiSample payload"), dead.getReason());
     h.close();

@@ -20,8 +20,14 @@ class SampleEventTimeTest {
     for (int i = 0; i < 2000; i++) {
       String name = "x".repeat(r.nextInt(200)) + "é☃" + i;
       long t = r.nextBoolean() ? r.nextLong() : Math.abs(r.nextLong() % 4_000_000_000_000_000L);
-      CpiSample s = Fixtures.sample("h" + name, "job" + name + "/" + i, TaskClass.values()[r.nextInt(TaskClass.values().length)],
-          t, r.nextBoolean() ? null : r.nextDouble(), r.nextDouble());
+      CpiSample s =
+          Fixtures.sample(
+              "h" + name,
+              "job" + name + "/" + i,
+              TaskClass.values()[r.nextInt(TaskClass.values().length)],
+              t,
+              r.nextBoolean() ? null : r.nextDouble(),
+              r.nextDouble());
       s.setIsProtected(r.nextBoolean());
       s.setJob(name.substring(0, r.nextInt(name.length())));
       byte[] bytes = wire.encode(s);
@@ -31,13 +37,15 @@ class SampleEventTimeTest {
 
   @Test
   void unreadableRecordsHaveNoEventTime() {
-    byte[] good = wire.encode(Fixtures.sample("h", "j/0", TaskClass.BATCH, 1_700_000_000_000_000L, 1.0, 1.0));
+    byte[] good =
+        wire.encode(Fixtures.sample("h", "j/0", TaskClass.BATCH, 1_700_000_000_000_000L, 1.0, 1.0));
     assertEquals(1_700_000_000_000L, time.millis(good));
     assertEquals(SampleEventTime.NONE, time.millis(null));
     assertEquals(SampleEventTime.NONE, time.millis(new byte[0]));
     assertEquals(SampleEventTime.NONE, time.millis("not avro at all".getBytes()));
     for (int n = 0; n < 16; n++) { // cut inside the header, the strings or the timestamp
-      assertEquals(SampleEventTime.NONE, time.millis(Arrays.copyOf(good, n)), "first " + n + " bytes");
+      assertEquals(
+          SampleEventTime.NONE, time.millis(Arrays.copyOf(good, n)), "first " + n + " bytes");
     }
     byte[] unknownWriter = good.clone();
     unknownWriter[5] ^= 0x55;

@@ -21,9 +21,16 @@ import org.junit.jupiter.api.Test;
 
 class SpecBuilderFunctionTest {
   private static final Cpi2Options OPTIONS =
-      Fixtures.options(Cpi2Options.SPEC_PERIOD_S, "600", Cpi2Options.SPEC_MIN_TASKS, "2", Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "2");
+      Fixtures.options(
+          Cpi2Options.SPEC_PERIOD_S,
+          "600",
+          Cpi2Options.SPEC_MIN_TASKS,
+          "2",
+          Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK,
+          "2");
 
-  private static KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> harness() throws Exception {
+  private static KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec>
+      harness() throws Exception {
     return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(
         new SpecBuilderFunction(OPTIONS),
         (SpecInput s) -> s.key,
@@ -31,13 +38,26 @@ class SpecBuilderFunctionTest {
         Types.STRING);
   }
 
-  private static void add(KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> h, String task, long t, double cpi, double cpu)
+  private static void add(
+      KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> h,
+      String task,
+      long t,
+      double cpi,
+      double cpu)
       throws Exception {
     // One sample as the combiner before the shuffle sends it alone (SpecInputCombinerTest covers
     // the combining): only samples that count cross.
     if (SpecMath.counts(cpi, cpu, OPTIONS.getDouble(Cpi2Options.MIN_CPU_USAGE))) {
       long periodUs = OPTIONS.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
-      h.processElement1(SpecInput.ofSample(SpecBuilderFunction.key("web", "p1"), (t / periodUs + 1) * periodUs, task, t, cpi, cpu), t / 1000);
+      h.processElement1(
+          SpecInput.ofSample(
+              SpecBuilderFunction.key("web", "p1"),
+              (t / periodUs + 1) * periodUs,
+              task,
+              t,
+              cpi,
+              cpu),
+          t / 1000);
     }
   }
 
@@ -115,15 +135,27 @@ class SpecBuilderFunctionTest {
     var h = harness();
     CpiSpec seed =
         CpiSpec.newBuilder()
-            .setJob("web").setPlatform("p1").setPeriodEndUs(10 * MIN).setNumSamples(10).setNumTasks(5)
-            .setEligibleTasks(5).setCpuUsageMean(0.5).setCpiMean(2.0).setCpiStddev(0.0).setUsable(true)
-            .setWeightedCount(10).setWeightedSum(20).setWeightedSumSq(40).setWeightedCpuSum(5)
+            .setJob("web")
+            .setPlatform("p1")
+            .setPeriodEndUs(10 * MIN)
+            .setNumSamples(10)
+            .setNumTasks(5)
+            .setEligibleTasks(5)
+            .setCpuUsageMean(0.5)
+            .setCpiMean(2.0)
+            .setCpiStddev(0.0)
+            .setUsable(true)
+            .setWeightedCount(10)
+            .setWeightedSum(20)
+            .setWeightedSumSq(40)
+            .setWeightedCpuSum(5)
             .build();
     h.processElement2(seed, 0);
     h.processElement2(seed, 0); // its own spec read back: not newer, ignored
     assertTrue(h.extractOutputValues().isEmpty(), "published once the data reaches its time");
     add(h, "web/0", 12 * MIN, 4, 1.0);
-    assertEquals(List.of(seed), h.extractOutputValues(), "a sample after the seed's period: it is in force");
+    assertEquals(
+        List.of(seed), h.extractOutputValues(), "a sample after the seed's period: it is in force");
     h.processBothWatermarks(new Watermark(20 * MIN / 1000));
     CpiSpec next = h.extractOutputValues().get(1);
     assertEquals(10.0, next.getWeightedCount(), 1e-12); // 0.9 * 10 + 1
@@ -134,9 +166,20 @@ class SpecBuilderFunctionTest {
 
   private static CpiSpec seed(long periodEnd) {
     return CpiSpec.newBuilder()
-        .setJob("web").setPlatform("p1").setPeriodEndUs(periodEnd).setNumSamples(10).setNumTasks(5)
-        .setEligibleTasks(5).setCpuUsageMean(0.5).setCpiMean(9.0).setCpiStddev(0.0).setUsable(true)
-        .setWeightedCount(10).setWeightedSum(90).setWeightedSumSq(810).setWeightedCpuSum(5)
+        .setJob("web")
+        .setPlatform("p1")
+        .setPeriodEndUs(periodEnd)
+        .setNumSamples(10)
+        .setNumTasks(5)
+        .setEligibleTasks(5)
+        .setCpuUsageMean(0.5)
+        .setCpiMean(9.0)
+        .setCpiStddev(0.0)
+        .setUsable(true)
+        .setWeightedCount(10)
+        .setWeightedSum(90)
+        .setWeightedSumSq(810)
+        .setWeightedCpuSum(5)
         .build();
   }
 
@@ -151,7 +194,8 @@ class SpecBuilderFunctionTest {
     assertEquals(1, out.size(), "the seed was never published: the detector never judged by it");
     CpiSpec built = out.get(0);
     assertEquals(10 * MIN, built.getPeriodEndUs());
-    assertEquals(2.0, built.getCpiMean(), 1e-12, "from the two samples alone, none of the seed's CPI 9");
+    assertEquals(
+        2.0, built.getCpiMean(), 1e-12, "from the two samples alone, none of the seed's CPI 9");
     // Later samples of periods before the seed's end are no longer late either.
     add(h, "web/0", 12 * MIN, 5, 0.5);
     h.processBothWatermarks(new Watermark(20 * MIN / 1000));
@@ -160,7 +204,8 @@ class SpecBuilderFunctionTest {
   }
 
   @Test
-  void aSeedIsNotAdoptedOverSamplesOfItsPeriodsAndAFoldedSpecKeepsLateSamplesOut() throws Exception {
+  void aSeedIsNotAdoptedOverSamplesOfItsPeriodsAndAFoldedSpecKeepsLateSamplesOut()
+      throws Exception {
     var h = harness();
     add(h, "web/0", 1 * MIN, 1, 0.5); // waiting to be folded at 10 min
     h.processElement2(seed(60 * MIN), 0);
@@ -173,7 +218,8 @@ class SpecBuilderFunctionTest {
     add(h, "web/0", 21 * MIN, 3, 0.5);
     h.processBothWatermarks(new Watermark(30 * MIN / 1000));
     List<CpiSpec> out = h.extractOutputValues();
-    assertEquals(List.of(10 * MIN, 20 * MIN, 30 * MIN), out.stream().map(CpiSpec::getPeriodEndUs).toList());
+    assertEquals(
+        List.of(10 * MIN, 20 * MIN, 30 * MIN), out.stream().map(CpiSpec::getPeriodEndUs).toList());
     assertEquals(9.0, out.get(1).getCpiMean(), 1e-12, "the seed");
     add(h, "web/1", 15 * MIN, 7, 0.5); // before the last fold: late, the spec stays
     h.processBothWatermarks(new Watermark(40 * MIN / 1000));

@@ -30,13 +30,19 @@ import org.junit.jupiter.api.Test;
 class SpecInputCombinerTest {
   private static final long PERIOD = 10 * MIN;
 
-  private static OneInputStreamOperatorTestHarness<CpiSample, SpecInput> harness(int maxTasks) throws Exception {
+  private static OneInputStreamOperatorTestHarness<CpiSample, SpecInput> harness(int maxTasks)
+      throws Exception {
     var h = new OneInputStreamOperatorTestHarness<>(new SpecInputCombiner(0.25, PERIOD, maxTasks));
     h.open();
     return h;
   }
 
-  private static void add(OneInputStreamOperatorTestHarness<CpiSample, SpecInput> h, String task, long t, Double cpi, double cpu)
+  private static void add(
+      OneInputStreamOperatorTestHarness<CpiSample, SpecInput> h,
+      String task,
+      long t,
+      Double cpi,
+      double cpu)
       throws Exception {
     h.processElement(sample("h1", task, TaskClass.BATCH, t, cpi, cpu), t / 1000);
   }
@@ -50,7 +56,8 @@ class SpecInputCombinerTest {
   }
 
   @Test
-  void combinesAPeriodsSamplesThatCountAndSendsThemBeforeTheWatermarkThatClosesIt() throws Exception {
+  void combinesAPeriodsSamplesThatCountAndSendsThemBeforeTheWatermarkThatClosesIt()
+      throws Exception {
     var h = harness(1000);
     add(h, "web/0", 1 * MIN, 1.0, 0.5);
     add(h, "web/1", 2 * MIN, 2.0, 0.5);
@@ -67,7 +74,10 @@ class SpecInputCombinerTest {
     assertInstanceOf(Watermark.class, out.get(0));
     SpecInput first = (SpecInput) ((StreamRecord<?>) out.get(1)).getValue();
     SpecInput next = (SpecInput) ((StreamRecord<?>) out.get(2)).getValue();
-    assertEquals(new Watermark(PERIOD / 1000 - 1), out.get(3), "the inputs go before the watermark that closes their period");
+    assertEquals(
+        new Watermark(PERIOD / 1000 - 1),
+        out.get(3),
+        "the inputs go before the watermark that closes their period");
     assertEquals(SpecBuilderFunction.key("web", "p1"), first.key);
     assertEquals(PERIOD, first.periodEndUs);
     assertEquals(3, first.count);
@@ -87,7 +97,8 @@ class SpecInputCombinerTest {
     var h = harness(3);
     add(h, "web/0", 1 * MIN, 1.0, 0.5);
     h.prepareSnapshotPreBarrier(1);
-    assertEquals(1, h.extractOutputValues().size(), "before the barrier: the combiner has no state");
+    assertEquals(
+        1, h.extractOutputValues().size(), "before the barrier: the combiner has no state");
     assertTrue(h.snapshot(1, 1).getManagedOperatorState().isEmpty());
     add(h, "web/0", 2 * MIN, 1.0, 0.5);
     h.processWatermarkStatus(WatermarkStatus.IDLE);
@@ -110,7 +121,13 @@ class SpecInputCombinerTest {
   @Test
   void combiningChangesNoSpec() throws Exception {
     Cpi2Options options =
-        Fixtures.options(Cpi2Options.SPEC_PERIOD_S, "600", Cpi2Options.SPEC_MIN_TASKS, "2", Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "20");
+        Fixtures.options(
+            Cpi2Options.SPEC_PERIOD_S,
+            "600",
+            Cpi2Options.SPEC_MIN_TASKS,
+            "2",
+            Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK,
+            "20");
     Random r = new Random(5);
     var combiner = harness(50);
     var oneByOne = specBuilder(options);
@@ -120,9 +137,18 @@ class SpecInputCombinerTest {
         double cpi = 1 + r.nextDouble();
         double cpu = r.nextDouble();
         if (cpu >= 0.25) {
-          oneByOne.processElement1(SpecInput.ofSample(SpecBuilderFunction.key("web", "p1"), (t / PERIOD + 1) * PERIOD, "web/" + task, t, cpi, cpu), t / 1000);
+          oneByOne.processElement1(
+              SpecInput.ofSample(
+                  SpecBuilderFunction.key("web", "p1"),
+                  (t / PERIOD + 1) * PERIOD,
+                  "web/" + task,
+                  t,
+                  cpi,
+                  cpu),
+              t / 1000);
         }
-        combiner.processElement(sample("h1", "web/" + task, TaskClass.BATCH, t, cpi, cpu), t / 1000);
+        combiner.processElement(
+            sample("h1", "web/" + task, TaskClass.BATCH, t, cpi, cpu), t / 1000);
       }
       if (t % (3 * MIN) == 0) {
         combiner.processWatermark(t / 1000);
@@ -150,7 +176,8 @@ class SpecInputCombinerTest {
     assertTrue(actual.get(4).getUsable(), "eligible once every task has 20 samples");
   }
 
-  private static KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> specBuilder(Cpi2Options o) throws Exception {
+  private static KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec>
+      specBuilder(Cpi2Options o) throws Exception {
     return ProcessFunctionTestHarnesses.forKeyedCoProcessFunction(
         new SpecBuilderFunction(o),
         (SpecInput s) -> s.key,

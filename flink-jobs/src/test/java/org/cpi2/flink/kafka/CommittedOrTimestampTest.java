@@ -37,7 +37,8 @@ class CommittedOrTimestampTest {
     }
 
     @Override
-    public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(Map<TopicPartition, Long> times) {
+    public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(
+        Map<TopicPartition, Long> times) {
       searched.putAll(times);
       Map<TopicPartition, OffsetAndTimestamp> out = new HashMap<>();
       out.put(P1, new OffsetAndTimestamp(7L, 1_000L));
@@ -49,9 +50,14 @@ class CommittedOrTimestampTest {
   @Test
   void committedWinsElseTheFirstRecordAtTheTimeElseTheEnd() {
     Retriever r = new Retriever();
-    Map<TopicPartition, Long> got = new CommittedOrTimestamp(999L).getPartitionOffsets(List.of(P0, P1, P2), r);
+    Map<TopicPartition, Long> got =
+        new CommittedOrTimestamp(999L).getPartitionOffsets(List.of(P0, P1, P2), r);
     assertEquals(Map.of(P0, 42L, P1, 7L, P2, 70L), got);
-    assertEquals(Map.of(P1, 999L, P2, 999L), r.searched, "only partitions without a committed offset are searched, at the fixed time");
-    assertEquals(OffsetResetStrategy.EARLIEST, new CommittedOrTimestamp(0).getAutoOffsetResetStrategy());
+    assertEquals(
+        Map.of(P1, 999L, P2, 999L),
+        r.searched,
+        "only partitions without a committed offset are searched, at the fixed time");
+    assertEquals(
+        OffsetResetStrategy.EARLIEST, new CommittedOrTimestamp(0).getAutoOffsetResetStrategy());
   }
 }

@@ -28,7 +28,8 @@ class AnalyzerTest {
     TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
     // Batch with steady usage: the mean term, 0.
     TaskSeries batch = Series.of("mr/1", "BATCH", null, constant(0.5, 10));
-    Incident inc = analyzer.analyse("h1", victim, List.of(victim, ls, be, batch), Set.of(), 10 * MIN, 1);
+    Incident inc =
+        analyzer.analyse("h1", victim, List.of(victim, ls, be, batch), Set.of(), 10 * MIN, 1);
 
     assertEquals(3, inc.getSuspects().size());
     assertEquals("search/3", inc.getSuspects().get(0).getTask());
@@ -54,7 +55,8 @@ class AnalyzerTest {
     // Paper 6.1 case 3: CPI 10 while the victim itself idles (CPU 0.1), CPI 3 while busy (0.8).
     // A batch neighbour runs exactly when the victim idles. Counting the idle samples would give
     // (5*0.6 - 0.5*0.25) / 5.5 = 0.52 and cap an innocent task; without them it is -0.25.
-    TaskSeries victim = Series.victim("fe/0", alternate(10, 3, 10), alternate(0.1, 0.8, 10), 3, 0.5);
+    TaskSeries victim =
+        Series.victim("fe/0", alternate(10, 3, 10), alternate(0.1, 0.8, 10), 3, 0.5);
     TaskSeries batch = Series.of("sim/2", "BATCH", null, alternate(1.0, 0.1, 10));
     Incident inc = analyzer.analyse("h1", victim, List.of(victim, batch), Set.of(), 10 * MIN, 1);
     assertEquals(-0.25, inc.getSuspects().get(0).getCorrelation(), 1e-12);
@@ -85,7 +87,9 @@ class AnalyzerTest {
     assertEquals(0.1, inc.getCapCpu(), 0);
     assertEquals(2, inc.getRound());
     assertNotEquals(
-        Analyzer.incidentId("h1", "web/0", 10 * MIN, 1), inc.getIncidentId(), "round is part of the id");
+        Analyzer.incidentId("h1", "web/0", 10 * MIN, 1),
+        inc.getIncidentId(),
+        "round is part of the id");
   }
 
   @Test
@@ -112,13 +116,15 @@ class AnalyzerTest {
     TaskSeries victim = Series.victim("web/0", alternate(4, 3, 10), constant(0.8, 10), 1.5, 0.25);
     TaskSeries steadyBatch = Series.of("mr/1", "BATCH", null, constant(2.0, 10));
     TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
-    Incident withBoth = analyzer.analyse("h1", victim, List.of(victim, steadyBatch, be), Set.of(), 10 * MIN, 1);
+    Incident withBoth =
+        analyzer.analyse("h1", victim, List.of(victim, steadyBatch, be), Set.of(), 10 * MIN, 1);
     assertEquals("video/7", withBoth.getSuspects().get(0).getTask());
     assertEquals(Decision.THROTTLE, withBoth.getDecision());
     assertEquals("video/7", withBoth.getAntagonistTask());
     assertEquals(0.0, withBoth.getSuspects().get(1).getLift(), 1e-12);
 
-    Incident steadyOnly = analyzer.analyse("h1", victim, List.of(victim, steadyBatch), Set.of(), 10 * MIN, 1);
+    Incident steadyOnly =
+        analyzer.analyse("h1", victim, List.of(victim, steadyBatch), Set.of(), 10 * MIN, 1);
     assertEquals(2.5 / 6, steadyOnly.getSuspects().get(0).getCorrelation(), 1e-12);
     assertEquals(Decision.NO_SUSPECT_STANDS_OUT, steadyOnly.getDecision());
     assertNull(steadyOnly.getAntagonistTask());

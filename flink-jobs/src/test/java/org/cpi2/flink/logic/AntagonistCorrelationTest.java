@@ -21,7 +21,8 @@ class AntagonistCorrelationTest {
   @Test
   void allUsageEqualIsTheMeanTerm() {
     // u = 0.25 each: 0.25 * (-0.5 + 0 + 0.5 + 0.5) = 0.125, whatever the usage level.
-    assertEquals(0.125, corr(new double[] {1, 2, 4, 4}, 2, T, new double[] {0.7, 0.7, 0.7, 0.7}), 1e-12);
+    assertEquals(
+        0.125, corr(new double[] {1, 2, 4, 4}, 2, T, new double[] {0.7, 0.7, 0.7, 0.7}), 1e-12);
   }
 
   @Test
@@ -40,7 +41,8 @@ class AntagonistCorrelationTest {
     long[] ts = {120, 240, 300};
     double c = corr(new double[] {1, 2, 4, 4}, 2, ts, new double[] {1, 3, 5});
     assertEquals(0.375, c, 1e-12); // (1*0 + 3*0.5) / (1 + 3)
-    assertEquals(0.0, corr(new double[] {1, 2, 4, 4}, 2, new long[] {1, 2}, new double[] {1, 1}), 0);
+    assertEquals(
+        0.0, corr(new double[] {1, 2, 4, 4}, 2, new long[] {1, 2}, new double[] {1, 1}), 0);
   }
 
   @Test
@@ -51,7 +53,8 @@ class AntagonistCorrelationTest {
     assertEquals(-1.0, low, 1e-6);
   }
 
-  private static AntagonistCorrelation.Measure measure(double[] cpi, double threshold, double[] cpu) {
+  private static AntagonistCorrelation.Measure measure(
+      double[] cpi, double threshold, double[] cpu) {
     long[] t = new long[cpi.length];
     for (int i = 0; i < t.length; i++) {
       t[i] = (i + 1) * 60_000_000L;
@@ -62,12 +65,19 @@ class AntagonistCorrelationTest {
   @Test
   void liftIsTheCorrelationAboveAConstantBystanders() {
     // Terms -0.5, 0, 0.5, 0.5: mean 0.125. Usage 1,1,4,4 correlates 0.35: lift 0.225.
-    AntagonistCorrelation.Measure m = measure(new double[] {1, 2, 4, 4}, 2, new double[] {1, 1, 4, 4});
+    AntagonistCorrelation.Measure m =
+        measure(new double[] {1, 2, 4, 4}, 2, new double[] {1, 1, 4, 4});
     assertEquals(0.35, m.correlation(), 1e-12);
     assertEquals(0.225, m.lift(), 1e-12);
-    assertEquals(0.0, measure(new double[] {1, 2, 4, 4}, 2, new double[] {0.7, 0.7, 0.7, 0.7}).lift(), 1e-12);
+    assertEquals(
+        0.0,
+        measure(new double[] {1, 2, 4, 4}, 2, new double[] {0.7, 0.7, 0.7, 0.7}).lift(),
+        1e-12);
     // Usage against the victim's CPI: lift below 0.
-    assertEquals(-0.1 - 0.125, measure(new double[] {1, 2, 4, 4}, 2, new double[] {4, 4, 1, 1}).lift(), 1e-12);
+    assertEquals(
+        -0.1 - 0.125,
+        measure(new double[] {1, 2, 4, 4}, 2, new double[] {4, 4, 1, 1}).lift(),
+        1e-12);
   }
 
   @Test
@@ -86,7 +96,8 @@ class AntagonistCorrelationTest {
   @Test
   void idleSamplesCountForTheLift() {
     // An idle suspect (usage 0) while the victim is fine is evidence: terms -0.5, 0 at usage 0.
-    AntagonistCorrelation.Measure m = measure(new double[] {1, 2, 4, 4}, 2, new double[] {0, 0, 2, 2});
+    AntagonistCorrelation.Measure m =
+        measure(new double[] {1, 2, 4, 4}, 2, new double[] {0, 0, 2, 2});
     assertEquals(0.5, m.correlation(), 1e-12);
     assertEquals(0.5 - 0.125, m.lift(), 1e-12);
   }
@@ -105,8 +116,12 @@ class AntagonistCorrelationTest {
     // Against the CPI: negative. Constant usage, or a constant CPI: 0.
     assertEquals(-Math.sqrt(8), measure(cpi, 2, new double[] {10, 8, 6, 4, 2}).comovingCpu(), 1e-9);
     assertEquals(0.0, measure(cpi, 2, new double[] {3, 3, 3, 3, 3}).comovingCpu(), 1e-9);
-    assertEquals(0.0, measure(new double[] {3, 3, 3, 3, 3}, 2, new double[] {1, 2, 3, 4, 5}).comovingCpu(), 1e-9);
+    assertEquals(
+        0.0,
+        measure(new double[] {3, 3, 3, 3, 3}, 2, new double[] {1, 2, 3, 4, 5}).comovingCpu(),
+        1e-9);
     // Four aligned samples are too few to say.
-    assertEquals(0.0, measure(new double[] {1, 2, 3, 4}, 2, new double[] {2, 4, 6, 8}).comovingCpu(), 0);
+    assertEquals(
+        0.0, measure(new double[] {1, 2, 3, 4}, 2, new double[] {2, 4, 6, 8}).comovingCpu(), 0);
   }
 }

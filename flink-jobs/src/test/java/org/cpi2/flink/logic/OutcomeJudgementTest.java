@@ -21,7 +21,8 @@ class OutcomeJudgementTest {
 
   @Test
   void riseByMoreThanSigmaIsFalsePositive() {
-    assertEquals(Verdict.FALSE_POSITIVE, OutcomeJudgement.judge(BEFORE, new double[] {2.6}, 0.5).verdict());
+    assertEquals(
+        Verdict.FALSE_POSITIVE, OutcomeJudgement.judge(BEFORE, new double[] {2.6}, 0.5).verdict());
   }
 
   @Test
@@ -32,7 +33,10 @@ class OutcomeJudgementTest {
 
   @Test
   void noSamplesIsInconclusive() {
-    assertEquals(Verdict.INCONCLUSIVE, OutcomeJudgement.judge(BEFORE, new double[0], 0.5).verdict());
-    assertEquals(Verdict.INCONCLUSIVE, OutcomeJudgement.judge(new double[0], new double[] {1}, 0.5).verdict());
+    assertEquals(
+        Verdict.INCONCLUSIVE, OutcomeJudgement.judge(BEFORE, new double[0], 0.5).verdict());
+    assertEquals(
+        Verdict.INCONCLUSIVE,
+        OutcomeJudgement.judge(new double[0], new double[] {1}, 0.5).verdict());
   }
 }

@@ -1,6 +1,6 @@
 package org.cpi2.flink.logic;
-import org.cpi2.schema.TaskClass;
 
+import org.cpi2.schema.TaskClass;
 
 /** Builds {@link TaskSeries} for tests: samples every 60 s starting at 60 s. */
 final class Series {

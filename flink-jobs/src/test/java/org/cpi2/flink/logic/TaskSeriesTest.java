@@ -1,6 +1,5 @@
 package org.cpi2.flink.logic;
 
-import org.cpi2.schema.TaskClass;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -10,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.TreeMap;
+import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class TaskSeriesTest {
@@ -51,7 +51,10 @@ class TaskSeriesTest {
     String job = new String("websearch");
     s.describe(job, "p1", TaskClass.LATENCY_SENSITIVE);
     assertSame(job, s.job);
-    s.describe(new String("websearch"), new String("p1"), TaskClass.LATENCY_SENSITIVE); // a new sample's copies
+    s.describe(
+        new String("websearch"),
+        new String("p1"),
+        TaskClass.LATENCY_SENSITIVE); // a new sample's copies
     assertSame(job, s.job, "an equal string is not stored again");
     String moved = new String("p2");
     s.describe(new String("websearch"), moved, TaskClass.BATCH);

@@ -10,9 +10,20 @@ import org.junit.jupiter.api.Test;
 class SpecHistoryTest {
   private static CpiSpec spec(long end) {
     return CpiSpec.newBuilder()
-        .setJob("web").setPlatform("p1").setPeriodEndUs(end).setNumSamples(1).setNumTasks(1)
-        .setEligibleTasks(1).setCpuUsageMean(1).setCpiMean(end).setCpiStddev(0).setUsable(true)
-        .setWeightedCount(1).setWeightedSum(end).setWeightedSumSq(0).setWeightedCpuSum(1)
+        .setJob("web")
+        .setPlatform("p1")
+        .setPeriodEndUs(end)
+        .setNumSamples(1)
+        .setNumTasks(1)
+        .setEligibleTasks(1)
+        .setCpuUsageMean(1)
+        .setCpiMean(end)
+        .setCpiStddev(0)
+        .setUsable(true)
+        .setWeightedCount(1)
+        .setWeightedSum(end)
+        .setWeightedSumSq(0)
+        .setWeightedCpuSum(1)
         .build();
   }
 

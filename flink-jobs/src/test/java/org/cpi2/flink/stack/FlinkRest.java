@@ -15,10 +15,13 @@ import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.flink.shaded.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 
-/** The Flink REST API calls the stack tests need: upload, run, wait, stop with savepoint, cancel. */
+/**
+ * The Flink REST API calls the stack tests need: upload, run, wait, stop with savepoint, cancel.
+ */
 final class FlinkRest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final String base;
 
   FlinkRest(String base) {
@@ -46,7 +49,8 @@ final class FlinkRest {
   }
 
   private JsonNode send(HttpRequest.Builder b) throws IOException, InterruptedException {
-    HttpResponse<String> r = http.send(b.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r =
+        http.send(b.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() / 100 != 2) {
       throw new IOException("flink REST " + r.uri() + ": HTTP " + r.statusCode() + ": " + r.body());
     }
@@ -57,7 +61,10 @@ final class FlinkRest {
   String upload(Path jar) throws IOException, InterruptedException {
     String boundary = "cpi2-" + UUID.randomUUID();
     byte[] head =
-        ("--" + boundary + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"" + jar.getFileName()
+        ("--"
+                + boundary
+                + "\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\""
+                + jar.getFileName()
                 + "\"\r\nContent-Type: application/x-java-archive\r\n\r\n")
             .getBytes(StandardCharsets.UTF_8);
     byte[] tail = ("\r\n--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8);
@@ -65,7 +72,9 @@ final class FlinkRest {
         send(
             HttpRequest.newBuilder(URI.create(base + "/jars/upload"))
                 .header("Content-Type", "multipart/form-data; boundary=" + boundary)
-                .POST(HttpRequest.BodyPublishers.ofByteArrays(List.of(head, Files.readAllBytes(jar), tail))));
+                .POST(
+                    HttpRequest.BodyPublishers.ofByteArrays(
+                        List.of(head, Files.readAllBytes(jar), tail))));
     String name = r.path("filename").asText();
     return name.substring(name.lastIndexOf('/') + 1);
   }
@@ -74,12 +83,14 @@ final class FlinkRest {
   static final String LOADER = "org.cpi2.loader.LoaderJob";
 
   /** Runs the detection job of an uploaded jar; returns the job id. */
-  String run(String jarId, List<String> args, String savepoint) throws IOException, InterruptedException {
+  String run(String jarId, List<String> args, String savepoint)
+      throws IOException, InterruptedException {
     return run(jarId, DETECTION, args, savepoint);
   }
 
   /** Runs the entry class of an uploaded jar; returns the job id. */
-  String run(String jarId, String entryClass, List<String> args, String savepoint) throws IOException, InterruptedException {
+  String run(String jarId, String entryClass, List<String> args, String savepoint)
+      throws IOException, InterruptedException {
     ObjectNode body = JSON.createObjectNode();
     body.put("entryClass", entryClass);
     body.set("programArgsList", JSON.valueToTree(args));
@@ -103,7 +114,8 @@ final class FlinkRest {
         return;
       }
       if (state.equals("FAILED") || state.equals("CANCELED") || state.equals("FINISHED")) {
-        throw new IOException("job " + jobId + " is " + state + ": " + get("/jobs/" + jobId + "/exceptions"));
+        throw new IOException(
+            "job " + jobId + " is " + state + ": " + get("/jobs/" + jobId + "/exceptions"));
       }
       Thread.sleep(500);
     }
@@ -133,7 +145,9 @@ final class FlinkRest {
   /** Cancels the job; for finally blocks: reports a failure instead of hiding the test's own. */
   void cancel(String jobId) {
     try {
-      send(HttpRequest.newBuilder(URI.create(base + "/jobs/" + jobId + "?mode=cancel")).method("PATCH", HttpRequest.BodyPublishers.noBody()));
+      send(
+          HttpRequest.newBuilder(URI.create(base + "/jobs/" + jobId + "?mode=cancel"))
+              .method("PATCH", HttpRequest.BodyPublishers.noBody()));
     } catch (IOException | InterruptedException e) {
       System.err.println("flink-jobs test: could not cancel job " + jobId + ": " + e);
     }

@@ -34,31 +34,44 @@ import org.junit.jupiter.api.Test;
 /**
  * The jobs on the real local stack (Kafka 4.3, Flink 2.2 session cluster, ClickHouse), submitted
  * over REST as `make submit` does. Each test runs its own job instance (own name, consumer group,
- * job and host names) on the shared topics, and cancels it at the end. Run by
- * `make -C flink-jobs stack-test`.
+ * job and host names) on the shared topics, and cancels it at the end. Run by `make -C flink-jobs
+ * stack-test`.
  */
 class LocalClusterStackIT {
   static final String HOST = System.getenv().getOrDefault("STACK_HOST", "127.0.0.1");
-  static final String FLINK = "http://" + HOST + ":" + System.getenv().getOrDefault("FLINK_REST_PORT", "8081");
+  static final String FLINK =
+      "http://" + HOST + ":" + System.getenv().getOrDefault("FLINK_REST_PORT", "8081");
   static final String KAFKA = HOST + ":" + System.getenv().getOrDefault("KAFKA_PORT", "9092");
-  static final String CLICKHOUSE = "http://" + HOST + ":" + System.getenv().getOrDefault("CLICKHOUSE_HTTP_PORT", "8123");
+  static final String CLICKHOUSE =
+      "http://" + HOST + ":" + System.getenv().getOrDefault("CLICKHOUSE_HTTP_PORT", "8123");
   static final long S = 1_000_000L;
 
-  static final Path SECRETS = Path.of(System.getenv().getOrDefault("STACK_DIR",
-      Path.of(System.getProperty("user.dir")).getParent().resolve(".stack").toString()), "secrets");
+  static final Path SECRETS =
+      Path.of(
+          System.getenv()
+              .getOrDefault(
+                  "STACK_DIR",
+                  Path.of(System.getProperty("user.dir")).getParent().resolve(".stack").toString()),
+          "secrets");
 
   private final String run = "upg" + UUID.randomUUID().toString().substring(0, 8);
+
   /** The job's consumer groups: principal detector may use those named cpi2-flink-*. */
   private final String group = "cpi2-flink-" + run;
+
   private final Wire<CpiSample> samples = Wire.of(CpiSample.class);
   private final Wire<CpiSpec> specs = Wire.of(CpiSpec.class);
 
   private static FlinkRest cluster() throws Exception {
     FlinkRest flink = new FlinkRest(FLINK);
     if (!flink.answers()) {
-      new ProcessBuilder("make", "-C", new File(System.getProperty("user.dir")).getParent(), "up").inheritIO().start().waitFor(5, TimeUnit.MINUTES);
+      new ProcessBuilder("make", "-C", new File(System.getProperty("user.dir")).getParent(), "up")
+          .inheritIO()
+          .start()
+          .waitFor(5, TimeUnit.MINUTES);
     }
-    Assumptions.assumeTrue(flink.answers(), "no Flink REST API at " + FLINK + " even after `make up`");
+    Assumptions.assumeTrue(
+        flink.answers(), "no Flink REST API at " + FLINK + " even after `make up`");
     return flink;
   }
 
@@ -69,9 +82,9 @@ class LocalClusterStackIT {
   }
 
   /**
-   * Bytes on cpi2.samples to an incident on cpi2.incidents. Time runs fast: a window every 10 s
-   * of event time, specs every 2 minutes. From b+130 s a best-effort task on the victim's host
-   * bursts on odd windows and the victim's CPI triples with it.
+   * Bytes on cpi2.samples to an incident on cpi2.incidents. Time runs fast: a window every 10 s of
+   * event time, specs every 2 minutes. From b+130 s a best-effort task on the victim's host bursts
+   * on odd windows and the victim's CPI triples with it.
    */
   @Test
   void samplesOnKafkaBecomeAnIncidentOnKafka() throws Exception {
@@ -80,9 +93,23 @@ class LocalClusterStackIT {
     long b = (startMs / 1000 / 120 + 2) * 120;
     // Time scaled by 1/6 (10 s windows instead of 60 s): anomaly and correlation windows too.
     List<String> args =
-        jobArgs("--kafka.group", group, "--kafka.start", "timestamp-ms:" + startMs,
-            "--job.name", "cpi2-incident-test-" + run, "--spec.period-s", "120", "--spec.min-samples-per-task", "6",
-            "--anomaly.window-s", "50", "--correlation.window-s", "100", "--checkpoint.interval-ms", "2000");
+        jobArgs(
+            "--kafka.group",
+            group,
+            "--kafka.start",
+            "timestamp-ms:" + startMs,
+            "--job.name",
+            "cpi2-incident-test-" + run,
+            "--spec.period-s",
+            "120",
+            "--spec.min-samples-per-task",
+            "6",
+            "--anomaly.window-s",
+            "50",
+            "--correlation.window-s",
+            "100",
+            "--checkpoint.interval-ms",
+            "2000");
     String job = flink.run(flink.upload(jar()), args, null);
     try (KafkaProducer<byte[], byte[]> producer = producer()) {
       flink.waitRunning(job, Duration.ofSeconds(60));
@@ -95,7 +122,9 @@ class LocalClusterStackIT {
           send(producer, sample(k, t, k == 0 && burst ? 3.0 : cpi));
         }
         double be = w < 12 ? 0.2 : burst ? 1.0 : 0.05;
-        send(producer, Fixtures.sample("h" + run + "0", run + "be/0", TaskClass.BEST_EFFORT, t * S, 1.5, be));
+        send(
+            producer,
+            Fixtures.sample("h" + run + "0", run + "be/0", TaskClass.BEST_EFFORT, t * S, 1.5, be));
       }
       pushWatermarks(producer, b + 400);
       org.cpi2.schema.Incident inc = awaitIncident("h" + run + "0");
@@ -105,7 +134,9 @@ class LocalClusterStackIT {
       assertEquals(0.01, inc.getCapCpu(), 0);
       // Outliers at b+130, 150, 170, 190: anomalous from b+170 on. When a later anomaly of the
       // same victim is queued before the watermark reaches the earlier one, the later is analysed.
-      assertTrue(inc.getDetectedAtUs() == (b + 170) * S || inc.getDetectedAtUs() == (b + 190) * S, inc.toString());
+      assertTrue(
+          inc.getDetectedAtUs() == (b + 170) * S || inc.getDetectedAtUs() == (b + 190) * S,
+          inc.toString());
       assertTrue(inc.getCorrelation() >= 0.35, inc.toString());
     } finally {
       flink.cancel(job);
@@ -116,17 +147,29 @@ class LocalClusterStackIT {
   void learnedSpecsAndOpenPeriodsSurviveAnUpgrade() throws Exception {
     FlinkRest flink = cluster();
     Path jar = jar();
-    Path savepoints = Path.of(System.getProperty("user.dir")).getParent().resolve(".stack/savepoints");
+    Path savepoints =
+        Path.of(System.getProperty("user.dir")).getParent().resolve(".stack/savepoints");
     Files.createDirectories(savepoints);
     String db = "cpi2_" + run;
     String specKey = run + "|p1";
     long startMs = System.currentTimeMillis();
-    long b = (startMs / 1000 / 60 + 2) * 60; // a minute boundary ahead of every other producer's clock
+    long b =
+        (startMs / 1000 / 60 + 2) * 60; // a minute boundary ahead of every other producer's clock
 
     List<String> common =
-        jobArgs("--kafka.group", group, "--kafka.start", "timestamp-ms:" + startMs,
-            "--job.name", "cpi2-upgrade-test-" + run, "--spec.period-s", "60", "--spec.min-samples-per-task", "6",
-            "--checkpoint.interval-ms", "2000");
+        jobArgs(
+            "--kafka.group",
+            group,
+            "--kafka.start",
+            "timestamp-ms:" + startMs,
+            "--job.name",
+            "cpi2-upgrade-test-" + run,
+            "--spec.period-s",
+            "60",
+            "--spec.min-samples-per-task",
+            "6",
+            "--checkpoint.interval-ms",
+            "2000");
     String jarId = flink.upload(jar);
     String v1 = flink.run(jarId, common, null);
     String v2 = null;
@@ -170,21 +213,45 @@ class LocalClusterStackIT {
       changed.addAll(List.of("--spec.age-weight", "0.5"));
       v2 = flink.run(jarId, changed, savepoint);
       flink.waitRunning(v2, Duration.ofSeconds(60));
-      loader = flink.run(jarId, FlinkRest.LOADER, loaderArgs("--kafka.group", "cpi2-loader-" + run, "--kafka.start",
-          "timestamp-ms:" + startMs, "--job.name", "cpi2-upgrade-loader-" + run, "--clickhouse.url", CLICKHOUSE,
-          "--clickhouse.database", db, "--checkpoint.interval-ms", "2000"), null);
+      loader =
+          flink.run(
+              jarId,
+              FlinkRest.LOADER,
+              loaderArgs(
+                  "--kafka.group",
+                  "cpi2-loader-" + run,
+                  "--kafka.start",
+                  "timestamp-ms:" + startMs,
+                  "--job.name",
+                  "cpi2-upgrade-loader-" + run,
+                  "--clickhouse.url",
+                  CLICKHOUSE,
+                  "--clickhouse.database",
+                  db,
+                  "--checkpoint.interval-ms",
+                  "2000"),
+              null);
       flink.waitRunning(loader, Duration.ofSeconds(60));
       pushWatermarks(producer, b + 200);
       CpiSpec second = awaitSpec(specKey, s -> s.getPeriodEndUs() == (b + 120) * S);
       // Restored: 20 samples in the open period (10 from v1's state) and v1's spec weighted by
       // v2's 0.5: count 0.5 * 30 + 20 = 35, mean (0.5 * 30 * 1.0 + 20 * 2.0) / 35.
-      assertEquals(20, second.getNumSamples(), "samples of the open period before and after the upgrade: " + second);
+      assertEquals(
+          20,
+          second.getNumSamples(),
+          "samples of the open period before and after the upgrade: " + second);
       assertEquals(35.0, second.getWeightedCount(), 1e-9, second.toString());
       assertEquals(55.0 / 35, second.getCpiMean(), 1e-9);
       String row = "";
       for (int i = 0; i < 60 && !row.contains(String.valueOf((b + 120) * S)); i++) {
         Thread.sleep(500);
-        row = query("SELECT period_end_us, num_samples FROM " + db + ".specs FINAL WHERE job = '" + run + "'");
+        row =
+            query(
+                "SELECT period_end_us, num_samples FROM "
+                    + db
+                    + ".specs FINAL WHERE job = '"
+                    + run
+                    + "'");
       }
       assertTrue(row.contains((b + 120) * S + "\t20"), "v2's spec in ClickHouse: " + row);
     } finally {
@@ -198,11 +265,11 @@ class LocalClusterStackIT {
   }
 
   /**
-   * A backlog on two partitions, read by a job started after it was written: the Kafka reader
-   * hands over each partition's records in chunks of hours of event time, one partition after the
-   * other. Watermarks per partition make none of them late: every period's spec has every sample
-   * of both partitions. (With one watermark over the interleaved records, whole periods of the
-   * slower partition were dropped as late.)
+   * A backlog on two partitions, read by a job started after it was written: the Kafka reader hands
+   * over each partition's records in chunks of hours of event time, one partition after the other.
+   * Watermarks per partition make none of them late: every period's spec has every sample of both
+   * partitions. (With one watermark over the interleaved records, whole periods of the slower
+   * partition were dropped as late.)
    */
   @Test
   void aBacklogOnTwoPartitionsLosesNoSample() throws Exception {
@@ -216,27 +283,52 @@ class LocalClusterStackIT {
       for (int p = 0; p < 2; p++) {
         for (int w = 0; w < windows; w++) {
           for (int k = 0; k < tasks; k++) {
-            CpiSample s = Fixtures.sample("h" + run + p + "_" + k, run + "/" + p + k, TaskClass.BATCH, (b + 10L * w) * S, 1.0 + 0.1 * p, 0.8);
-            producer.send(new ProducerRecord<>("cpi2.samples", p, s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
+            CpiSample s =
+                Fixtures.sample(
+                    "h" + run + p + "_" + k,
+                    run + "/" + p + k,
+                    TaskClass.BATCH,
+                    (b + 10L * w) * S,
+                    1.0 + 0.1 * p,
+                    0.8);
+            producer.send(
+                new ProducerRecord<>(
+                    "cpi2.samples",
+                    p,
+                    s.getHost().getBytes(StandardCharsets.UTF_8),
+                    samples.encode(s)));
           }
         }
       }
       pushWatermarks(producer, b + 10L * windows + 600);
     }
     List<String> args =
-        jobArgs("--kafka.group", group, "--kafka.start", "timestamp-ms:" + startMs,
-            "--job.name", "cpi2-backlog-test-" + run, "--spec.period-s", "600", "--checkpoint.interval-ms", "2000");
+        jobArgs(
+            "--kafka.group",
+            group,
+            "--kafka.start",
+            "timestamp-ms:" + startMs,
+            "--job.name",
+            "cpi2-backlog-test-" + run,
+            "--spec.period-s",
+            "600",
+            "--checkpoint.interval-ms",
+            "2000");
     String job = flink.run(flink.upload(jar()), args, null);
     try {
       flink.waitRunning(job, Duration.ofSeconds(60));
       long last = (b + 10L * windows) * S;
       // At-least-once: a restart from a checkpoint may publish a period again, identically.
       java.util.TreeMap<Long, CpiSpec> seen = new java.util.TreeMap<>();
-      awaitSpec(specKey, s -> {
-        CpiSpec before = seen.put(s.getPeriodEndUs(), s);
-        assertTrue(before == null || before.equals(s), "a period published twice, differently: " + before + " / " + s);
-        return s.getPeriodEndUs() == last;
-      });
+      awaitSpec(
+          specKey,
+          s -> {
+            CpiSpec before = seen.put(s.getPeriodEndUs(), s);
+            assertTrue(
+                before == null || before.equals(s),
+                "a period published twice, differently: " + before + " / " + s);
+            return s.getPeriodEndUs() == last;
+          });
       assertEquals(windows / 60, seen.size(), "one spec per period: " + seen.keySet());
       for (CpiSpec s : seen.values()) {
         assertEquals(2 * tasks * 60, s.getNumSamples(), "samples of both partitions in " + s);
@@ -255,8 +347,11 @@ class LocalClusterStackIT {
   private void pushWatermarks(KafkaProducer<byte[], byte[]> producer, long tS) {
     int n = producer.partitionsFor("cpi2.samples").size();
     for (int p = 0; p < n; p++) {
-      CpiSample s = Fixtures.sample("hpush" + p, run + "push/" + p, TaskClass.BATCH, tS * S, 1.0, 1.0);
-      producer.send(new ProducerRecord<>("cpi2.samples", p, s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
+      CpiSample s =
+          Fixtures.sample("hpush" + p, run + "push/" + p, TaskClass.BATCH, tS * S, 1.0, 1.0);
+      producer.send(
+          new ProducerRecord<>(
+              "cpi2.samples", p, s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
     }
     producer.flush();
   }
@@ -265,7 +360,8 @@ class LocalClusterStackIT {
   private org.cpi2.schema.Incident awaitIncident(String host) throws Exception {
     Wire<org.cpi2.schema.Incident> wire = Wire.of(org.cpi2.schema.Incident.class);
     Properties p = kafka("admin");
-    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (KafkaConsumer<byte[], byte[]> c =
+        new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts = new ArrayList<>();
       for (PartitionInfo info : c.partitionsFor("cpi2.incidents")) {
         parts.add(new TopicPartition(info.topic(), info.partition()));
@@ -285,14 +381,19 @@ class LocalClusterStackIT {
   }
 
   private CpiSample sample(int k, long tS, double cpi) {
-    return Fixtures.sample("h" + run + k, run + "/" + k, TaskClass.LATENCY_SENSITIVE, tS * S, cpi, 0.8);
+    return Fixtures.sample(
+        "h" + run + k, run + "/" + k, TaskClass.LATENCY_SENSITIVE, tS * S, cpi, 0.8);
   }
 
   private void send(KafkaProducer<byte[], byte[]> p, CpiSample s) {
-    p.send(new ProducerRecord<>("cpi2.samples", s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
+    p.send(
+        new ProducerRecord<>(
+            "cpi2.samples", s.getHost().getBytes(StandardCharsets.UTF_8), samples.encode(s)));
   }
 
-  /** A Kafka client of principal: bootstrap and its client file's properties (none without secrets). */
+  /**
+   * A Kafka client of principal: bootstrap and its client file's properties (none without secrets).
+   */
   static Properties kafka(String principal) {
     Path f = SECRETS.resolve("kafka-" + principal + ".properties");
     Properties p = KafkaIo.clientProperties(Files.exists(f) ? f.toString() : "");
@@ -326,10 +427,13 @@ class LocalClusterStackIT {
     return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
   }
 
-  /** Reads cpi2.specs from the beginning until a spec with {@code key} matches, for 90 s at most. */
+  /**
+   * Reads cpi2.specs from the beginning until a spec with {@code key} matches, for 90 s at most.
+   */
   private CpiSpec awaitSpec(String key, Predicate<CpiSpec> match) throws Exception {
     Properties p = kafka("admin");
-    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (KafkaConsumer<byte[], byte[]> c =
+        new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> parts = new ArrayList<>();
       for (PartitionInfo info : c.partitionsFor("cpi2.specs")) {
         parts.add(new TopicPartition(info.topic(), info.partition()));
@@ -349,27 +453,66 @@ class LocalClusterStackIT {
           }
         }
       }
-      throw new AssertionError("no matching spec for " + key + " on cpi2.specs within 90 s; seen: " + seen);
+      throw new AssertionError(
+          "no matching spec for " + key + " on cpi2.specs within 90 s; seen: " + seen);
     }
   }
 
   private static void createTables(String db) throws Exception {
     query("CREATE DATABASE IF NOT EXISTS " + db);
     String engine = " ENGINE = ReplacingMergeTree() ORDER BY ";
-    query("CREATE TABLE " + db + ".samples (host String, task String, window_start_us Int64)" + engine + "(host, task, window_start_us)");
-    query("CREATE TABLE " + db + ".specs (job String, platform String, period_end_us Int64, num_samples Int64, cpi_mean Float64)" + engine + "(job, platform, period_end_us)");
-    query("CREATE TABLE " + db + ".incidents (incident_id String, host String)" + engine + "(host, incident_id)");
-    query("CREATE TABLE " + db + ".incident_suspects (incident_id String, host String, rank Int32)" + engine + "(host, incident_id, rank)");
-    query("CREATE TABLE " + db + ".actions (action_id String, host String)" + engine + "(host, action_id)");
-    query("CREATE TABLE " + db + ".outcomes (action_id String, host String)" + engine + "(host, action_id)");
-    query("CREATE TABLE " + db + ".dead_letters (source_topic String, partition Int32, offset Int64)" + engine + "(source_topic, partition, offset)");
+    query(
+        "CREATE TABLE "
+            + db
+            + ".samples (host String, task String, window_start_us Int64)"
+            + engine
+            + "(host, task, window_start_us)");
+    query(
+        "CREATE TABLE "
+            + db
+            + ".specs (job String, platform String, period_end_us Int64, num_samples Int64, cpi_mean Float64)"
+            + engine
+            + "(job, platform, period_end_us)");
+    query(
+        "CREATE TABLE "
+            + db
+            + ".incidents (incident_id String, host String)"
+            + engine
+            + "(host, incident_id)");
+    query(
+        "CREATE TABLE "
+            + db
+            + ".incident_suspects (incident_id String, host String, rank Int32)"
+            + engine
+            + "(host, incident_id, rank)");
+    query(
+        "CREATE TABLE "
+            + db
+            + ".actions (action_id String, host String)"
+            + engine
+            + "(host, action_id)");
+    query(
+        "CREATE TABLE "
+            + db
+            + ".outcomes (action_id String, host String)"
+            + engine
+            + "(host, action_id)");
+    query(
+        "CREATE TABLE "
+            + db
+            + ".dead_letters (source_topic String, partition Int32, offset Int64)"
+            + engine
+            + "(source_topic, partition, offset)");
   }
 
   private static String query(String sql) throws Exception {
     var http = java.net.http.HttpClient.newHttpClient();
     var req =
         java.net.http.HttpRequest.newBuilder(
-                java.net.URI.create(CLICKHOUSE + "/?query=" + java.net.URLEncoder.encode(sql, StandardCharsets.UTF_8)))
+                java.net.URI.create(
+                    CLICKHOUSE
+                        + "/?query="
+                        + java.net.URLEncoder.encode(sql, StandardCharsets.UTF_8)))
             .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
             .build();
     var resp = http.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());

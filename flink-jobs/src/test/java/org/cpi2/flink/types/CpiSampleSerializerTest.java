@@ -1,8 +1,8 @@
 package org.cpi2.flink.types;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.Random;
@@ -27,7 +27,10 @@ public class CpiSampleSerializerTest {
           record.put(f.pos(), null);
           continue;
         }
-        s = s.getTypes().get(0).getType() == Schema.Type.NULL ? s.getTypes().get(1) : s.getTypes().get(0);
+        s =
+            s.getTypes().get(0).getType() == Schema.Type.NULL
+                ? s.getTypes().get(1)
+                : s.getTypes().get(0);
       }
       Object v =
           switch (s.getType()) {
@@ -38,7 +41,8 @@ public class CpiSampleSerializerTest {
             case FLOAT -> r.nextFloat();
             case DOUBLE -> r.nextDouble() * 1e6;
             case ENUM -> {
-              Object[] symbols = org.apache.avro.specific.SpecificData.get().getClass(s).getEnumConstants();
+              Object[] symbols =
+                  org.apache.avro.specific.SpecificData.get().getClass(s).getEnumConstants();
               yield symbols[r.nextInt(symbols.length)];
             }
             default -> throw new AssertionError(f.name() + ": " + s.getType());
@@ -84,10 +88,16 @@ public class CpiSampleSerializerTest {
     assertEquals(s, roundTrip(shipped, s));
 
     DataOutputSerializer out = new DataOutputSerializer(64);
-    TypeSerializerSnapshot.writeVersionedSnapshot(out, CpiSampleSerializer.INSTANCE.snapshotConfiguration());
+    TypeSerializerSnapshot.writeVersionedSnapshot(
+        out, CpiSampleSerializer.INSTANCE.snapshotConfiguration());
     TypeSerializerSnapshot<CpiSample> read =
-        TypeSerializerSnapshot.readVersionedSnapshot(new DataInputDeserializer(out.getCopyOfBuffer()), getClass().getClassLoader());
+        TypeSerializerSnapshot.readVersionedSnapshot(
+            new DataInputDeserializer(out.getCopyOfBuffer()), getClass().getClassLoader());
     assertEquals(CpiSampleSerializer.INSTANCE, read.restoreSerializer());
-    assertTrue(CpiSampleSerializer.INSTANCE.snapshotConfiguration().resolveSchemaCompatibility(read).isCompatibleAsIs());
+    assertTrue(
+        CpiSampleSerializer.INSTANCE
+            .snapshotConfiguration()
+            .resolveSchemaCompatibility(read)
+            .isCompatibleAsIs());
   }
 }

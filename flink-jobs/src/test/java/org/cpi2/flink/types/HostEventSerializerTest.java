@@ -21,13 +21,15 @@ import org.junit.jupiter.api.Test;
 class HostEventSerializerTest {
   @Test
   void typeInformationOfTheClassUsesIt() {
-    assertInstanceOf(HostEventSerializer.class, TypeInformation.of(HostEvent.class).createSerializer(null));
+    assertInstanceOf(
+        HostEventSerializer.class, TypeInformation.of(HostEvent.class).createSerializer(null));
   }
 
   @Test
   void eachKindOfEventSurvivesARoundTripAndACopy() throws Exception {
     TypeSerializer<HostEvent> ser = new HostEventSerializer().duplicate();
-    HostEvent sample = HostEvent.of(Fixtures.sample("h1", "web/0", TaskClass.BATCH, 60_000_000L, 1.5, 0.7));
+    HostEvent sample =
+        HostEvent.of(Fixtures.sample("h1", "web/0", TaskClass.BATCH, 60_000_000L, 1.5, 0.7));
     HostEvent scored = HostEvent.of(ScoredSampleSerializerTest.filled(new Random(3)));
     HostEvent action = HostEvent.of(Fixtures.applied("a1", "h1", "video/7", "web/0", 1, 2));
     DataOutputSerializer out = new DataOutputSerializer(64);
@@ -38,7 +40,10 @@ class HostEventSerializerTest {
     for (HostEvent e : List.of(sample, scored, action)) {
       for (HostEvent back : List.of(ser.deserialize(in), ser.copy(e))) {
         assertEquals(e.action, back.action);
-        for (ScoredSample[] pair : List.of(new ScoredSample[] {e.sample, back.sample}, new ScoredSample[] {e.scored, back.scored})) {
+        for (ScoredSample[] pair :
+            List.of(
+                new ScoredSample[] {e.sample, back.sample},
+                new ScoredSample[] {e.scored, back.scored})) {
           if (pair[0] == null) {
             assertNull(pair[1]);
           } else {
@@ -53,6 +58,8 @@ class HostEventSerializerTest {
 
   @Test
   void anEmptyEventIsRefused() {
-    assertThrows(IOException.class, () -> new HostEventSerializer().serialize(new HostEvent(), new DataOutputSerializer(8)));
+    assertThrows(
+        IOException.class,
+        () -> new HostEventSerializer().serialize(new HostEvent(), new DataOutputSerializer(8)));
   }
 }

@@ -1,6 +1,5 @@
 package org.cpi2.flink.types;
 
-import org.cpi2.schema.TaskClass;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -12,11 +11,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Random;
-import org.cpi2.schema.CpiSample;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class ScoredSampleSerializerTest {
@@ -31,7 +31,8 @@ class ScoredSampleSerializerTest {
       if (t == String.class) {
         f.set(s, r.nextInt(5) == 0 ? null : "v" + r.nextInt() + "|ü");
       } else if (t == TaskClass.class) {
-        f.set(s, r.nextInt(5) == 0 ? null : TaskClass.values()[r.nextInt(TaskClass.values().length)]);
+        f.set(
+            s, r.nextInt(5) == 0 ? null : TaskClass.values()[r.nextInt(TaskClass.values().length)]);
       } else if (t == boolean.class) {
         f.setBoolean(s, r.nextBoolean());
       } else if (t == long.class) {
@@ -56,7 +57,8 @@ class ScoredSampleSerializerTest {
   @Test
   void typeInformationOfTheClassUsesIt() {
     assertInstanceOf(
-        ScoredSampleSerializer.class, TypeInformation.of(ScoredSample.class).createSerializer(null));
+        ScoredSampleSerializer.class,
+        TypeInformation.of(ScoredSample.class).createSerializer(null));
   }
 
   @Test
@@ -84,7 +86,8 @@ class ScoredSampleSerializerTest {
     ScoredSample unset = new ScoredSample();
     List<ScoredSample> fromSamples = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
-      fromSamples.add(ScoredSample.of(CpiSampleSerializerTest.filled(new CpiSample(), new Random(i), false)));
+      fromSamples.add(
+          ScoredSample.of(CpiSampleSerializerTest.filled(new CpiSample(), new Random(i), false)));
     }
     // The fields ScoredSample.of sets: those that differ from unset in some of 50 random samples.
     List<Field> sampleFields = new ArrayList<>();

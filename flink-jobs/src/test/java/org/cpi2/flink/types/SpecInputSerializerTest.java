@@ -1,6 +1,5 @@
 package org.cpi2.flink.types;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -18,7 +17,8 @@ import org.junit.jupiter.api.Test;
 class SpecInputSerializerTest {
   @Test
   void typeInformationOfTheClassUsesIt() {
-    assertInstanceOf(SpecInputSerializer.class, TypeInformation.of(SpecInput.class).createSerializer(null));
+    assertInstanceOf(
+        SpecInputSerializer.class, TypeInformation.of(SpecInput.class).createSerializer(null));
   }
 
   /** Every instance field set by reflection, so a field added to SpecInput is covered. */
@@ -47,7 +47,8 @@ class SpecInputSerializerTest {
     }
     DataOutputSerializer out = new DataOutputSerializer(64);
     SpecInputSerializer.INSTANCE.serialize(s, out);
-    SpecInput back = SpecInputSerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
+    SpecInput back =
+        SpecInputSerializer.INSTANCE.deserialize(new DataInputDeserializer(out.getCopyOfBuffer()));
     SpecInput copy = SpecInputSerializer.INSTANCE.copy(s);
     for (Field f : SpecInput.class.getDeclaredFields()) {
       if (!Modifier.isStatic(f.getModifiers())) {
@@ -61,6 +62,8 @@ class SpecInputSerializerTest {
   void taskArraysOfDifferentLengthsAreRefused() {
     SpecInput s = SpecInput.ofSample("web|p1", 600, "web/0", 1, 1.0, 0.5);
     s.taskSamples = new long[0];
-    assertThrows(java.io.IOException.class, () -> SpecInputSerializer.INSTANCE.serialize(s, new DataOutputSerializer(64)));
+    assertThrows(
+        java.io.IOException.class,
+        () -> SpecInputSerializer.INSTANCE.serialize(s, new DataOutputSerializer(64)));
   }
 }

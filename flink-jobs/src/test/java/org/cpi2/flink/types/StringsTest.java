@@ -15,7 +15,16 @@ class StringsTest {
     char[] longOne = new char[70_000];
     Arrays.fill(longOne, 'x');
     List<String> values =
-        Arrays.asList(null, "", "a", "host-001", "ü€", "\uD83D\uDE00 emoji", "x".repeat(127), "y".repeat(128), new String(longOne));
+        Arrays.asList(
+            null,
+            "",
+            "a",
+            "host-001",
+            "ü€",
+            "\uD83D\uDE00 emoji",
+            "x".repeat(127),
+            "y".repeat(128),
+            new String(longOne));
     DataOutputSerializer out = new DataOutputSerializer(16);
     for (String s : values) {
       Strings.write(s, out);
@@ -73,11 +82,14 @@ class StringsTest {
     int n = 100_000;
     java.util.BitSet used = new java.util.BitSet(Strings.Recent.SLOTS);
     for (int i = 0; i < n; i++) {
-      byte[] b = ("jobs/batch-tenant-" + (i % 25) + "/" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      byte[] b =
+          ("jobs/batch-tenant-" + (i % 25) + "/" + i)
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8);
       used.set(Strings.Recent.slot(b, b.length));
     }
     double m = Strings.Recent.SLOTS;
     double random = m * (1 - Math.exp(-n / m));
-    org.junit.jupiter.api.Assertions.assertTrue(used.cardinality() > 0.98 * random, used.cardinality() + " slots used, random: " + random);
+    org.junit.jupiter.api.Assertions.assertTrue(
+        used.cardinality() > 0.98 * random, used.cardinality() + " slots used, random: " + random);
   }
 }

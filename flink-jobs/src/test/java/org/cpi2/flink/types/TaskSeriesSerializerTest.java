@@ -1,6 +1,5 @@
 package org.cpi2.flink.types;
 
-import org.cpi2.schema.TaskClass;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -16,6 +15,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.cpi2.flink.logic.TaskSeries;
+import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class TaskSeriesSerializerTest {
@@ -32,14 +32,18 @@ class TaskSeriesSerializerTest {
     t.specStddev = r.nextDouble();
     t.threshold = r.nextInt(5) == 0 ? Double.NaN : r.nextDouble() * 3;
     for (int i = 0; i < samples; i++) {
-      t.add(1_000_000L * 60 * i + r.nextInt(1000), r.nextInt(6) == 0 ? Double.NaN : r.nextDouble() * 4, r.nextDouble(), r.nextBoolean());
+      t.add(
+          1_000_000L * 60 * i + r.nextInt(1000),
+          r.nextInt(6) == 0 ? Double.NaN : r.nextDouble() * 4,
+          r.nextDouble(),
+          r.nextBoolean());
     }
     return t;
   }
 
   /**
-   * Every instance field of TaskSeries (the arrays up to its size), so that a field added to it
-   * and not to the serializer fails here.
+   * Every instance field of TaskSeries (the arrays up to its size), so that a field added to it and
+   * not to the serializer fails here.
    */
   static void assertSameFields(TaskSeries a, TaskSeries b) throws Exception {
     int n = a.size();
@@ -101,7 +105,9 @@ class TaskSeriesSerializerTest {
     byte[] b = out.getCopyOfBuffer();
     b[b.length - 1] = (byte) 0xFF; // the sample count's low byte ...
     b[b.length - 4] = (byte) 0xFF; // ... and its sign
-    assertThrows(IOException.class, () -> TaskSeriesSerializer.INSTANCE.deserialize(new DataInputDeserializer(b)));
+    assertThrows(
+        IOException.class,
+        () -> TaskSeriesSerializer.INSTANCE.deserialize(new DataInputDeserializer(b)));
   }
 
   @Test
@@ -110,7 +116,10 @@ class TaskSeriesSerializerTest {
     DataOutputSerializer out = new DataOutputSerializer(64);
     snap.writeSnapshot(out);
     TypeSerializerSnapshot<TaskSeries> read = new TaskSeriesSerializer.Snapshot();
-    read.readSnapshot(snap.getCurrentVersion(), new DataInputDeserializer(out.getCopyOfBuffer()), getClass().getClassLoader());
+    read.readSnapshot(
+        snap.getCurrentVersion(),
+        new DataInputDeserializer(out.getCopyOfBuffer()),
+        getClass().getClassLoader());
     assertEquals(TaskSeriesSerializer.INSTANCE, read.restoreSerializer());
     TypeSerializerSchemaCompatibility<TaskSeries> compat =
         TaskSeriesSerializer.INSTANCE.snapshotConfiguration().resolveSchemaCompatibility(read);

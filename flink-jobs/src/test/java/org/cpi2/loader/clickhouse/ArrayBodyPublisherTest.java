@@ -36,7 +36,9 @@ class ArrayBodyPublisherTest {
     return b;
   }
 
-  /** Records what it is given; asks for {@code perCall} more from each onNext until told to stop. */
+  /**
+   * Records what it is given; asks for {@code perCall} more from each onNext until told to stop.
+   */
   private static final class Recorder implements Flow.Subscriber<ByteBuffer> {
     final List<ByteBuffer> slices = new ArrayList<>();
     final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -143,29 +145,41 @@ class ArrayBodyPublisherTest {
     assertTrue(wrong.slices.isEmpty());
     assertEquals(0, wrong.completions);
 
-    assertThrows(IllegalArgumentException.class, () -> new ArrayBodyPublisher(body, body.length + 1));
+    assertThrows(
+        IllegalArgumentException.class, () -> new ArrayBodyPublisher(body, body.length + 1));
   }
 
   @Test
   void theJdkClientPostsExactlyTheBatch() throws Exception {
     LinkedBlockingQueue<byte[]> received = new LinkedBlockingQueue<>();
     LinkedBlockingQueue<String> lengths = new LinkedBlockingQueue<>();
-    HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    server.createContext("/", ex -> {
-      lengths.add(String.valueOf(ex.getRequestHeaders().getFirst("Content-Length")));
-      received.add(ex.getRequestBody().readAllBytes());
-      ex.sendResponseHeaders(200, -1);
-      ex.close();
-    });
+    HttpServer server =
+        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.createContext(
+        "/",
+        ex -> {
+          lengths.add(String.valueOf(ex.getRequestHeaders().getFirst("Content-Length")));
+          received.add(ex.getRequestBody().readAllBytes());
+          ex.sendResponseHeaders(200, -1);
+          ex.close();
+        });
     server.start();
     try {
       HttpClient client = HttpClient.newHttpClient();
-      URI uri = URI.create("http://" + server.getAddress().getHostString() + ":" + server.getAddress().getPort() + "/");
+      URI uri =
+          URI.create(
+              "http://"
+                  + server.getAddress().getHostString()
+                  + ":"
+                  + server.getAddress().getPort()
+                  + "/");
       byte[] body = random(20 * ArrayBodyPublisher.SLICE_BYTES + 321);
       int length = body.length - 300;
       for (int i = 0; i < 2; i++) {
         HttpResponse<Void> resp =
-            client.send(HttpRequest.newBuilder(uri).POST(new ArrayBodyPublisher(body, length)).build(), HttpResponse.BodyHandlers.discarding());
+            client.send(
+                HttpRequest.newBuilder(uri).POST(new ArrayBodyPublisher(body, length)).build(),
+                HttpResponse.BodyHandlers.discarding());
         assertEquals(200, resp.statusCode());
         assertEquals(String.valueOf(length), lengths.take());
         assertArrayEquals(Arrays.copyOf(body, length), received.take());

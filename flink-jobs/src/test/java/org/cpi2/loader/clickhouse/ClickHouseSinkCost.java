@@ -14,16 +14,16 @@ import org.cpi2.schema.TaskClass;
 
 /**
  * ClickHouse server CPU per sample row inserted through the real sink writer (its encoder, the
- * sender thread, ClickHouseHttp), by format (RowBinary, JSONEachRow) and batching: utime + stime
- * of the clickhouse-server process (/proc/PID/stat) over the inserts and {@value #SETTLE_MS} ms
- * after (the merges they cause), minus what the server used meanwhile without us (its rate over
- * {@value #IDLE_MS} ms just before: the server is shared). Rows go to a throw-away database with
+ * sender thread, ClickHouseHttp), by format (RowBinary, JSONEachRow) and batching: utime + stime of
+ * the clickhouse-server process (/proc/PID/stat) over the inserts and {@value #SETTLE_MS} ms after
+ * (the merges they cause), minus what the server used meanwhile without us (its rate over {@value
+ * #IDLE_MS} ms just before: the server is shared). Rows go to a throw-away database with
  * cpi2.samples' table and its materialized view (cloned from {@code cpi2} with SHOW CREATE),
  * dropped at the end. The formats alternate within each repeat.
  *
  * <p>Usage: {@code ClickHouseSinkCost [ROWS [REPEATS [ROWS_PER_BATCH ...]]]}, default 500000 rows,
- * 2 repeats, batches of 100000 rows (the default; 32 MiB bounds them too, as in the job).
- * Run: {@code make -C flink-jobs bench-clickhouse}. Not a test: it loads the shared machine.
+ * 2 repeats, batches of 100000 rows (the default; 32 MiB bounds them too, as in the job). Run:
+ * {@code make -C flink-jobs bench-clickhouse}. Not a test: it loads the shared machine.
  */
 public final class ClickHouseSinkCost {
   static final long IDLE_MS = 3_000;
@@ -50,11 +50,20 @@ public final class ClickHouseSinkCost {
     LocalClickHouse.query("CREATE DATABASE IF NOT EXISTS " + DB);
     try {
       createTables();
-      List<TableColumn> columns = TableColumn.read(new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 1, 10), DB, "samples");
+      List<TableColumn> columns =
+          TableColumn.read(
+              new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 1, 10), DB, "samples");
       List<InsertPlan<CpiSample>> plans =
-          List.of(InsertPlan.forTable(ClickHouseSinks.SAMPLES, DB + ".samples", columns), InsertPlan.json(ClickHouseSinks.SAMPLES));
-      System.out.printf("clickhouse-server pid %d; %d sample rows per run; bytes per row: %s%n", pid, rows,
-          String.join(", ", plans.stream().map(p -> p.format() + " " + averageRowBytes(samples, p)).toList()));
+          List.of(
+              InsertPlan.forTable(ClickHouseSinks.SAMPLES, DB + ".samples", columns),
+              InsertPlan.json(ClickHouseSinks.SAMPLES));
+      System.out.printf(
+          "clickhouse-server pid %d; %d sample rows per run; bytes per row: %s%n",
+          pid,
+          rows,
+          String.join(
+              ", ",
+              plans.stream().map(p -> p.format() + " " + averageRowBytes(samples, p)).toList()));
       for (int r = 1; r <= repeats; r++) {
         for (int batchRows : batches) {
           for (InsertPlan<CpiSample> plan : plans) {
@@ -67,7 +76,13 @@ public final class ClickHouseSinkCost {
     }
   }
 
-  private static void run(long pid, long tick, List<CpiSample> samples, InsertPlan<CpiSample> plan, int batchRows, int repeat)
+  private static void run(
+      long pid,
+      long tick,
+      List<CpiSample> samples,
+      InsertPlan<CpiSample> plan,
+      int batchRows,
+      int repeat)
       throws Exception {
     createTables();
     long idleCpu0 = cpuMs(pid, tick);
@@ -76,14 +91,22 @@ public final class ClickHouseSinkCost {
     double idleRate = (cpuMs(pid, tick) - idleCpu0) / ((System.nanoTime() - idle0) / 1e6);
 
     AtomicInteger inserts = new AtomicInteger();
-    ClickHouseHttp http = new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 6, 200).inserting(plan.statement(DB + ".samples"));
-    BatchSender.Insert counting = (body, length, n) -> {
-      inserts.incrementAndGet();
-      http.insert(body, length, n);
-    };
+    ClickHouseHttp http =
+        new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 6, 200)
+            .inserting(plan.statement(DB + ".samples"));
+    BatchSender.Insert counting =
+        (body, length, n) -> {
+          inserts.incrementAndGet();
+          http.insert(body, length, n);
+        };
     ClickHouseSink.Writer<CpiSample> w =
-        new ClickHouseSink.Writer<>(plan.encoder(), new ClickHouseSink.Batching(batchRows, BATCH_BYTES, 3_600_000), counting,
-            DB + ".samples", 0, null);
+        new ClickHouseSink.Writer<>(
+            plan.encoder(),
+            new ClickHouseSink.Batching(batchRows, BATCH_BYTES, 3_600_000),
+            counting,
+            DB + ".samples",
+            0,
+            null);
     long cpu0 = cpuMs(pid, tick);
     long t0 = System.nanoTime();
     for (CpiSample s : samples) {
@@ -103,8 +126,17 @@ public final class ClickHouseSinkCost {
     System.out.printf(
         "%-11s batch-rows %6d (run %d): %3d inserts of %6d rows; server CPU %5.2f us/row (%d ms over %d ms, less %.0f ms"
             + " the server used at its idle rate); inserts took %d ms (%.0f rows/s)%n",
-        plan.format(), batchRows, repeat, inserts.get(), samples.size() / inserts.get(), ours * 1000 / samples.size(), cpu, wallMs,
-        idleRate * wallMs, insertMs, samples.size() * 1000.0 / insertMs);
+        plan.format(),
+        batchRows,
+        repeat,
+        inserts.get(),
+        samples.size() / inserts.get(),
+        ours * 1000 / samples.size(),
+        cpu,
+        wallMs,
+        idleRate * wallMs,
+        insertMs,
+        samples.size() * 1000.0 / insertMs);
   }
 
   private static void createTables() throws Exception {
@@ -112,7 +144,9 @@ public final class ClickHouseSinkCost {
       LocalClickHouse.query("DROP TABLE IF EXISTS " + DB + "." + t);
     }
     for (String t : List.of("samples", "samples_1m", "samples_1m_mv")) {
-      String ddl = LocalClickHouse.query("SHOW CREATE TABLE " + SOURCE_DB + "." + t + " FORMAT TabSeparatedRaw");
+      String ddl =
+          LocalClickHouse.query(
+              "SHOW CREATE TABLE " + SOURCE_DB + "." + t + " FORMAT TabSeparatedRaw");
       LocalClickHouse.query(ddl.strip().replace(SOURCE_DB + ".", DB + "."));
     }
   }
@@ -134,12 +168,23 @@ public final class ClickHouseSinkCost {
       String job = "tenant-" + ((host * 25 + task) % 200);
       out.add(
           CpiSample.newBuilder()
-              .setHost("host-" + host).setTask("jobs/" + job + "/" + task).setJob(job).setTaskId(Integer.toString(task))
-              .setPlatform(platforms[host % 3]).setTaskClass(task % 4 == 0 ? TaskClass.LATENCY_SENSITIVE : TaskClass.BATCH)
-              .setIsProtected(false).setWindowStartUs(start + minute * 60_000_000L).setWindowUs(10_000_000L)
-              .setCycles(17_000_000_000L + rnd.nextInt(1 << 30)).setInstructions(13_000_000_000L + rnd.nextInt(1 << 30))
-              .setCounterSource(CounterSource.SIMULATED).setTimeRunningRatio(1.0).setCpuUsage(rnd.nextDouble())
-              .setCpi(1 + rnd.nextDouble()).setLlcMisses(14_000_000L + rnd.nextInt(1 << 20)).setThreads(8)
+              .setHost("host-" + host)
+              .setTask("jobs/" + job + "/" + task)
+              .setJob(job)
+              .setTaskId(Integer.toString(task))
+              .setPlatform(platforms[host % 3])
+              .setTaskClass(task % 4 == 0 ? TaskClass.LATENCY_SENSITIVE : TaskClass.BATCH)
+              .setIsProtected(false)
+              .setWindowStartUs(start + minute * 60_000_000L)
+              .setWindowUs(10_000_000L)
+              .setCycles(17_000_000_000L + rnd.nextInt(1 << 30))
+              .setInstructions(13_000_000_000L + rnd.nextInt(1 << 30))
+              .setCounterSource(CounterSource.SIMULATED)
+              .setTimeRunningRatio(1.0)
+              .setCpuUsage(rnd.nextDouble())
+              .setCpi(1 + rnd.nextDouble())
+              .setLlcMisses(14_000_000L + rnd.nextInt(1 << 20))
+              .setThreads(8)
               .build());
     }
     return out;
@@ -169,17 +214,20 @@ public final class ClickHouseSinkCost {
     try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
       return procs
           .filter(p -> p.getFileName().toString().matches("\\d+"))
-          .filter(p -> {
-            try {
-              return Files.readString(p.resolve("cmdline")).startsWith("/usr/sbin/clickhouse-server")
-                  || Files.readString(p.resolve("comm")).strip().startsWith("clickhouse-serv");
-            } catch (IOException e) {
-              return false;
-            }
-          })
+          .filter(
+              p -> {
+                try {
+                  return Files.readString(p.resolve("cmdline"))
+                          .startsWith("/usr/sbin/clickhouse-server")
+                      || Files.readString(p.resolve("comm")).strip().startsWith("clickhouse-serv");
+                } catch (IOException e) {
+                  return false;
+                }
+              })
           .mapToLong(p -> Long.parseLong(p.getFileName().toString()))
           .findFirst()
-          .orElseThrow(() -> new IllegalStateException("no clickhouse-server process; set CLICKHOUSE_PID"));
+          .orElseThrow(
+              () -> new IllegalStateException("no clickhouse-server process; set CLICKHOUSE_PID"));
     }
   }
 

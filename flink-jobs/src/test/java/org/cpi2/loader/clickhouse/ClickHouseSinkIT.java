@@ -43,16 +43,19 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The ClickHouse sink against the local ClickHouse (18.16 here): rows land (RowBinary, JSONEachRow),
- * replays are invisible to FINAL queries on ReplacingMergeTree tables, bad tables fail at once
- * with ClickHouse's message, an unreachable server fails after the retries. Tables are created
- * in a throw-away database with the column contract agreed with clickhouse/.
+ * The ClickHouse sink against the local ClickHouse (18.16 here): rows land (RowBinary,
+ * JSONEachRow), replays are invisible to FINAL queries on ReplacingMergeTree tables, bad tables
+ * fail at once with ClickHouse's message, an unreachable server fails after the retries. Tables are
+ * created in a throw-away database with the column contract agreed with clickhouse/.
  */
 class ClickHouseSinkIT {
   @RegisterExtension
   static final MiniClusterExtension CLUSTER =
       new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(1).build());
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(1)
+              .build());
 
   static final String DB = "cpi2_sink_test_" + ProcessHandle.current().pid();
 
@@ -62,22 +65,30 @@ class ClickHouseSinkIT {
     Assumptions.assumeTrue(missing == null, missing);
     LocalClickHouse.query("CREATE DATABASE IF NOT EXISTS " + DB);
     LocalClickHouse.query(
-        "CREATE TABLE " + DB + ".samples (host String, task String, job String, task_id String, platform String,"
+        "CREATE TABLE "
+            + DB
+            + ".samples (host String, task String, job String, task_id String, platform String,"
             + " task_class String, is_protected UInt8, window_start_us Int64, window_us Int64, cycles Int64,"
             + " instructions Int64, counter_source String, time_running_ratio Float64, cpu_usage Float64,"
             + " cpi Nullable(Float64), llc_misses Nullable(Int64), numa_score Nullable(Float64), threads Nullable(Int32))"
             + " ENGINE = ReplacingMergeTree() ORDER BY (host, task, window_start_us)");
     LocalClickHouse.query(
-        "CREATE TABLE " + DB + ".incidents (incident_id String, host String, detected_at_us Int64, round Int32,"
+        "CREATE TABLE "
+            + DB
+            + ".incidents (incident_id String, host String, detected_at_us Int64, round Int32,"
             + " victim_task String, victim_protected UInt8, decision String, antagonist_task Nullable(String),"
             + " correlation Nullable(Float64), excluded_tasks Array(String))"
             + " ENGINE = ReplacingMergeTree() ORDER BY (host, incident_id)");
     LocalClickHouse.query(
-        "CREATE TABLE " + DB + ".incident_suspects (incident_id String, host String, detected_at_us Int64, rank Int32,"
+        "CREATE TABLE "
+            + DB
+            + ".incident_suspects (incident_id String, host String, detected_at_us Int64, rank Int32,"
             + " task String, job String, task_class String, correlation Float64, cpu_usage Float64)"
             + " ENGINE = ReplacingMergeTree() ORDER BY (host, incident_id, rank)");
     LocalClickHouse.query(
-        "CREATE TABLE " + DB + ".dead_letters (at_us Int64, component String, source_topic String, partition Int32,"
+        "CREATE TABLE "
+            + DB
+            + ".dead_letters (at_us Int64, component String, source_topic String, partition Int32,"
             + " offset Int64, reason String, payload String)"
             + " ENGINE = ReplacingMergeTree() ORDER BY (source_topic, partition, offset)");
   }
@@ -91,28 +102,71 @@ class ClickHouseSinkIT {
 
   static Incident incident(String victim) {
     List<Suspect> suspects = new ArrayList<>();
-    suspects.add(Suspect.newBuilder().setTask("video/7").setJob("video").setTaskClass(TaskClass.BEST_EFFORT).setCorrelation(0.5).setCpuUsage(1e-5).build());
-    suspects.add(Suspect.newBuilder().setTask("mr \"quoted\"/1").setJob("mr").setTaskClass(TaskClass.BATCH).setCorrelation(-0.25).setCpuUsage(0.5).build());
+    suspects.add(
+        Suspect.newBuilder()
+            .setTask("video/7")
+            .setJob("video")
+            .setTaskClass(TaskClass.BEST_EFFORT)
+            .setCorrelation(0.5)
+            .setCpuUsage(1e-5)
+            .build());
+    suspects.add(
+        Suspect.newBuilder()
+            .setTask("mr \"quoted\"/1")
+            .setJob("mr")
+            .setTaskClass(TaskClass.BATCH)
+            .setCorrelation(-0.25)
+            .setCpuUsage(0.5)
+            .build());
     return Incident.newBuilder()
-        .setIncidentId(Analyzer.incidentId("h1", victim, 600_000_000L, 1)).setHost("h1").setDetectedAtUs(600_000_000L)
-        .setVictimTask(victim).setVictimJob("web").setVictimPlatform("p1").setVictimClass(TaskClass.LATENCY_SENSITIVE)
-        .setVictimCpi(2.5).setVictimCpuUsage(0.8).setCpiThreshold(2).setSpecMean(1.5).setSpecStddev(0.25)
-        .setWindowStartUs(0).setWindowEndUs(600_000_000L).setSuspects(suspects).setExcludedTasks(List.of("old/1"))
-        .setDecision(Decision.THROTTLE).setAntagonistTask("video/7").setAntagonistJob("video")
-        .setAntagonistClass(TaskClass.BEST_EFFORT).setCorrelation(0.5).setCapCpu(0.01).setCapDurationS(300)
+        .setIncidentId(Analyzer.incidentId("h1", victim, 600_000_000L, 1))
+        .setHost("h1")
+        .setDetectedAtUs(600_000_000L)
+        .setVictimTask(victim)
+        .setVictimJob("web")
+        .setVictimPlatform("p1")
+        .setVictimClass(TaskClass.LATENCY_SENSITIVE)
+        .setVictimCpi(2.5)
+        .setVictimCpuUsage(0.8)
+        .setCpiThreshold(2)
+        .setSpecMean(1.5)
+        .setSpecStddev(0.25)
+        .setWindowStartUs(0)
+        .setWindowEndUs(600_000_000L)
+        .setSuspects(suspects)
+        .setExcludedTasks(List.of("old/1"))
+        .setDecision(Decision.THROTTLE)
+        .setAntagonistTask("video/7")
+        .setAntagonistJob("video")
+        .setAntagonistClass(TaskClass.BEST_EFFORT)
+        .setCorrelation(0.5)
+        .setCapCpu(0.01)
+        .setCapDurationS(300)
         .build();
   }
 
   @Test
   void rowsLandAndReplaysAreIdempotentUnderFinal() throws Exception {
-    ClickHouseSinks sinks = new ClickHouseSinks(LocalClickHouse.URL, DB, new ClickHouseSink.Batching(100, 1 << 20, 60_000), InsertPlan.ROW_BINARY);
+    ClickHouseSinks sinks =
+        new ClickHouseSinks(
+            LocalClickHouse.URL,
+            DB,
+            new ClickHouseSink.Batching(100, 1 << 20, 60_000),
+            InsertPlan.ROW_BINARY);
     List<Incident> incidents = List.of(incident("web/0"), incident("web/1"));
     // The second run replays the same records, as after a restore; its CPU usage differs only so
     // that the test can see that its rows landed and replaced the first run's.
     for (double cpu : new double[] {0.8, 0.9}) {
       List<CpiSample> samples = new ArrayList<>();
       for (int i = 1; i <= 250; i++) {
-        samples.add(Fixtures.sample("h1", "web/" + (i % 5), TaskClass.LATENCY_SENSITIVE, i * 60_000_000L, i % 7 == 0 ? null : 1.0 + i / 1000.0, cpu));
+        samples.add(
+            Fixtures.sample(
+                "h1",
+                "web/" + (i % 5),
+                TaskClass.LATENCY_SENSITIVE,
+                i * 60_000_000L,
+                i % 7 == 0 ? null : 1.0 + i / 1000.0,
+                cpu));
       }
       StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
       env.setParallelism(1);
@@ -120,18 +174,33 @@ class ClickHouseSinkIT {
       sinks.incidents(env.fromData(incidents, RecordTypes.INCIDENT));
       env.execute("clickhouse-sink-it");
     }
-    assertEquals("250\t250\n", LocalClickHouse.query("SELECT count(), countIf(cpu_usage = 0.9) FROM " + DB + ".samples FINAL WHERE host = 'h1'"));
-    assertEquals("35\n", LocalClickHouse.query("SELECT countIf(cpi IS NULL) FROM " + DB + ".samples FINAL WHERE host = 'h1'"));
+    assertEquals(
+        "250\t250\n",
+        LocalClickHouse.query(
+            "SELECT count(), countIf(cpu_usage = 0.9) FROM "
+                + DB
+                + ".samples FINAL WHERE host = 'h1'"));
+    assertEquals(
+        "35\n",
+        LocalClickHouse.query(
+            "SELECT countIf(cpi IS NULL) FROM " + DB + ".samples FINAL WHERE host = 'h1'"));
     assertEquals("2\n", LocalClickHouse.query("SELECT count() FROM " + DB + ".incidents FINAL"));
-    assertEquals("4\n", LocalClickHouse.query("SELECT count() FROM " + DB + ".incident_suspects FINAL"));
+    assertEquals(
+        "4\n", LocalClickHouse.query("SELECT count() FROM " + DB + ".incident_suspects FINAL"));
     assertEquals(
         "web/0\tTHROTTLE\tvideo/7\t0.5\t['old/1']\n",
-        LocalClickHouse.query("SELECT victim_task, decision, antagonist_task, correlation, excluded_tasks FROM " + DB
-            + ".incidents FINAL WHERE victim_task = 'web/0'"));
+        LocalClickHouse.query(
+            "SELECT victim_task, decision, antagonist_task, correlation, excluded_tasks FROM "
+                + DB
+                + ".incidents FINAL WHERE victim_task = 'web/0'"));
     assertEquals(
         "1\tvideo/7\tBEST_EFFORT\t0.00001\n2\tmr \"quoted\"/1\tBATCH\t0.5\n",
-        LocalClickHouse.query("SELECT rank, task, task_class, cpu_usage FROM " + DB
-            + ".incident_suspects FINAL WHERE incident_id = '" + incidents.get(0).getIncidentId() + "' ORDER BY rank"));
+        LocalClickHouse.query(
+            "SELECT rank, task, task_class, cpu_usage FROM "
+                + DB
+                + ".incident_suspects FINAL WHERE incident_id = '"
+                + incidents.get(0).getIncidentId()
+                + "' ORDER BY rank"));
   }
 
   @Test
@@ -139,17 +208,31 @@ class ClickHouseSinkIT {
     int offset = 42;
     for (String format : List.of(InsertPlan.ROW_BINARY, InsertPlan.JSON_EACH_ROW)) {
       ClickHouseSink.Writer<DeadLetter> w =
-          new ClickHouseSink<>(LocalClickHouse.URL, DB, "dead_letters", new ClickHouseSink.Batching(10, 1 << 20, 60_000),
-                  RowShape.<DeadLetter>records(DeadLetter.getClassSchema(), Set.of()), format)
+          new ClickHouseSink<>(
+                  LocalClickHouse.URL,
+                  DB,
+                  "dead_letters",
+                  new ClickHouseSink.Batching(10, 1 << 20, 60_000),
+                  RowShape.<DeadLetter>records(DeadLetter.getClassSchema(), Set.of()),
+                  format)
               .createWriter(0, null);
       w.write(
-          DeadLetter.newBuilder().setAtUs(1).setComponent("flink-jobs/decode-samples").setSourceTopic("cpi2.samples")
-              .setPartition(3).setOffset(++offset).setReason("not Avro\nsingle-object").setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0}))
+          DeadLetter.newBuilder()
+              .setAtUs(1)
+              .setComponent("flink-jobs/decode-samples")
+              .setSourceTopic("cpi2.samples")
+              .setPartition(3)
+              .setOffset(++offset)
+              .setReason("not Avro\nsingle-object")
+              .setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0}))
               .build());
       w.flush();
       w.close();
-      assertEquals("wwEA\tnot Avro\\nsingle-object\n",
-          LocalClickHouse.query("SELECT payload, reason FROM " + DB + ".dead_letters FINAL WHERE offset = " + offset), format);
+      assertEquals(
+          "wwEA\tnot Avro\\nsingle-object\n",
+          LocalClickHouse.query(
+              "SELECT payload, reason FROM " + DB + ".dead_letters FINAL WHERE offset = " + offset),
+          format);
     }
   }
 
@@ -158,7 +241,9 @@ class ClickHouseSinkIT {
   }
 
   private static String count(String host) throws Exception {
-    return LocalClickHouse.query("SELECT count() FROM " + DB + ".samples WHERE host = '" + host + "'").strip();
+    return LocalClickHouse.query(
+            "SELECT count() FROM " + DB + ".samples WHERE host = '" + host + "'")
+        .strip();
   }
 
   @Test
@@ -166,8 +251,13 @@ class ClickHouseSinkIT {
     // Batches of 1,000 go out on the sender thread as the rows come; flush hands over the last,
     // partial one and returns only when all of them are in: no waiting here before the query.
     ClickHouseSink.Writer<CpiSample> w =
-        new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(1_000, 1 << 25, 3_600_000),
-            RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY)
+        new ClickHouseSink<>(
+                LocalClickHouse.URL,
+                DB,
+                "samples",
+                new ClickHouseSink.Batching(1_000, 1 << 25, 3_600_000),
+                RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()),
+                InsertPlan.ROW_BINARY)
             .createWriter(0, null);
     try {
       for (int i = 0; i < 4_500; i++) {
@@ -184,8 +274,13 @@ class ClickHouseSinkIT {
   @Test
   void aRefusedInsertFailsTheFlushAndEveryWriteAfter() throws Exception {
     ClickHouseSink<CpiSample> sink =
-        new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
-            RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.JSON_EACH_ROW);
+        new ClickHouseSink<>(
+            LocalClickHouse.URL,
+            DB,
+            "no_such_table",
+            new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
+            RowShape.records(CpiSample.getClassSchema(), Set.of()),
+            InsertPlan.JSON_EACH_ROW);
     ClickHouseSink.Writer<CpiSample> w = sink.createWriter(0, null);
     try {
       w.write(sample("refused-host", 1)); // a batch: handed over, refused by ClickHouse
@@ -196,8 +291,13 @@ class ClickHouseSinkIT {
       w.close();
     }
     ClickHouseSink.Writer<CpiSample> flushed =
-        new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(100, 1 << 20, 3_600_000),
-            RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.JSON_EACH_ROW)
+        new ClickHouseSink<>(
+                LocalClickHouse.URL,
+                DB,
+                "no_such_table",
+                new ClickHouseSink.Batching(100, 1 << 20, 3_600_000),
+                RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()),
+                InsertPlan.JSON_EACH_ROW)
             .createWriter(0, null);
     try {
       flushed.write(sample("refused-host", 1));
@@ -208,12 +308,20 @@ class ClickHouseSinkIT {
     }
   }
 
-  /** RowBinary: the writer reads the table's columns when it is created, so a missing table fails it. */
+  /**
+   * RowBinary: the writer reads the table's columns when it is created, so a missing table fails
+   * it.
+   */
   @Test
   void aRowBinaryWriterOfAMissingTableFailsAtOnce() {
     ClickHouseSink<CpiSample> sink =
-        new ClickHouseSink<>(LocalClickHouse.URL, DB, "no_such_table", new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
-            RowShape.records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY);
+        new ClickHouseSink<>(
+            LocalClickHouse.URL,
+            DB,
+            "no_such_table",
+            new ClickHouseSink.Batching(1, 1 << 20, 3_600_000),
+            RowShape.records(CpiSample.getClassSchema(), Set.of()),
+            InsertPlan.ROW_BINARY);
     IOException e = assertThrows(IOException.class, () -> sink.createWriter(0, null));
     assertTrue(e.getMessage().contains(DB + ".no_such_table"), e.getMessage());
   }
@@ -228,7 +336,10 @@ class ClickHouseSinkIT {
     JobClient job = silentJob("timer-host", 500, 0);
     try {
       awaitCount("timer-host", "300");
-      assertEquals(JobStatus.RUNNING, job.getJobStatus().get(), "the job still runs: the timer, not the end of input, inserted");
+      assertEquals(
+          JobStatus.RUNNING,
+          job.getJobStatus().get(),
+          "the job still runs: the timer, not the end of input, inserted");
     } finally {
       job.cancel().get();
     }
@@ -243,7 +354,9 @@ class ClickHouseSinkIT {
     JobClient job = silentJob("checkpoint-host", 3_600_000, 300);
     try {
       awaitCount("checkpoint-host", "300");
-      String savepoint = job.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL).get(60, TimeUnit.SECONDS);
+      String savepoint =
+          job.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+              .get(60, TimeUnit.SECONDS);
       assertTrue(savepoint.startsWith("file:"), savepoint);
     } finally {
       if (!job.getJobStatus().get().isGloballyTerminalState()) {
@@ -252,18 +365,32 @@ class ClickHouseSinkIT {
     }
   }
 
-  /** 300 samples of {@code host}, then silence, into cpi2.samples; checkpoints every {@code checkpointMs} (0: none). */
-  private static JobClient silentJob(String host, long maxDelayMs, long checkpointMs) throws Exception {
+  /**
+   * 300 samples of {@code host}, then silence, into cpi2.samples; checkpoints every {@code
+   * checkpointMs} (0: none).
+   */
+  private static JobClient silentJob(String host, long maxDelayMs, long checkpointMs)
+      throws Exception {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setParallelism(1);
     if (checkpointMs > 0) {
       env.enableCheckpointing(checkpointMs);
     }
     DataGeneratorSource<CpiSample> source =
-        new DataGeneratorSource<>(i -> sample(host, i.intValue()), Long.MAX_VALUE, new ThenSilent(300), RecordTypes.SAMPLE_STREAM);
-    DataStream<CpiSample> samples = env.fromSource(source, WatermarkStrategy.noWatermarks(), "300 samples, then silence");
-    new ClickHouseSink<>(LocalClickHouse.URL, DB, "samples", new ClickHouseSink.Batching(100_000, 1 << 25, maxDelayMs),
-        RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()), InsertPlan.ROW_BINARY)
+        new DataGeneratorSource<>(
+            i -> sample(host, i.intValue()),
+            Long.MAX_VALUE,
+            new ThenSilent(300),
+            RecordTypes.SAMPLE_STREAM);
+    DataStream<CpiSample> samples =
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "300 samples, then silence");
+    new ClickHouseSink<>(
+            LocalClickHouse.URL,
+            DB,
+            "samples",
+            new ClickHouseSink.Batching(100_000, 1 << 25, maxDelayMs),
+            RowShape.<CpiSample>records(CpiSample.getClassSchema(), Set.of()),
+            InsertPlan.ROW_BINARY)
         .attachTo(samples);
     return env.executeAsync("clickhouse-sink-" + host + "-it");
   }
@@ -277,7 +404,8 @@ class ClickHouseSinkIT {
   }
 
   /** Lets {@code n} records through, then none: the source stays open and silent. */
-  static final class ThenSilent implements RateLimiterStrategy<NumberSequenceSource.NumberSequenceSplit> {
+  static final class ThenSilent
+      implements RateLimiterStrategy<NumberSequenceSource.NumberSequenceSplit> {
     private static final long serialVersionUID = 1L;
     private final int n;
 
@@ -286,7 +414,8 @@ class ClickHouseSinkIT {
     }
 
     @Override
-    public RateLimiter<NumberSequenceSource.NumberSequenceSplit> createRateLimiter(int parallelism) {
+    public RateLimiter<NumberSequenceSource.NumberSequenceSplit> createRateLimiter(
+        int parallelism) {
       return new RateLimiter<>() {
         private int granted;
 
@@ -315,7 +444,8 @@ class ClickHouseSinkIT {
     assertTrue(e.getMessage().contains("after 3 attempts"), e.getMessage());
   }
 
-  private static void insert(ClickHouseHttp http, String rows) throws IOException, InterruptedException {
+  private static void insert(ClickHouseHttp http, String rows)
+      throws IOException, InterruptedException {
     byte[] body = rows.getBytes(StandardCharsets.UTF_8);
     http.insert(body, body.length, (int) rows.chars().filter(c -> c == '\n').count());
   }

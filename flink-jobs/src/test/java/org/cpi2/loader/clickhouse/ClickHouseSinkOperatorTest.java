@@ -27,17 +27,19 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The sink operator in Flink's operator harness, against the fake ClickHouse of {@link
- * ClickHouseSinkWriterTest}: a checkpoint's synchronous part returns while an insert hangs and
- * the task goes on, its asynchronous part completes only once the rows written before are
- * inserted and fails when their insert failed, and the end of input inserts everything.
+ * ClickHouseSinkWriterTest}: a checkpoint's synchronous part returns while an insert hangs and the
+ * task goes on, its asynchronous part completes only once the rows written before are inserted and
+ * fails when their insert failed, and the end of input inserts everything.
  */
 class ClickHouseSinkOperatorTest {
-  private static final RowEncoder<String> ROWS = (s, out) -> {
-    out.putString(s);
-    out.endRow();
-  };
+  private static final RowEncoder<String> ROWS =
+      (s, out) -> {
+        out.putString(s);
+        out.endRow();
+      };
 
-  private final ClickHouseSinkWriterTest.FakeClickHouse clickHouse = new ClickHouseSinkWriterTest.FakeClickHouse();
+  private final ClickHouseSinkWriterTest.FakeClickHouse clickHouse =
+      new ClickHouseSinkWriterTest.FakeClickHouse();
   private final ExecutorService asyncPart = Executors.newSingleThreadExecutor();
   private OneInputStreamOperatorTestHarness<String, Void> harness;
 
@@ -45,8 +47,12 @@ class ClickHouseSinkOperatorTest {
   @BeforeEach
   void open() throws Exception {
     ClickHouseSink.Batching batching = new ClickHouseSink.Batching(2, 1 << 20, 3_600_000);
-    harness = new OneInputStreamOperatorTestHarness<>(new ClickHouseSinkOperator<>(
-        (subtask, time) -> new ClickHouseSink.Writer<>(ROWS, batching, clickHouse, "db.t", subtask, time)));
+    harness =
+        new OneInputStreamOperatorTestHarness<>(
+            new ClickHouseSinkOperator<>(
+                (subtask, time) ->
+                    new ClickHouseSink.Writer<>(
+                        ROWS, batching, clickHouse, "db.t", subtask, time)));
     harness.open();
   }
 
@@ -67,12 +73,19 @@ class ClickHouseSinkOperatorTest {
 
   /** The synchronous part, in the task thread, as Flink calls it at the barrier. */
   private OperatorSnapshotFutures checkpoint(long id) throws Exception {
-    return harness.getOperator().snapshotState(id, id, CheckpointOptions.forCheckpointWithDefaultLocation(), new MemCheckpointStreamFactory(1 << 20));
+    return harness
+        .getOperator()
+        .snapshotState(
+            id,
+            id,
+            CheckpointOptions.forCheckpointWithDefaultLocation(),
+            new MemCheckpointStreamFactory(1 << 20));
   }
 
   /** The asynchronous part, run on another thread as Flink's AsyncCheckpointRunnable does. */
   private Future<?> asyncPart(OperatorSnapshotFutures snapshot) {
-    return asyncPart.submit(() -> FutureUtils.runIfNotDoneAndGet(snapshot.getOperatorStateManagedFuture()));
+    return asyncPart.submit(
+        () -> FutureUtils.runIfNotDoneAndGet(snapshot.getOperatorStateManagedFuture()));
   }
 
   @Test
@@ -81,10 +94,14 @@ class ClickHouseSinkOperatorTest {
     write("a", "b"); // handed over; its insert hangs
     assertTrue(clickHouse.started.tryAcquire(5, TimeUnit.SECONDS));
     write("c");
-    OperatorSnapshotFutures snapshot = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> checkpoint(1));
+    OperatorSnapshotFutures snapshot =
+        assertTimeoutPreemptively(Duration.ofSeconds(5), () -> checkpoint(1));
     write("d"); // after the barrier: the task reads on
     Future<?> acknowledged = asyncPart(snapshot);
-    assertThrows(TimeoutException.class, () -> acknowledged.get(300, TimeUnit.MILLISECONDS), "rows before the barrier are not in yet");
+    assertThrows(
+        TimeoutException.class,
+        () -> acknowledged.get(300, TimeUnit.MILLISECONDS),
+        "rows before the barrier are not in yet");
     clickHouse.open();
     acknowledged.get(5, TimeUnit.SECONDS);
     assertEquals(List.of("a b", "c"), clickHouse.batches());
@@ -92,10 +109,12 @@ class ClickHouseSinkOperatorTest {
 
   @Test
   void aFailedInsertFailsTheCheckpointAndTheNextRecord() throws Exception {
-    clickHouse.failure = new IOException("clickhouse: insert into db.t failed after 6 attempts: connection refused");
+    clickHouse.failure =
+        new IOException("clickhouse: insert into db.t failed after 6 attempts: connection refused");
     write("a");
     Future<?> acknowledged = asyncPart(checkpoint(1));
-    ExecutionException e = assertThrows(ExecutionException.class, () -> acknowledged.get(5, TimeUnit.SECONDS));
+    ExecutionException e =
+        assertThrows(ExecutionException.class, () -> acknowledged.get(5, TimeUnit.SECONDS));
     assertTrue(e.getCause().getMessage().contains("after 6 attempts"), e.getCause().toString());
     assertThrows(IOException.class, () -> write("b"));
     assertThrows(IOException.class, harness::close, "the end of input fails too");

@@ -32,10 +32,11 @@ import org.junit.jupiter.api.Test;
  * nothing.
  */
 class ClickHouseSinkWriterTest {
-  private static final RowEncoder<String> ROWS = (s, out) -> {
-    out.putString(s);
-    out.endRow();
-  };
+  private static final RowEncoder<String> ROWS =
+      (s, out) -> {
+        out.putString(s);
+        out.endRow();
+      };
 
   private final FakeClickHouse clickHouse = new FakeClickHouse();
   private final ExecutorService other = Executors.newSingleThreadExecutor();
@@ -99,9 +100,16 @@ class ClickHouseSinkWriterTest {
     }
   }
 
-  private ClickHouseSink.Writer<String> writer(int rows, long bytes, long maxDelayMs, ProcessingTimeService time) {
+  private ClickHouseSink.Writer<String> writer(
+      int rows, long bytes, long maxDelayMs, ProcessingTimeService time) {
     ClickHouseSink.Writer<String> w =
-        new ClickHouseSink.Writer<>(ROWS, new ClickHouseSink.Batching(rows, bytes, maxDelayMs), clickHouse, "db.t", 0, time);
+        new ClickHouseSink.Writer<>(
+            ROWS,
+            new ClickHouseSink.Batching(rows, bytes, maxDelayMs),
+            clickHouse,
+            "db.t",
+            0,
+            time);
     writers.add(w);
     return w;
   }
@@ -112,12 +120,18 @@ class ClickHouseSinkWriterTest {
     }
   }
 
-  /** awaitInserted(number), on another thread, waits while inserts are held and returns once they go on. */
-  private void assertWaitsForTheHeldInserts(ClickHouseSink.Writer<String> w, long number) throws Exception {
-    Future<?> inserted = other.submit(() -> {
-      w.awaitInserted(number);
-      return null;
-    });
+  /**
+   * awaitInserted(number), on another thread, waits while inserts are held and returns once they go
+   * on.
+   */
+  private void assertWaitsForTheHeldInserts(ClickHouseSink.Writer<String> w, long number)
+      throws Exception {
+    Future<?> inserted =
+        other.submit(
+            () -> {
+              w.awaitInserted(number);
+              return null;
+            });
     assertStaysBlocked(inserted);
     clickHouse.open();
     inserted.get(5, TimeUnit.SECONDS);
@@ -133,7 +147,10 @@ class ClickHouseSinkWriterTest {
   }
 
   private static void assertStaysBlocked(Future<?> f) throws Exception {
-    assertThrows(TimeoutException.class, () -> f.get(300, TimeUnit.MILLISECONDS), "should wait for the insert in flight");
+    assertThrows(
+        TimeoutException.class,
+        () -> f.get(300, TimeUnit.MILLISECONDS),
+        "should wait for the insert in flight");
   }
 
   @Test
@@ -158,7 +175,8 @@ class ClickHouseSinkWriterTest {
     for (int i = 0; i < 100_000; i++) { // past the limit (one huge row), it doubles again
       ROWS.encode("a row of about forty bytes, quoted......", b);
     }
-    assertTrue(b.length() > 4 << 20 && b.array().length < 2 * b.length(), "capacity " + b.array().length);
+    assertTrue(
+        b.length() > 4 << 20 && b.array().length < 2 * b.length(), "capacity " + b.array().length);
   }
 
   @Test
@@ -166,10 +184,12 @@ class ClickHouseSinkWriterTest {
     ClickHouseSink.Writer<String> w = writerWithItsFirstInsertHeld();
     write(w, "c", "d"); // handed over; waits behind it
     write(w, "e"); // buffered
-    Future<?> due = other.submit(() -> {
-      write(w, "f"); // a third batch is due while two are handed over
-      return null;
-    });
+    Future<?> due =
+        other.submit(
+            () -> {
+              write(w, "f"); // a third batch is due while two are handed over
+              return null;
+            });
     assertStaysBlocked(due);
     clickHouse.open();
     due.get(5, TimeUnit.SECONDS);
@@ -205,10 +225,12 @@ class ClickHouseSinkWriterTest {
     ClickHouseSink.Writer<String> w = writer(2, 1 << 20, 3_600_000, null);
     clickHouse.hold();
     write(w, "a", "b", "c");
-    Future<?> flush = other.submit(() -> {
-      w.flush();
-      return null;
-    });
+    Future<?> flush =
+        other.submit(
+            () -> {
+              w.flush();
+              return null;
+            });
     assertStaysBlocked(flush);
     assertEquals(List.of(), clickHouse.batches());
     clickHouse.open();
@@ -219,7 +241,8 @@ class ClickHouseSinkWriterTest {
   @Test
   void aFailedInsertFailsTheFlushAndEveryWriteAndCheckpointAfter() throws Exception {
     ClickHouseSink.Writer<String> w = writer(1, 1 << 20, 3_600_000, null);
-    clickHouse.failure = new IOException("clickhouse: insert into db.t refused: HTTP 404: no such table");
+    clickHouse.failure =
+        new IOException("clickhouse: insert into db.t refused: HTTP 404: no such table");
     write(w, "a"); // handed over; its insert fails
     IOException e = assertThrows(IOException.class, w::flush);
     assertTrue(e.getMessage().contains("refused"), e.getMessage());
@@ -232,7 +255,8 @@ class ClickHouseSinkWriterTest {
   @Test
   void aFailedInsertFailsTheNextFlush() throws Exception {
     ClickHouseSink.Writer<String> w = writer(100, 1 << 20, 3_600_000, null);
-    clickHouse.failure = new IOException("clickhouse: insert into db.t failed after 6 attempts: connection refused");
+    clickHouse.failure =
+        new IOException("clickhouse: insert into db.t failed after 6 attempts: connection refused");
     write(w, "a");
     IOException e = assertThrows(IOException.class, () -> w.flush());
     assertTrue(e.getMessage().contains("after 6 attempts"), e.getMessage());
@@ -272,7 +296,8 @@ class ClickHouseSinkWriterTest {
     write(w, "x");
     w.checkpoint(); // "x" waits behind "a": the sender's queue is full
     write(w, "b");
-    assertTimeoutPreemptively(Duration.ofSeconds(5), () -> time.setCurrentTime(3_000)); // due, sender busy
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(5), () -> time.setCurrentTime(3_000)); // due, sender busy
     write(w, "c"); // the task thread goes on filling the batch
     clickHouse.open();
     assertEquals(List.of("a", "x"), clickHouse.await(2));
@@ -310,6 +335,7 @@ class ClickHouseSinkWriterTest {
   }
 
   private static boolean senderAlive() {
-    return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().equals("ClickHouse sender db.t #0") && t.isAlive());
+    return Thread.getAllStackTraces().keySet().stream()
+        .anyMatch(t -> t.getName().equals("ClickHouse sender db.t #0") && t.isAlive());
   }
 }

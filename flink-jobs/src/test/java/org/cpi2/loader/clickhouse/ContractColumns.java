@@ -4,11 +4,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The columns a table of the contract would have for a shape, as clickhouse/migrations spell
- * them: String for strings, enums and bytes, UInt8 for booleans, Int32, Int64, Float64,
- * Array(X), Nullable(X) for unions with null; LowCardinality(String) where the migrations put
- * {{LC(String)}} on a server that has it, if asked. For tests without a server; the ITs read the
- * real tables.
+ * The columns a table of the contract would have for a shape, as clickhouse/migrations spell them:
+ * String for strings, enums and bytes, UInt8 for booleans, Int32, Int64, Float64, Array(X),
+ * Nullable(X) for unions with null; LowCardinality(String) where the migrations put {{LC(String)}}
+ * on a server that has it, if asked. For tests without a server; the ITs read the real tables.
  */
 public final class ContractColumns {
   private ContractColumns() {}
@@ -22,15 +21,16 @@ public final class ContractColumns {
   }
 
   static String type(RowShape.Value v, boolean lowCardinality) {
-    String base = switch (v.kind) {
-      case STRING, ENUM, BYTES -> "String";
-      case BOOLEAN -> "UInt8";
-      case INT -> "Int32";
-      case LONG -> "Int64";
-      case DOUBLE -> "Float64";
-      case ARRAY -> "Array(" + type(v.items, false) + ")";
-      default -> throw new IllegalArgumentException("no contract column for " + v);
-    };
+    String base =
+        switch (v.kind) {
+          case STRING, ENUM, BYTES -> "String";
+          case BOOLEAN -> "UInt8";
+          case INT -> "Int32";
+          case LONG -> "Int64";
+          case DOUBLE -> "Float64";
+          case ARRAY -> "Array(" + type(v.items, false) + ")";
+          default -> throw new IllegalArgumentException("no contract column for " + v);
+        };
     String t = v.nullable ? "Nullable(" + base + ")" : base;
     return lowCardinality && base.equals("String") ? "LowCardinality(" + t + ")" : t;
   }

@@ -11,9 +11,9 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * The double writer against the JDK: what it writes parses back to the very same double, is
- * never longer than Java 17's Double.toString (which is not always the shortest), and is
- * identical to it for the values the job writes most (short decimals, integers, CPI-like values).
+ * The double writer against the JDK: what it writes parses back to the very same double, is never
+ * longer than Java 17's Double.toString (which is not always the shortest), and is identical to it
+ * for the values the job writes most (short decimals, integers, CPI-like values).
  */
 class JsonDoublesTest {
   private static String write(double d) {
@@ -88,11 +88,31 @@ class JsonDoublesTest {
 
   @Test
   void edgesRoundTrip() {
-    List<Double> edges = new ArrayList<>(List.of(
-        0.0, -0.0, Double.MIN_VALUE, 2 * Double.MIN_VALUE, 3 * Double.MIN_VALUE, Double.MIN_NORMAL,
-        Math.nextDown(Double.MIN_NORMAL), Math.nextUp(Double.MIN_NORMAL), Double.MAX_VALUE,
-        Math.nextDown(Double.MAX_VALUE), 1e23, 8.41e21, 5e-324, 9007199254740992.0, 9007199254740993.0,
-        1e7, Math.nextDown(1e7), 1e-3, Math.nextDown(1e-3), 2e-3, 4.9e-324, 1.7976931348623157e308));
+    List<Double> edges =
+        new ArrayList<>(
+            List.of(
+                0.0,
+                -0.0,
+                Double.MIN_VALUE,
+                2 * Double.MIN_VALUE,
+                3 * Double.MIN_VALUE,
+                Double.MIN_NORMAL,
+                Math.nextDown(Double.MIN_NORMAL),
+                Math.nextUp(Double.MIN_NORMAL),
+                Double.MAX_VALUE,
+                Math.nextDown(Double.MAX_VALUE),
+                1e23,
+                8.41e21,
+                5e-324,
+                9007199254740992.0,
+                9007199254740993.0,
+                1e7,
+                Math.nextDown(1e7),
+                1e-3,
+                Math.nextDown(1e-3),
+                2e-3,
+                4.9e-324,
+                1.7976931348623157e308));
     for (int e = -1074; e <= 1023; e++) {
       edges.add(Math.scalb(1.0, e));
       edges.add(Math.nextUp(Math.scalb(1.0, e)));
@@ -115,9 +135,28 @@ class JsonDoublesTest {
 
   @Test
   void layoutIsDoubleToStringsForCommonValues() {
-    for (double d : new double[] {
-        0.5, 1.0, -0.25, 1e-5, 0.00001, 1e7, 1234567.0, 0.001, 1.2340881417573537, 0.6450137357984012,
-        100.0, 12345.678, 1.0E-4, 2.5E10, -3.0E-7, 1e21, 0.0, -0.0, 123456789012.0}) {
+    for (double d :
+        new double[] {
+          0.5,
+          1.0,
+          -0.25,
+          1e-5,
+          0.00001,
+          1e7,
+          1234567.0,
+          0.001,
+          1.2340881417573537,
+          0.6450137357984012,
+          100.0,
+          12345.678,
+          1.0E-4,
+          2.5E10,
+          -3.0E-7,
+          1e21,
+          0.0,
+          -0.0,
+          123456789012.0
+        }) {
       assertEquals(Double.toString(d), write(d), "layout of " + d);
     }
   }
@@ -125,8 +164,23 @@ class JsonDoublesTest {
   @Test
   void longsAreWrittenDigitForDigit() {
     RowBatch b = new RowBatch(16);
-    long[] values = {0, 1, -1, 9, 10, 99, 100, 12345, -98765, 1795389455000000L, Long.MAX_VALUE, Long.MIN_VALUE,
-        Integer.MAX_VALUE, Integer.MIN_VALUE, 1_000_000_000_000_000_000L};
+    long[] values = {
+      0,
+      1,
+      -1,
+      9,
+      10,
+      99,
+      100,
+      12345,
+      -98765,
+      1795389455000000L,
+      Long.MAX_VALUE,
+      Long.MIN_VALUE,
+      Integer.MAX_VALUE,
+      Integer.MIN_VALUE,
+      1_000_000_000_000_000_000L
+    };
     StringBuilder expected = new StringBuilder();
     for (long v : values) {
       b.putLong(v);

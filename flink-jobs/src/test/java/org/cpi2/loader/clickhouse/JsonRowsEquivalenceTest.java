@@ -23,12 +23,12 @@ import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 /**
- * JsonRows (UTF-8 bytes) against the String rows the sink sent before (LegacyJsonRows, as UTF-8
- * the way HttpRequest.BodyPublishers.ofString encoded them): every record type, with tricky values
+ * JsonRows (UTF-8 bytes) against the String rows the sink sent before (LegacyJsonRows, as UTF-8 the
+ * way HttpRequest.BodyPublishers.ofString encoded them): every record type, with tricky values
  * ({@link TrickyRecords}: strings full of quotes, backslashes, control characters, non-ASCII and
  * non-BMP characters and lone surrogates, doubles of any bit pattern, NaN and infinities, null
- * unions and bytes), must parse to the same JSON values. The new bytes must also be valid UTF-8
- * and strict JSON.
+ * unions and bytes), must parse to the same JSON values. The new bytes must also be valid UTF-8 and
+ * strict JSON.
  */
 class JsonRowsEquivalenceTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -83,7 +83,14 @@ class JsonRowsEquivalenceTest {
     List<String> legacy = new ArrayList<>();
     RowEncoder<CpiSample> encoder = JsonRows.records(CpiSample.getClassSchema(), Set.of());
     for (int i = 0; i < 300; i++) {
-      CpiSample s = org.cpi2.flink.Fixtures.sample(tricky.str(), "web/" + i, TaskClass.BATCH, i, i % 2 == 0 ? null : tricky.anyDbl(), tricky.anyDbl());
+      CpiSample s =
+          org.cpi2.flink.Fixtures.sample(
+              tricky.str(),
+              "web/" + i,
+              TaskClass.BATCH,
+              i,
+              i % 2 == 0 ? null : tricky.anyDbl(),
+              tricky.anyDbl());
       encoder.encode(s, batch);
       legacy.add(LegacyJsonRows.row(s, Set.of()));
     }
@@ -112,9 +119,13 @@ class JsonRowsEquivalenceTest {
   static List<JsonNode> parseRows(RowBatch batch) throws Exception {
     String text;
     try {
-      text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(batch.array(), 0, batch.length())).toString();
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(batch.array(), 0, batch.length()))
+              .toString();
     } catch (CharacterCodingException e) {
       throw new AssertionError("not valid UTF-8: " + batch, e);
     }
@@ -133,9 +144,11 @@ class JsonRowsEquivalenceTest {
   /** Same JSON values: numbers compared by value (integers exactly, others as doubles). */
   static void sameJson(JsonNode expected, JsonNode actual, String context) {
     if (expected.isNumber() && actual.isNumber()) {
-      boolean same = expected.isIntegralNumber() && actual.isIntegralNumber()
-          ? expected.bigIntegerValue().equals(actual.bigIntegerValue())
-          : Double.doubleToLongBits(expected.doubleValue()) == Double.doubleToLongBits(actual.doubleValue());
+      boolean same =
+          expected.isIntegralNumber() && actual.isIntegralNumber()
+              ? expected.bigIntegerValue().equals(actual.bigIntegerValue())
+              : Double.doubleToLongBits(expected.doubleValue())
+                  == Double.doubleToLongBits(actual.doubleValue());
       if (!same) {
         fail("number " + expected + " written as " + actual + " in " + context);
       }

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 class JsonRowsTest {
   @Test
   void sampleRowFollowsTheColumnContract() throws Exception {
-    CpiSample s = Fixtures.sample("h\"1", "web/0", org.cpi2.schema.TaskClass.BATCH, 60_000_000L, null, 0.5);
+    CpiSample s =
+        Fixtures.sample("h\"1", "web/0", org.cpi2.schema.TaskClass.BATCH, 60_000_000L, null, 0.5);
     String row = JsonRows.row(s, Set.of());
     assertEquals(
         "{\"host\":\"h\\\"1\",\"task\":\"web/0\",\"job\":\"web\",\"task_id\":\"0\",\"platform\":\"p1\","
@@ -34,7 +35,9 @@ class JsonRowsTest {
     List<String> suspects = JsonRows.suspects(i);
     assertEquals(2, suspects.size());
     assertEquals(
-        "{\"incident_id\":\"" + i.getIncidentId() + "\",\"host\":\"h1\",\"detected_at_us\":600000000,\"rank\":2,"
+        "{\"incident_id\":\""
+            + i.getIncidentId()
+            + "\",\"host\":\"h1\",\"detected_at_us\":600000000,\"rank\":2,"
             + "\"task\":\"mr \\\"quoted\\\"/1\",\"job\":\"mr\",\"task_class\":\"BATCH\",\"correlation\":-0.25,\"cpu_usage\":0.5,\"lift\":null,\"comoving_cpu\":null}",
         suspects.get(1));
     assertEquals(true, row.contains("\"excluded_tasks\":[\"old/1\"]"), row);
@@ -46,8 +49,15 @@ class JsonRowsTest {
   @Test
   void deadLetterPayloadIsBase64AndControlCharactersAreEscaped() throws Exception {
     DeadLetter d =
-        DeadLetter.newBuilder().setAtUs(1).setComponent("c").setSourceTopic("t").setPartition(0).setOffset(7)
-            .setReason("a\tb\u0001").setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0})).build();
+        DeadLetter.newBuilder()
+            .setAtUs(1)
+            .setComponent("c")
+            .setSourceTopic("t")
+            .setPartition(0)
+            .setOffset(7)
+            .setReason("a\tb\u0001")
+            .setPayload(ByteBuffer.wrap(new byte[] {(byte) 0xC3, 1, 0}))
+            .build();
     String row = JsonRows.row(d, Set.of());
     assertEquals(
         "{\"at_us\":1,\"component\":\"c\",\"source_topic\":\"t\",\"partition\":0,\"offset\":7,"

@@ -12,12 +12,12 @@ import org.cpi2.schema.Incident;
 import org.cpi2.schema.Suspect;
 
 /**
- * The JSON rows as the sink wrote them before {@link JsonRows} encoded into bytes (commit
- * 37ba311), unchanged: the reference the new encoder is checked against (JsonRowsEquivalenceTest)
- * and measured against (bench/JsonRowsBenchmark). Avro records as ClickHouse JSONEachRow lines,
- * by the contract with clickhouse/: columns are the Avro field names; enums are their symbol as a
- * string; unions are null or the value; booleans are 1/0 (UInt8 on ClickHouse 18.16); bytes are
- * base64; timestamps stay Int64 microseconds.
+ * The JSON rows as the sink wrote them before {@link JsonRows} encoded into bytes (commit 37ba311),
+ * unchanged: the reference the new encoder is checked against (JsonRowsEquivalenceTest) and
+ * measured against (bench/JsonRowsBenchmark). Avro records as ClickHouse JSONEachRow lines, by the
+ * contract with clickhouse/: columns are the Avro field names; enums are their symbol as a string;
+ * unions are null or the value; booleans are 1/0 (UInt8 on ClickHouse 18.16); bytes are base64;
+ * timestamps stay Int64 microseconds.
  */
 public final class LegacyJsonRows {
   private LegacyJsonRows() {}

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 final class LocalClickHouse {
   static final String URL =
       "http://127.0.0.1:" + System.getenv().getOrDefault("CLICKHOUSE_HTTP_PORT", "8123");
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
 
   private LocalClickHouse() {}
 
@@ -53,17 +54,26 @@ final class LocalClickHouse {
     return query(sql, "");
   }
 
-  /** {@code settings}: {@code name=value&...} for the statement, e.g. output_format_json_quote_64bit_integers=0. */
+  /**
+   * {@code settings}: {@code name=value&...} for the statement, e.g.
+   * output_format_json_quote_64bit_integers=0.
+   */
   static String query(String sql, String settings) throws IOException, InterruptedException {
     HttpRequest req =
-        HttpRequest.newBuilder(URI.create(URL + "/?" + (settings.isEmpty() ? "" : settings + "&") + "query="
-                + URLEncoder.encode(sql, StandardCharsets.UTF_8)))
+        HttpRequest.newBuilder(
+                URI.create(
+                    URL
+                        + "/?"
+                        + (settings.isEmpty() ? "" : settings + "&")
+                        + "query="
+                        + URLEncoder.encode(sql, StandardCharsets.UTF_8)))
             .timeout(Duration.ofSeconds(30))
             .POST(HttpRequest.BodyPublishers.noBody())
             .build();
     HttpResponse<String> resp = HTTP.send(req, HttpResponse.BodyHandlers.ofString());
     if (resp.statusCode() != 200) {
-      throw new IOException("clickhouse: " + sql + ": HTTP " + resp.statusCode() + ": " + resp.body());
+      throw new IOException(
+          "clickhouse: " + sql + ": HTTP " + resp.statusCode() + ": " + resp.body());
     }
     return resp.body();
   }

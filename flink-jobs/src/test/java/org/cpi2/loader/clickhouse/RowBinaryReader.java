@@ -13,10 +13,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads RowBinary rows back, by the columns' types, into JSON objects as JsonRows would write
- * them (a test's independent reader: written from ClickHouse's description of the format, not
- * from RowBinaryRows). A Float64 that is not finite is kept as a DoubleNode, which JSON cannot
- * hold.
+ * Reads RowBinary rows back, by the columns' types, into JSON objects as JsonRows would write them
+ * (a test's independent reader: written from ClickHouse's description of the format, not from
+ * RowBinaryRows). A Float64 that is not finite is kept as a DoubleNode, which JSON cannot hold.
  */
 final class RowBinaryReader {
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -28,7 +27,8 @@ final class RowBinaryReader {
 
   /** Every row of the batch; fails on bytes left over or missing. */
   List<ObjectNode> rows(List<String> names, List<String> types) {
-    List<RowBinaryRows.ColumnType> parsed = types.stream().map(RowBinaryRows.ColumnType::parse).toList();
+    List<RowBinaryRows.ColumnType> parsed =
+        types.stream().map(RowBinaryRows.ColumnType::parse).toList();
     List<ObjectNode> rows = new ArrayList<>();
     while (in.hasRemaining()) {
       ObjectNode row = NODES.objectNode();
@@ -83,8 +83,12 @@ final class RowBinaryReader {
     byte[] b = new byte[Math.toIntExact(varUInt())];
     in.get(b);
     try {
-      return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(b)).toString();
+      return StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(b))
+          .toString();
     } catch (CharacterCodingException e) {
       throw new AssertionError("not valid UTF-8", e);
     }

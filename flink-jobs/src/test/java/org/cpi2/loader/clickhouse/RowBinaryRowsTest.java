@@ -26,9 +26,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * RowBinaryRows without a server: every table's rows, with tricky values, read back (by an
- * independent reader) as the JSON rows of the same records; non-finite doubles; which columns
- * an insert names; LowCardinality; the tables it refuses, naming the column and its type; the
- * batch's binary writers. ClickHouseFormatsIT puts both formats through the real tables.
+ * independent reader) as the JSON rows of the same records; non-finite doubles; which columns an
+ * insert names; LowCardinality; the tables it refuses, naming the column and its type; the batch's
+ * binary writers. ClickHouseFormatsIT puts both formats through the real tables.
  */
 class RowBinaryRowsTest {
   private final TrickyRecords tricky = TrickyRecords.anything(7);
@@ -36,8 +36,20 @@ class RowBinaryRowsTest {
   /** Records for each table the job writes. */
   private Map<String, IntFunction<IndexedRecord>> records() {
     return Map.of(
-        "samples", tricky::sample, "specs", tricky::spec, "incidents", tricky::incident, "incident_suspects", tricky::incident,
-        "actions", tricky::action, "outcomes", tricky::outcome, "dead_letters", tricky::deadLetter);
+        "samples",
+        tricky::sample,
+        "specs",
+        tricky::spec,
+        "incidents",
+        tricky::incident,
+        "incident_suspects",
+        tricky::incident,
+        "actions",
+        tricky::action,
+        "outcomes",
+        tricky::outcome,
+        "dead_letters",
+        tricky::deadLetter);
   }
 
   @Test
@@ -47,7 +59,8 @@ class RowBinaryRowsTest {
       RowShape<IndexedRecord> shape = (RowShape<IndexedRecord>) t.getValue();
       List<TableColumn> columns = ContractColumns.of(shape, false);
       InsertPlan<IndexedRecord> plan = RowBinaryRows.compile(shape, columns);
-      InsertPlan<IndexedRecord> lowCardinality = RowBinaryRows.compile(shape, ContractColumns.of(shape, true));
+      InsertPlan<IndexedRecord> lowCardinality =
+          RowBinaryRows.compile(shape, ContractColumns.of(shape, true));
       assertEquals(InsertPlan.ROW_BINARY, plan.format());
       RowBatch binary = new RowBatch(64);
       RowBatch binaryLc = new RowBatch(64);
@@ -60,10 +73,13 @@ class RowBinaryRowsTest {
         jsonRows.encode(r, json);
       }
       assertEquals(json.rows(), binary.rows(), t.getKey());
-      assertArrayEquals(Arrays.copyOf(binary.array(), binary.length()), Arrays.copyOf(binaryLc.array(), binaryLc.length()),
+      assertArrayEquals(
+          Arrays.copyOf(binary.array(), binary.length()),
+          Arrays.copyOf(binaryLc.array(), binaryLc.length()),
           t.getKey() + ": LowCardinality(String) takes the bytes of String");
-      List<ObjectNode> read = new RowBinaryReader(binary.array(), binary.length())
-          .rows(plan.columns(), columns.stream().map(TableColumn::type).toList());
+      List<ObjectNode> read =
+          new RowBinaryReader(binary.array(), binary.length())
+              .rows(plan.columns(), columns.stream().map(TableColumn::type).toList());
       List<JsonNode> expected = JsonRowsEquivalenceTest.parseRows(json);
       assertEquals(expected.size(), read.size(), t.getKey());
       for (int k = 0; k < read.size(); k++) {
@@ -82,20 +98,25 @@ class RowBinaryRowsTest {
         continue;
       }
       flat.add(t.getKey());
-      RowEncoder<IndexedRecord> encoder = RowBinaryRows.compile(shape, ContractColumns.of(shape, false)).encoder();
+      RowEncoder<IndexedRecord> encoder =
+          RowBinaryRows.compile(shape, ContractColumns.of(shape, false)).encoder();
       assertEquals("SelfWrittenRows", encoder.getClass().getSimpleName(), t.getKey());
       RowBatch self = new RowBatch(64);
       RowBatch general = new RowBatch(64);
       for (int i = 0; i < 400; i++) {
         IndexedRecord r = records().get(t.getKey()).apply(i);
-        // The same values in a GenericData.Record, which does not write itself: the general encoder.
+        // The same values in a GenericData.Record, which does not write itself: the general
+        // encoder.
         IndexedRecord generic = (IndexedRecord) GenericData.get().deepCopy(r.getSchema(), r);
         assertTrue(generic instanceof GenericData.Record);
         encoder.encode(r, self);
         encoder.encode(generic, general);
       }
       assertEquals(400, self.rows());
-      assertArrayEquals(Arrays.copyOf(general.array(), general.length()), Arrays.copyOf(self.array(), self.length()), t.getKey());
+      assertArrayEquals(
+          Arrays.copyOf(general.array(), general.length()),
+          Arrays.copyOf(self.array(), self.length()),
+          t.getKey());
     }
     assertEquals(List.of("samples", "specs", "actions", "outcomes", "dead_letters"), flat);
   }
@@ -103,8 +124,10 @@ class RowBinaryRowsTest {
   @Test
   void aTableWithoutSomeFieldsGetsTheOthersFromARecordThatWritesItself() throws Exception {
     RowShape<CpiSample> shape = ClickHouseSinks.SAMPLES;
-    List<TableColumn> columns = ContractColumns.of(shape, false).stream()
-        .filter(c -> !Set.of("task_id", "cycles", "cpi", "task_class").contains(c.name())).toList();
+    List<TableColumn> columns =
+        ContractColumns.of(shape, false).stream()
+            .filter(c -> !Set.of("task_id", "cycles", "cpi", "task_class").contains(c.name()))
+            .toList();
     InsertPlan<CpiSample> plan = RowBinaryRows.compile(shape, columns);
     CpiSample s = Fixtures.sample("h", "web/0", TaskClass.BATCH, 0, 1.5, 0.5);
     RowBatch self = new RowBatch(64);
@@ -113,28 +136,36 @@ class RowBinaryRowsTest {
     @SuppressWarnings("unchecked")
     RowEncoder<IndexedRecord> any = (RowEncoder<IndexedRecord>) (RowEncoder<?>) plan.encoder();
     any.encode((IndexedRecord) GenericData.get().deepCopy(s.getSchema(), s), general);
-    assertArrayEquals(Arrays.copyOf(general.array(), general.length()), Arrays.copyOf(self.array(), self.length()));
+    assertArrayEquals(
+        Arrays.copyOf(general.array(), general.length()),
+        Arrays.copyOf(self.array(), self.length()));
     assertEquals(columns.size(), plan.columns().size());
   }
 
   /**
-   * The JSON row's value of each column: JSON writes a non-finite double as null, RowBinary as
-   * NULL in a Nullable column (the reader's null) and as it is in a Float64 column.
+   * The JSON row's value of each column: JSON writes a non-finite double as null, RowBinary as NULL
+   * in a Nullable column (the reader's null) and as it is in a Float64 column.
    */
   private static void sameValues(JsonNode json, ObjectNode binary, String context) {
-    binary.fields().forEachRemaining(e -> {
-      JsonNode expected = json.get(e.getKey());
-      JsonNode actual = e.getValue();
-      if (expected.isNull() && actual.isDouble() && !Double.isFinite(actual.doubleValue())) {
-        return;
-      }
-      JsonRowsEquivalenceTest.sameJson(expected, actual, e.getKey() + " in " + context);
-    });
+    binary
+        .fields()
+        .forEachRemaining(
+            e -> {
+              JsonNode expected = json.get(e.getKey());
+              JsonNode actual = e.getValue();
+              if (expected.isNull()
+                  && actual.isDouble()
+                  && !Double.isFinite(actual.doubleValue())) {
+                return;
+              }
+              JsonRowsEquivalenceTest.sameJson(expected, actual, e.getKey() + " in " + context);
+            });
   }
 
   @Test
   void aNonFiniteDoubleIsNullInANullableColumnAndItselfInAFloat64Column() throws Exception {
-    CpiSample s = Fixtures.sample("h", "web/0", TaskClass.BATCH, 0, Double.NEGATIVE_INFINITY, Double.NaN);
+    CpiSample s =
+        Fixtures.sample("h", "web/0", TaskClass.BATCH, 0, Double.NEGATIVE_INFINITY, Double.NaN);
     s.setTimeRunningRatio(Double.POSITIVE_INFINITY);
     s.setNumaScore(Double.NaN);
     RowShape<CpiSample> shape = ClickHouseSinks.SAMPLES;
@@ -142,7 +173,10 @@ class RowBinaryRowsTest {
     InsertPlan<CpiSample> plan = RowBinaryRows.compile(shape, columns);
     RowBatch b = new RowBatch(64);
     plan.encoder().encode(s, b);
-    ObjectNode row = new RowBinaryReader(b.array(), b.length()).rows(plan.columns(), columns.stream().map(TableColumn::type).toList()).get(0);
+    ObjectNode row =
+        new RowBinaryReader(b.array(), b.length())
+            .rows(plan.columns(), columns.stream().map(TableColumn::type).toList())
+            .get(0);
     assertTrue(Double.isNaN(row.get("cpu_usage").doubleValue()));
     assertEquals(Double.POSITIVE_INFINITY, row.get("time_running_ratio").doubleValue());
     assertTrue(row.get("cpi").isNull(), "Nullable(Float64): -Infinity is NULL, as JSON's null");
@@ -160,25 +194,57 @@ class RowBinaryRowsTest {
   @Test
   void theInsertNamesTheColumnsItWritesInTheShapesOrder() throws Exception {
     RowShape<CpiSample> shape = ClickHouseSinks.SAMPLES;
-    InsertPlan<CpiSample> plan = RowBinaryRows.compile(shape, columns(
-        "event_date", "Date", "MATERIALIZED",
-        "cpu_usage", "Float64", "",
-        "host", "LowCardinality(String)", "",
-        "task", "String", "DEFAULT", // a default, and a field: written
-        "window_start_us", "Int64", "MATERIALIZED", // computed by the server even if a field has its name
-        "threads", "Nullable(Int64)", "", // an Avro int widened
-        "tags", "Array(String)", "DEFAULT", // a default and no field: the server's
-        "ts", "DateTime", "ALIAS"));
-    assertEquals(List.of("host", "task", "cpu_usage", "threads"), plan.columns(), "fields without a column are left out");
-    assertEquals("INSERT INTO db.samples (`host`, `task`, `cpu_usage`, `threads`) FORMAT RowBinary", plan.statement("db.samples"));
+    InsertPlan<CpiSample> plan =
+        RowBinaryRows.compile(
+            shape,
+            columns(
+                "event_date",
+                "Date",
+                "MATERIALIZED",
+                "cpu_usage",
+                "Float64",
+                "",
+                "host",
+                "LowCardinality(String)",
+                "",
+                "task",
+                "String",
+                "DEFAULT", // a default, and a field: written
+                "window_start_us",
+                "Int64",
+                "MATERIALIZED", // computed by the server even if a field has its name
+                "threads",
+                "Nullable(Int64)",
+                "", // an Avro int widened
+                "tags",
+                "Array(String)",
+                "DEFAULT", // a default and no field: the server's
+                "ts",
+                "DateTime",
+                "ALIAS"));
+    assertEquals(
+        List.of("host", "task", "cpu_usage", "threads"),
+        plan.columns(),
+        "fields without a column are left out");
+    assertEquals(
+        "INSERT INTO db.samples (`host`, `task`, `cpu_usage`, `threads`) FORMAT RowBinary",
+        plan.statement("db.samples"));
     RowBatch b = new RowBatch(64);
     CpiSample s = Fixtures.sample("h1", "web/0", TaskClass.BATCH, 0, null, 0.5);
     s.setThreads(-3);
     plan.encoder().encode(s, b);
-    ByteBuffer expected = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN)
-        .put((byte) 2).put("h1".getBytes(StandardCharsets.US_ASCII)).put((byte) 5).put("web/0".getBytes(StandardCharsets.US_ASCII))
-        .putDouble(0.5).put((byte) 0).putLong(-3);
-    assertArrayEquals(Arrays.copyOf(expected.array(), expected.position()), Arrays.copyOf(b.array(), b.length()));
+    ByteBuffer expected =
+        ByteBuffer.allocate(64)
+            .order(ByteOrder.LITTLE_ENDIAN)
+            .put((byte) 2)
+            .put("h1".getBytes(StandardCharsets.US_ASCII))
+            .put((byte) 5)
+            .put("web/0".getBytes(StandardCharsets.US_ASCII))
+            .putDouble(0.5)
+            .put((byte) 0)
+            .putLong(-3);
+    assertArrayEquals(
+        Arrays.copyOf(expected.array(), expected.position()), Arrays.copyOf(b.array(), b.length()));
     assertEquals(1, b.rows());
   }
 
@@ -186,24 +252,37 @@ class RowBinaryRowsTest {
   void aTableItCannotWriteExactlyGetsJsonAndTheReasonNamesTheColumnAndType() {
     RowShape<CpiSample> shape = ClickHouseSinks.SAMPLES;
     List<TableColumn> contract = ContractColumns.of(shape, false);
-    Map<String, List<TableColumn>> refused = Map.of(
-        "column added String has no field in CpiSample and no default", with(contract, new TableColumn("added", "String", "")),
-        "column cpu_usage Decimal(10, 2) (CpiSample.cpu_usage: double)", replace(contract, "cpu_usage", "Decimal(10, 2)"),
-        "column host FixedString(16)", replace(contract, "host", "FixedString(16)"),
-        "column cpi Float64 (CpiSample.cpi: [\"null\", double]): a nullable value needs a Nullable column", replace(contract, "cpi", "Float64"),
-        "column window_us Int32 (CpiSample.window_us: long)", replace(contract, "window_us", "Int32"),
-        "column is_protected Bool", replace(contract, "is_protected", "Bool"),
-        "no column of the table has a field in CpiSample (no columns: no such table?)", List.of());
+    Map<String, List<TableColumn>> refused =
+        Map.of(
+            "column added String has no field in CpiSample and no default",
+                with(contract, new TableColumn("added", "String", "")),
+            "column cpu_usage Decimal(10, 2) (CpiSample.cpu_usage: double)",
+                replace(contract, "cpu_usage", "Decimal(10, 2)"),
+            "column host FixedString(16)", replace(contract, "host", "FixedString(16)"),
+            "column cpi Float64 (CpiSample.cpi: [\"null\", double]): a nullable value needs a Nullable column",
+                replace(contract, "cpi", "Float64"),
+            "column window_us Int32 (CpiSample.window_us: long)",
+                replace(contract, "window_us", "Int32"),
+            "column is_protected Bool", replace(contract, "is_protected", "Bool"),
+            "no column of the table has a field in CpiSample (no columns: no such table?)",
+                List.of());
     for (Map.Entry<String, List<TableColumn>> e : refused.entrySet()) {
-      RowBinaryRows.Unsupported u = assertThrows(RowBinaryRows.Unsupported.class, () -> RowBinaryRows.compile(shape, e.getValue()));
+      RowBinaryRows.Unsupported u =
+          assertThrows(
+              RowBinaryRows.Unsupported.class, () -> RowBinaryRows.compile(shape, e.getValue()));
       assertTrue(u.getMessage().startsWith(e.getKey()), u.getMessage());
       InsertPlan<CpiSample> plan = InsertPlan.forTable(shape, "db.samples", e.getValue());
       assertEquals("INSERT INTO db.samples FORMAT JSONEachRow", plan.statement("db.samples"));
       RowBatch b = new RowBatch(64);
       plan.encoder().encode(Fixtures.sample("h1", "web/0", TaskClass.BATCH, 0, null, 0.5), b);
-      assertEquals(JsonRows.row(Fixtures.sample("h1", "web/0", TaskClass.BATCH, 0, null, 0.5), java.util.Set.of()) + "\n", b.toString());
+      assertEquals(
+          JsonRows.row(
+                  Fixtures.sample("h1", "web/0", TaskClass.BATCH, 0, null, 0.5), java.util.Set.of())
+              + "\n",
+          b.toString());
     }
-    assertEquals(InsertPlan.ROW_BINARY, InsertPlan.forTable(shape, "db.samples", contract).format());
+    assertEquals(
+        InsertPlan.ROW_BINARY, InsertPlan.forTable(shape, "db.samples", contract).format());
   }
 
   private static List<TableColumn> with(List<TableColumn> columns, TableColumn extra) {
@@ -213,22 +292,33 @@ class RowBinaryRowsTest {
   }
 
   private static List<TableColumn> replace(List<TableColumn> columns, String name, String type) {
-    return columns.stream().map(c -> c.name().equals(name) ? new TableColumn(name, type, c.defaultKind()) : c).toList();
+    return columns.stream()
+        .map(c -> c.name().equals(name) ? new TableColumn(name, type, c.defaultKind()) : c)
+        .toList();
   }
 
   @Test
   void columnTypesAsRowBinaryWritesThem() {
-    assertEquals(new RowBinaryRows.ColumnType("String", true, null), RowBinaryRows.ColumnType.parse("LowCardinality(Nullable(String))"));
-    assertEquals(new RowBinaryRows.ColumnType("Array", false, new RowBinaryRows.ColumnType("Int64", true, null)),
+    assertEquals(
+        new RowBinaryRows.ColumnType("String", true, null),
+        RowBinaryRows.ColumnType.parse("LowCardinality(Nullable(String))"));
+    assertEquals(
+        new RowBinaryRows.ColumnType(
+            "Array", false, new RowBinaryRows.ColumnType("Int64", true, null)),
         RowBinaryRows.ColumnType.parse("Array(Nullable(Int64))"));
-    assertEquals(new RowBinaryRows.ColumnType("DateTime('Etc/UTC')", false, null), RowBinaryRows.ColumnType.parse("DateTime('Etc/UTC')"));
+    assertEquals(
+        new RowBinaryRows.ColumnType("DateTime('Etc/UTC')", false, null),
+        RowBinaryRows.ColumnType.parse("DateTime('Etc/UTC')"));
   }
 
   @Test
   void systemColumnsRowsParse() {
     assertEquals(
-        List.of(new TableColumn("host", "LowCardinality(String)", ""), new TableColumn("ts", "DateTime('Etc/UTC')", "MATERIALIZED")),
-        TableColumn.parse("host\tLowCardinality(String)\t\nts\tDateTime('Etc/UTC')\tMATERIALIZED\n"));
+        List.of(
+            new TableColumn("host", "LowCardinality(String)", ""),
+            new TableColumn("ts", "DateTime('Etc/UTC')", "MATERIALIZED")),
+        TableColumn.parse(
+            "host\tLowCardinality(String)\t\nts\tDateTime('Etc/UTC')\tMATERIALIZED\n"));
     assertEquals("'a\\'b\\\\c'", TableColumn.quote("a'b\\c"));
   }
 
@@ -244,8 +334,12 @@ class RowBinaryRowsTest {
     b.putInt32(0x01020304);
     b.putInt64(0x0102030405060708L);
     b.putFloat64(Double.longBitsToDouble(0x7ff8_0000_0000_0001L)); // a NaN with a payload, kept
-    ByteBuffer expected = ByteBuffer.allocate(20).order(ByteOrder.LITTLE_ENDIAN).putInt(0x01020304).putLong(0x0102030405060708L)
-        .putLong(0x7ff8_0000_0000_0001L);
+    ByteBuffer expected =
+        ByteBuffer.allocate(20)
+            .order(ByteOrder.LITTLE_ENDIAN)
+            .putInt(0x01020304)
+            .putLong(0x0102030405060708L)
+            .putLong(0x7ff8_0000_0000_0001L);
     assertArrayEquals(expected.array(), Arrays.copyOf(b.array(), b.length()));
   }
 
@@ -263,18 +357,39 @@ class RowBinaryRowsTest {
   @Test
   void stringsAreTheirUtf8AfterItsLength() throws Exception {
     String ascii127 = "a".repeat(127);
-    for (String s : new String[] {"", "plain", ascii127, ascii127 + "b", "a".repeat(100) + "é".repeat(20), "é".repeat(100),
-        "\u0000\n\"\\", "emoji \uD83D\uDE00", "lone \uD83D high", "\uDE00", "日本語".repeat(50)}) {
+    for (String s :
+        new String[] {
+          "",
+          "plain",
+          ascii127,
+          ascii127 + "b",
+          "a".repeat(100) + "é".repeat(20),
+          "é".repeat(100),
+          "\u0000\n\"\\",
+          "emoji \uD83D\uDE00",
+          "lone \uD83D high",
+          "\uDE00",
+          "日本語".repeat(50)
+        }) {
       RowBatch b = new RowBatch(1);
       b.put((byte) 9); // the string follows other bytes
       b.putBinaryString(s);
       byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
-      ByteBuffer expected = ByteBuffer.allocate(1 + 10 + utf8.length).put((byte) 9).put(varUInt(utf8.length)).put(utf8);
-      assertArrayEquals(Arrays.copyOf(expected.array(), expected.position()), Arrays.copyOf(b.array(), b.length()), s);
+      ByteBuffer expected =
+          ByteBuffer.allocate(1 + 10 + utf8.length)
+              .put((byte) 9)
+              .put(varUInt(utf8.length))
+              .put(utf8);
+      assertArrayEquals(
+          Arrays.copyOf(expected.array(), expected.position()),
+          Arrays.copyOf(b.array(), b.length()),
+          s);
       RowBatch json = new RowBatch(1);
       json.putString(s);
-      String fromJson = new ObjectMapper().readTree(Arrays.copyOf(json.array(), json.length())).textValue();
-      assertEquals(new String(utf8, StandardCharsets.UTF_8), fromJson, "the same characters as JSON's");
+      String fromJson =
+          new ObjectMapper().readTree(Arrays.copyOf(json.array(), json.length())).textValue();
+      assertEquals(
+          new String(utf8, StandardCharsets.UTF_8), fromJson, "the same characters as JSON's");
     }
   }
 

@@ -7,8 +7,8 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 /**
- * A trivial bounded job for the stack's smoke test: doubles the numbers 1..N and adds them up in
- * an accumulator named "sum", which the test reads back over the REST API (expected N*(N+1)).
+ * A trivial bounded job for the stack's smoke test: doubles the numbers 1..N and adds them up in an
+ * accumulator named "sum", which the test reads back over the REST API (expected N*(N+1)).
  */
 public class SmokeJob {
   public static void main(String[] args) throws Exception {
