@@ -26,7 +26,7 @@ import org.cpi2.wire.WireFormatException;
  * <p>A message written with the current schema (its fingerprint in the header) is read straight
  * from the array by the generated class's own decoder ({@link FastPath}); any other message, and
  * any the fast path cannot read, goes through {@link Wire#decode}, which resolves older writers and
- * names the reason of a failure. Same records either way, in about half the time.
+ * names the reason of a failure. Same records either way; the fast path is the cheaper.
  */
 public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<RawRecord, T> {
   private static final long serialVersionUID = 1L;

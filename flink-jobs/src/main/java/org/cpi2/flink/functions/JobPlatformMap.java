@@ -5,9 +5,8 @@ import java.util.HashMap;
 /**
  * A per-instance memo keyed by a sample's job and platform, looked up without building the {@code
  * job|platform} string: that concatenation, once per sample in the spec inputs and again in the
- * detector, was a twentieth of the TaskManager's allocations at 100,000 samples/s. Holds null
- * values. Bounded: past {@link #LIMIT} entries it starts over. Not thread-safe (one per operator
- * instance).
+ * detector, would be a steady share of the TaskManager's allocations. Holds null values. Bounded:
+ * past {@link #LIMIT} entries it starts over. Not thread-safe (one per operator instance).
  */
 final class JobPlatformMap<V> {
   static final int LIMIT = 100_000;

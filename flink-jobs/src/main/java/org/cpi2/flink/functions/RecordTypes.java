@@ -30,9 +30,9 @@ public final class RecordTypes {
       new SerializerTypeInfo<>(ScoredSample.class, ScoredSampleSerializer.INSTANCE);
 
   /**
-   * Decoded samples in flight: field by field, about four times cheaper than AvroSerializer. What
-   * the job does with a sample is chained to its decoder (spec inputs, host events, sinks), so this
-   * runs only where a sample crosses a network edge or is copied (sink sets of tests).
+   * Decoded samples in flight: field by field, cheaper than AvroSerializer. What the job does with
+   * a sample is chained to its decoder (spec inputs, host events), so this runs only where a sample
+   * crosses a network edge or is copied.
    */
   public static final TypeInformation<CpiSample> SAMPLE_STREAM =
       new SerializerTypeInfo<>(CpiSample.class, CpiSampleSerializer.INSTANCE);

@@ -21,8 +21,8 @@ import org.cpi2.schema.CpiSample;
  * The spec builder's input, combined before the shuffle: in the source's thread, the samples that
  * count towards a spec (a finite positive CPI at or above the CPU floor) are summed per (job,
  * platform) and spec period, with per task the samples it contributed, and leave as one {@link
- * SpecInput} per (job, platform) and period. Sent one by one, they were the second shuffle of every
- * sample and a tenth of the TaskManager's CPU at 100,000 samples/s.
+ * SpecInput} per (job, platform) and period. Sent one by one, they would be a second shuffle of
+ * every sample.
  *
  * <p>What it holds leaves before anything could need it downstream, so it keeps no state and
  * nothing is lost or counted twice on a restore: before it forwards a watermark that closes a

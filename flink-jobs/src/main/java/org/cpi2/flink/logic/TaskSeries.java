@@ -9,9 +9,9 @@ import org.cpi2.schema.TaskClass;
  * usage and whether the sample was an outlier, plus what the task is and the spec it was last
  * judged against. Bounded by a retention span of event time. The first {@link #size()} elements of
  * the arrays are the samples; the arrays have room to spare, so that a sample is added and the
- * oldest evicted in place: the series of 100,000 tasks, reallocated at every sample, were a fifth
- * of the TaskManager's allocations and kept the young collections copying them. Checkpointed by
- * {@code types.TaskSeriesSerializer}, which must learn every field added here.
+ * oldest evicted in place: series reallocated at every sample would be a large share of the
+ * TaskManager's allocations and keep the young collections copying them. Checkpointed by {@code
+ * types.TaskSeriesSerializer}, which must learn every field added here.
  */
 public class TaskSeries {
   public String task;
@@ -41,8 +41,8 @@ public class TaskSeries {
 
   /**
    * What the task is, from its newest sample. Strings equal to those held are not stored: every
-   * sample decodes new ones, and storing them kept each of the 100,000 long-lived series pointing
-   * at young objects, which every young collection then had to copy.
+   * sample decodes new ones, and storing them would keep each long-lived series pointing at young
+   * objects, which every young collection would then copy.
    */
   public void describe(String taskJob, String taskPlatform, TaskClass cls) {
     job = kept(job, taskJob);

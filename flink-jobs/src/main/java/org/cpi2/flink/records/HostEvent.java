@@ -10,8 +10,8 @@ import org.cpi2.schema.EnforcementAction;
  * chained in one thread): a sample as decoded, a sample as the detector judged it, or an enforcer's
  * action. Exactly one field is set. A sample as decoded carries only what the detector and the
  * correlator read ({@link ScoredSample#of}), not the whole CpiSample: every sample crosses the
- * shuffle to the detector, and the counters, the task id and the optional fields were a third of
- * its bytes and a fifth of the detector thread's CPU to read back. Samples and actions travel in
+ * shuffle to the detector, and the counters, the task id and the optional fields would be a large
+ * part of its bytes and of the detector thread's CPU to read back. Samples and actions travel in
  * one stream so that the correlator has a single input and can be chained to the detector without
  * another shuffle. Travels with its own serializer ({@link
  * org.cpi2.flink.types.HostEventSerializer}); never in state.

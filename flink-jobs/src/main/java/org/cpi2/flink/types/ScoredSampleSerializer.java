@@ -9,13 +9,12 @@ import org.apache.flink.core.memory.DataOutputView;
 import org.cpi2.flink.records.ScoredSample;
 
 /**
- * {@link ScoredSample} field by field, the flags in one byte, where Flink's reflective
- * PojoSerializer cost about a third more. Every sample crosses the shuffle to the detector as the
- * sample fields alone ({@link #serializeSample}: it is not judged yet). Also the detector's state
- * of samples waiting for their spec ({@link org.cpi2.flink.functions.RecordTypes#WAITING_SAMPLE}):
- * a change to the format needs a new snapshot version that still reads this one. A field added to
- * ScoredSample must be added here (ScoredSampleSerializerTest compares every field after a round
- * trip).
+ * {@link ScoredSample} field by field, the flags in one byte, cheaper than Flink's reflective
+ * PojoSerializer. Every sample crosses the shuffle to the detector as the sample fields alone
+ * ({@link #serializeSample}: it is not judged yet). Also the detector's state of samples waiting
+ * for their spec ({@link org.cpi2.flink.functions.RecordTypes#WAITING_SAMPLE}): a change to the
+ * format needs a new snapshot version that still reads this one. A field added to ScoredSample must
+ * be added here (ScoredSampleSerializerTest compares every field after a round trip).
  */
 public final class ScoredSampleSerializer extends TypeSerializerSingleton<ScoredSample> {
   private static final long serialVersionUID = 1L;

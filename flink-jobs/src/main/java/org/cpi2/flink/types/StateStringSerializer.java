@@ -10,7 +10,7 @@ import org.apache.flink.core.memory.DataOutputView;
 /**
  * Strings in keyed state (task names as map keys): the {@link Strings} coding, one bulk write per
  * string. Flink's StringSerializer writes a character at a time through the checkpoint stream's
- * wrappers, which JFR put at three quarters of the checkpoint thread's CPU with 100,000 live tasks.
+ * wrappers, which costs most of the checkpoint thread's CPU when a host holds many live tasks.
  */
 public final class StateStringSerializer extends TypeSerializerSingleton<String> {
   private static final long serialVersionUID = 1L;

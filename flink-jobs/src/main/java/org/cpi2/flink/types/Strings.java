@@ -12,10 +12,10 @@ import org.apache.flink.core.memory.DataOutputView;
 /**
  * Strings in the hand-written in-flight serializers: a varint of the UTF-8 length plus one (0 for
  * null), then the bytes in one write. Flink's StringValue.writeString writes character by character
- * through the output view (a virtual call per character), which JFR put at a fifth of the Kafka
- * source thread's CPU for the samples' strings (a platform name alone is ~70 characters); the JDK's
- * UTF-8 coding of ASCII strings is a bulk copy. Reading returns the same String for the same bytes
- * while a thread's cache of recent strings holds it ({@link Recent}).
+ * through the output view (a virtual call per character), a large share of the Kafka source
+ * thread's CPU for the samples' long strings (platform names); the JDK's UTF-8 coding of ASCII
+ * strings is a bulk copy. Reading returns the same String for the same bytes while a thread's cache
+ * of recent strings holds it ({@link Recent}).
  */
 final class Strings {
   private Strings() {}
@@ -65,10 +65,10 @@ final class Strings {
    * nothing, and its hash code, which keyed state asks for on every access, is computed once.
    *
    * <p>Each task's names come back once per sampling period, after every other task's: a name is
-   * still in its slot only if none of the others since took it, about e^(-names/slots) of the time.
-   * With 2^17 slots and the 200,000 task and task id names of 100,000 tasks, 4 in 5 reads missed (a
-   * copy, a new String, and the hash computed again by keyed state); 2^19 slots (4 MB of references
-   * per thread) keep two in three. The hash takes the bytes 8 at a time.
+   * still in its slot only if none of the others since took it, about e^(-names/slots) of the time,
+   * so the table has several times more slots than a fleet's live task and task id names (a miss
+   * costs a copy, a new String, and the hash computed again by keyed state). The hash takes the
+   * bytes 8 at a time.
    */
   static final class Recent {
     static final int MAX_LENGTH = 256;

@@ -14,9 +14,9 @@ import org.cpi2.schema.TaskClass;
  * {@link TaskSeries} in the correlator's state, the largest state of the job (every live task's
  * recent samples): strings in the {@link Strings} coding, then the samples (the arrays' first
  * {@code size} elements) packed into one block written at once. The reflective PojoSerializer wrote
- * strings a character and arrays an element at a time through the checkpoint stream's wrappers; at
- * 100,000 live tasks and a checkpoint every 30 s that was a quarter of the TaskManager's CPU. A
- * field added to TaskSeries must be added here, with a new snapshot class to read the old format
+ * strings a character and arrays an element at a time through the checkpoint stream's wrappers,
+ * which made checkpoints of many live tasks a large share of the TaskManager's CPU. A field added
+ * to TaskSeries must be added here, with a new snapshot class to read the old format
  * (TaskSeriesSerializerTest compares every field after a round trip).
  */
 public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeries> {

@@ -9,11 +9,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A request body that sends {@code body[0, length)} as views of the array itself, a slice per
  * buffer the client asks for, without copying it. The JDK's {@code BodyPublishers.ofByteArray}
- * copies the whole array into 16 KiB buffers before it sends the first: for a sink's batch of tens
- * of megabytes, that copy lived as long as the insert took and so outlived young collections, which
- * then copied it again (about 110 MB per collection in the TaskManager at 100,000 samples/s, most
- * of what survived). The array must not change until the request has completed. Each subscription
- * (each attempt of a request) sends it from the start.
+ * copies the whole array into small buffers before it sends the first: for a large batch, that copy
+ * lives as long as the insert takes and so outlives young collections, which then copy it again.
+ * The array must not change until the request has completed. Each subscription (each attempt of a
+ * request) sends it from the start.
  */
 final class ArrayBodyPublisher implements HttpRequest.BodyPublisher {
   /** Bytes per buffer handed to the client. */

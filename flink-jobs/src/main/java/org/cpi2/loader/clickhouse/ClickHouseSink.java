@@ -27,10 +27,8 @@ import org.slf4j.LoggerFactory;
  * the tables (ReplacingMergeTree on each record's natural identity, queried with FINAL) make that
  * idempotent for what queries see.
  *
- * <p>ClickHouse's cost per row falls with the size of the insert and with RowBinary (18.16,
- * cpi2.samples with its materialized view, measured with ClickHouseSinkCost: JSONEachRow 8-15 µs of
- * server CPU per row in inserts of 5,000 rows, 3.8-6.9 µs in inserts of ~71,000; RowBinary 0.7-2.7
- * µs in inserts of 100,000), so batches are large.
+ * <p>ClickHouse's cost per row falls with the size of the insert and with RowBinary (make -C
+ * flink-jobs bench-clickhouse measures it), so batches are large.
  *
  * <p>The rows are RowBinary ({@link RowBinaryRows}) when the format is {@link
  * InsertPlan#ROW_BINARY} and the table's columns allow it, else JSONEachRow ({@link JsonRows}, with

@@ -21,12 +21,11 @@ import org.apache.flink.util.concurrent.FutureUtils;
  *
  * <p>A checkpoint must not complete before the rows written ahead of its barrier are in ClickHouse
  * (at-least-once). A Sink v2 writer waits for that in the task thread, before the barrier; chained
- * to the Kafka source, that stopped reading for the whole insert, a second or more at 100,000
- * samples/s. Here the checkpoint's synchronous part only hands the batch over ({@link
- * ClickHouseSink.Writer#checkpoint}), and the wait for its insert runs first in the asynchronous
- * part, ahead of the operator's (empty) state: the task acknowledges the checkpoint only after
- * that, and goes on reading meanwhile. A failed insert fails the asynchronous part, so the
- * checkpoint does not complete, and the next record fails the task.
+ * to the Kafka source, that stops reading for the whole insert. Here the checkpoint's synchronous
+ * part only hands the batch over ({@link ClickHouseSink.Writer#checkpoint}), and the wait for its
+ * insert runs first in the asynchronous part, ahead of the operator's (empty) state: the task
+ * acknowledges the checkpoint only after that, and goes on reading meanwhile. A failed insert fails
+ * the asynchronous part, so the checkpoint does not complete, and the next record fails the task.
  */
 public class ClickHouseSinkOperator<T> extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<T, Void> {

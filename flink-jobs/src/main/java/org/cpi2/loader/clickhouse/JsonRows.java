@@ -19,10 +19,9 @@ import org.cpi2.schema.Incident;
  * RowBinaryRows}, and what tests compare RowBinary with.
  *
  * <p>The encoders are compiled once per shape ({@code "name":} prefixes as bytes, how each value is
- * written) and write UTF-8 straight into the sink's {@link RowBatch}: building the rows was about a
- * third of the Kafka source thread's time when each row was a String escaped char by char. Values
- * are read with {@link IndexedRecord#get(int)}, which boxes the primitives of generated classes
- * (measured cheap next to writing their digits).
+ * written) and write UTF-8 straight into the sink's {@link RowBatch}: rows built as Strings escaped
+ * char by char cost several times more. Values are read with {@link IndexedRecord#get(int)}, which
+ * boxes the primitives of generated classes (measured cheap next to writing their digits).
  */
 public final class JsonRows {
   private JsonRows() {}

@@ -19,11 +19,11 @@ import org.apache.avro.util.Utf8;
 /**
  * Avro records as ClickHouse RowBinary rows ({@code INSERT INTO db.table (c1, c2, ...) FORMAT
  * RowBinary}) for one table, compiled from a {@link RowShape} and the table's columns as the server
- * reports them. RowBinary costs the server less than JSONEachRow (no text to parse: on cpi2.samples
- * with its rollup view, 1.8 against 3.2 µs of CPU per row) and the encoder less (no digits to
- * print), but it has no names and no defaults: each value must be written with exactly its column's
- * type, in the order of the statement's column list. So the encoder is built for the table, and
- * refuses ({@link Unsupported}; the sink then writes JSONEachRow) rather than guess.
+ * reports them. RowBinary costs the server less than JSONEachRow (no text to parse) and the encoder
+ * less (no digits to print), but it has no names and no defaults: each value must be written with
+ * exactly its column's type, in the order of the statement's column list. So the encoder is built
+ * for the table, and refuses ({@link Unsupported}; the sink then writes JSONEachRow) rather than
+ * guess.
  *
  * <p>The columns are those of the shape, in its order, that the table has and can insert into: a
  * field without a column is left out (as {@code input_format_skip_unknown_fields} does for JSON),
