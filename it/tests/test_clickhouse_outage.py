@@ -15,7 +15,6 @@ import requests
 from cpi2.e2e import pipeline
 from cpi2.testing import stack
 
-
 pytestmark = pytest.mark.usefixtures("stack_up")
 
 # After the simulator's last sample, the detection job has taken in every sample within this:
@@ -32,7 +31,9 @@ def published(run):
 
 def loader_job():
     jobs = requests.get(stack.FLINK + "/jobs/overview", timeout=10).json()["jobs"]
-    return next((j for j in jobs if j["name"] == "cpi2-loader" and j["state"] not in ("CANCELED", "FAILED", "FINISHED")), None)
+    return next(
+        (j for j in jobs if j["name"] == "cpi2-loader" and j["state"] not in ("CANCELED", "FAILED", "FINISHED")), None
+    )
 
 
 def test_detection_caps_while_clickhouse_is_down_and_the_loader_catches_up():
@@ -46,8 +47,12 @@ def test_detection_caps_while_clickhouse_is_down_and_the_loader_catches_up():
         run.wait(600, settle=0)
         n = published(run)
         t0 = time.time()
-        stack.wait_until(lambda: pipeline.samples_read(run.job)[0] >= n, CAUGHT_UP_S,
-                         "the detection job to take in the %d samples published while ClickHouse is down" % n, interval=0.2)
+        stack.wait_until(
+            lambda: pipeline.samples_read(run.job)[0] >= n,
+            CAUGHT_UP_S,
+            "the detection job to take in the %d samples published while ClickHouse is down" % n,
+            interval=0.2,
+        )
         pipeline.log("detection took in all %d samples %.1f s after the simulator ended" % (n, time.time() - t0))
         run.poll_until(lambda m: [a for a in m.actions if a["kind"] == "APPLIED"], 20)
         m = run.monitor
@@ -63,21 +68,39 @@ def test_detection_caps_while_clickhouse_is_down_and_the_loader_catches_up():
     where = "window_start_us >= %d AND window_start_us <= %d" % (truth["start_us"], truth["end_us"])
 
     def landed():
-        rows, distinct = map(int, stack.query("SELECT count(), uniqExact(host, task, window_start_us) FROM cpi2.samples WHERE "
-                                              + where).split())
+        rows, distinct = map(
+            int,
+            stack.query(
+                "SELECT count(), uniqExact(host, task, window_start_us) FROM cpi2.samples WHERE " + where
+            ).split(),
+        )
         return distinct >= n and (rows, distinct)
+
     rows, distinct = stack.wait_until(landed, 180, "the loader to store the run's %d samples" % n, interval=2)
     assert distinct == n, "ClickHouse holds %d distinct samples of this run, the simulator published %d" % (distinct, n)
     assert int(stack.query("SELECT count() FROM cpi2.samples FINAL WHERE " + where)) == n
     ids = {i["incident_id"] for i in m.incidents}
     quoted = ",".join("'%s'" % i for i in ids)
-    stack.wait_until(lambda: int(stack.query("SELECT uniqExact(incident_id) FROM cpi2.incidents WHERE incident_id IN (%s)"
-                                             % quoted)) == len(ids), 60, "the run's %d incidents in ClickHouse" % len(ids))
+    stack.wait_until(
+        lambda: (
+            int(stack.query("SELECT uniqExact(incident_id) FROM cpi2.incidents WHERE incident_id IN (%s)" % quoted))
+            == len(ids)
+        ),
+        60,
+        "the run's %d incidents in ClickHouse" % len(ids),
+    )
     assert int(stack.query("SELECT count() FROM cpi2.incidents FINAL WHERE incident_id IN (%s)" % quoted)) == len(ids)
     actions = {a["action_id"] for a in m.actions}
     quoted = ",".join("'%s'" % a for a in actions)
-    stack.wait_until(lambda: int(stack.query("SELECT count() FROM cpi2.actions FINAL WHERE action_id IN (%s)" % quoted))
-                     == len(actions), 60, "the run's %d actions in ClickHouse" % len(actions))
-    pipeline.log("after the outage: %d samples (%d rows before merging), %d incidents, %d actions in ClickHouse"
-                 % (distinct, rows, len(ids), len(actions)))
+    stack.wait_until(
+        lambda: (
+            int(stack.query("SELECT count() FROM cpi2.actions FINAL WHERE action_id IN (%s)" % quoted)) == len(actions)
+        ),
+        60,
+        "the run's %d actions in ClickHouse" % len(actions),
+    )
+    pipeline.log(
+        "after the outage: %d samples (%d rows before merging), %d incidents, %d actions in ClickHouse"
+        % (distinct, rows, len(ids), len(actions))
+    )
     run.cleanup()
