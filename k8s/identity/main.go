@@ -1,0 +1,205 @@
+// cpi2-k8s-identity: maps the pods of one Kubernetes node to CPI² tasks (job = namespace and
+// owning workload, task_id = pod name, class from the QoS class or an annotation) and keeps
+// the collector's labels file up to date. See README.md.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+)
+
+// options are the command line; a config file sets the same names (key = value lines).
+type options struct {
+	config       string
+	node         string
+	labelsFile   string
+	kubeconfig   string
+	drivers      string
+	cgroupParent string
+	namespaces   string
+	debounce     time.Duration
+	retry        time.Duration
+	ownerTTL     time.Duration
+	maxPods      int
+	once         bool
+}
+
+func newFlags(o *options, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("cpi2-k8s-identity", flag.ContinueOnError)
+	fs.SetOutput(out)
+	node := os.Getenv("NODE_NAME")
+	fs.StringVar(&o.config, "config", "", "read options from FILE (key = value lines, the names below without --); the command line wins")
+	fs.StringVar(&o.node, "node", node, "the node whose pods are mapped (default $NODE_NAME)")
+	fs.StringVar(&o.labelsFile, "labels-file", "/run/cpi2/labels", "the collector's labels file, replaced whole on every change")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: the in-cluster service account, else $KUBECONFIG)")
+	fs.StringVar(&o.drivers, "cgroup-driver", "systemd,cgroupfs", "the kubelet's cgroup driver(s): systemd, cgroupfs or both (comma-separated)")
+	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "the kubelet's --cgroup-root relative to the collector's root, ending in / (default: the root)")
+	fs.StringVar(&o.namespaces, "namespaces", "", "opted-in namespaces (comma-separated); pods elsewhere are left out of the file (default: all)")
+	fs.DurationVar(&o.debounce, "debounce", 200*time.Millisecond, "wait this long after a change for more before writing")
+	fs.DurationVar(&o.retry, "retry", 5*time.Second, "try again this often while a pod's owner cannot be read")
+	fs.DurationVar(&o.ownerTTL, "owner-ttl", 10*time.Minute, "keep a ReplicaSet's or Job's owner this long")
+	fs.IntVar(&o.maxPods, "max-pods", 2000, "map at most this many pods")
+	fs.BoolVar(&o.once, "once", false, "write the file once from the first list of pods and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: cpi2-k8s-identity [options]\n\n"+
+			"Watches the pods of one node and writes the collector's labels file (TASK JOB TASK_ID CLASS [protected]).\n"+
+			"Annotations: %s (latency_sensitive, batch, best_effort) overrides the QoS class; %s=true marks a pod protected.\n\n",
+			AnnotationClass, AnnotationProtected)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// applyConfig sets every option of the file that the command line did not set.
+func applyConfig(fs *flag.FlagSet, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for n := 1; sc.Scan(); n++ {
+		line, _, _ := strings.Cut(sc.Text(), "#")
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		key = strings.ReplaceAll(key, "_", "-")
+		if !ok || fs.Lookup(key) == nil || key == "config" {
+			return fmt.Errorf("%s:%d: expected 'option = value' with a known option, got %q", path, n, line)
+		}
+		if given[key] {
+			continue
+		}
+		if err := fs.Set(key, value); err != nil {
+			return fmt.Errorf("%s:%d: %s: %v", path, n, key, err)
+		}
+	}
+	return sc.Err()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// parseArgs turns the command line (and config file) into a Config.
+func parseArgs(args []string, out io.Writer) (options, Config, error) {
+	var o options
+	fs := newFlags(&o, out)
+	if err := fs.Parse(args); err != nil {
+		return o, Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return o, Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.config != "" {
+		if err := applyConfig(fs, o.config); err != nil {
+			return o, Config{}, err
+		}
+	}
+	cfg := Config{Node: o.node, LabelsFile: o.labelsFile, CgroupParent: o.cgroupParent,
+		Debounce: o.debounce, Retry: o.retry, MaxPods: o.maxPods, Namespaces: map[string]bool{}}
+	if cfg.Node == "" || !dnsSubdomain.MatchString(cfg.Node) {
+		return o, cfg, fmt.Errorf("--node: %q is not a node name (set --node or $NODE_NAME)", cfg.Node)
+	}
+	if cfg.LabelsFile == "" {
+		return o, cfg, errors.New("--labels-file is empty")
+	}
+	for _, d := range splitList(o.drivers) {
+		if d != DriverSystemd && d != DriverCgroupfs {
+			return o, cfg, fmt.Errorf("--cgroup-driver: %q is not systemd or cgroupfs", d)
+		}
+		cfg.Drivers = append(cfg.Drivers, d)
+	}
+	if len(cfg.Drivers) == 0 {
+		return o, cfg, errors.New("--cgroup-driver: none given")
+	}
+	if !cgroupParent.MatchString(cfg.CgroupParent) {
+		return o, cfg, fmt.Errorf("--cgroup-parent: %q is not a relative path ending in / (letters, digits, '.', '_', '-')", cfg.CgroupParent)
+	}
+	for _, ns := range splitList(o.namespaces) {
+		if !dnsLabel.MatchString(ns) {
+			return o, cfg, fmt.Errorf("--namespaces: %q is not a namespace name", ns)
+		}
+		cfg.Namespaces[ns] = true
+	}
+	if cfg.Debounce < 0 || cfg.Retry <= 0 || o.ownerTTL <= 0 || cfg.MaxPods <= 0 {
+		return o, cfg, errors.New("--debounce must be >= 0, --retry, --owner-ttl and --max-pods > 0")
+	}
+	return o, cfg, nil
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		if c, err := rest.InClusterConfig(); err == nil {
+			return c, nil
+		}
+		kubeconfig = os.Getenv("KUBECONFIG")
+	}
+	if kubeconfig == "" {
+		return nil, errors.New("not in a cluster and no --kubeconfig or $KUBECONFIG")
+	}
+	return clientcmd.BuildConfigFromFlags("", kubeconfig)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, cfg, err := parseArgs(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
+	if err != nil {
+		logger.Printf("identity: %v", err)
+		return 2
+	}
+	klog.SetOutput(stderr)
+	klog.LogToStderr(false)
+	rc, err := restConfig(o.kubeconfig)
+	if err != nil {
+		logger.Printf("identity: kubeconfig: %v", err)
+		return 2
+	}
+	rc.UserAgent = "cpi2-k8s-identity"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		logger.Printf("identity: client: %v", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	owners := &APIOwners{Client: client, TTL: o.ownerTTL, MaxSize: 4 * cfg.MaxPods, Now: time.Now}
+	if err := New(cfg, client, owners, logger).Run(ctx, o.once); err != nil {
+		logger.Printf("identity: %v", err)
+		return 1
+	}
+	return 0
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if rc := run([]string{"--help"}, &out, &errb); rc != 0 {
+		t.Fatalf("--help: exit %d", rc)
+	}
+	for _, s := range []string{"-labels-file", "-cgroup-driver", "-namespaces", "-config", AnnotationClass, AnnotationProtected} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("--help lacks %s:\n%s", s, out.String())
+		}
+	}
+}
+
+// A config file sets what the command line does not; the command line wins; errors name the
+// file, the line and the option, and exit 2.
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "identity.conf")
+	os.WriteFile(conf, []byte("# comment\nnode = node-x\nlabels_file = /run/x/labels  # trailing\n"+
+		"cgroup-driver = systemd\nnamespaces = shop, tools\ndebounce = 1s\n"), 0o644)
+	_, cfg, err := parseArgs([]string{"--config", conf, "--debounce", "50ms"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Node != "node-x" || cfg.LabelsFile != "/run/x/labels" || strings.Join(cfg.Drivers, ",") != "systemd" ||
+		!cfg.Namespaces["shop"] || !cfg.Namespaces["tools"] || len(cfg.Namespaces) != 2 || cfg.Debounce != 50*time.Millisecond {
+		t.Fatalf("%+v", cfg)
+	}
+	bad := map[string]string{
+		"colour = blue\n":                    "identity.conf:1: expected 'option = value' with a known option",
+		"node = n\ncgroup-driver = docker\n": "--cgroup-driver: \"docker\" is not systemd or cgroupfs",
+		"node = n\nnamespaces = Shop\n":      "--namespaces: \"Shop\" is not a namespace name",
+		"node = n\ncgroup-parent = /abs/\n":  "--cgroup-parent",
+		"node = n\ndebounce = soon\n":        "identity.conf:2: debounce",
+		"node = bad node\n":                  "--node",
+		"node = n\nconfig = other\n":         "identity.conf:2",
+	}
+	for text, want := range bad {
+		os.WriteFile(conf, []byte(text), 0o644)
+		var errb bytes.Buffer
+		if rc := run([]string{"--config", conf}, &bytes.Buffer{}, &errb); rc != 2 || !strings.Contains(errb.String(), want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", text, rc, errb.String(), want)
+		}
+	}
+	t.Setenv("NODE_NAME", "")
+	var errb bytes.Buffer
+	if rc := run(nil, &bytes.Buffer{}, &errb); rc != 2 || !strings.Contains(errb.String(), "$NODE_NAME") {
+		t.Errorf("no node: exit %d %q", rc, errb.String())
+	}
+}
