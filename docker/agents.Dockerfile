@@ -13,6 +13,7 @@ WORKDIR /src
 COPY CMakeLists.txt ./
 COPY python/cpi2 python/cpi2
 COPY schemas/versions schemas/versions
+COPY schemas/topics.conf schemas/topics.conf
 COPY libcpi2 libcpi2
 COPY collectors collectors
 COPY enforcer enforcer

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Creates the CPI2 topics listed in stack/kafka/topics.conf (the local stack's list) on a broker;
+# Creates the CPI2 topics listed in schemas/topics.conf (the local stack's list) on a broker;
 # topics that exist are left alone. With --secrets, as admin (--command-config), it first sets
 # the SCRAM-SHA-512 password of every SCRAM client file there, and afterwards adds the ACLs of
 # stack/kafka/acls.conf (--acls): what stack/kafka/CreateTopics.java does for the local stack.

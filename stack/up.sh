@@ -125,7 +125,7 @@ create_topics() {
   done
   "$JAVA" -cp "$(kafka_cp)" -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR/topics" \
     "$STACK_SRC/kafka/CreateTopics.java" "$STACK_HOST:$KAFKA_PORT" \
-    "$STACK_SRC/kafka/topics.conf" "$STACK_SRC/kafka/acls.conf" "$SECRETS_DIR" \
+    "$STACK_SRC/../schemas/topics.conf" "$STACK_SRC/kafka/acls.conf" "$SECRETS_DIR" \
     || die "setting Kafka's credentials, topics and ACLs failed (see above)"
   touch "$RUN_DIR/kafka.topics-ok"
 }

@@ -205,7 +205,7 @@ def test_scripts_parse(script):
 
 
 def test_every_topic_is_created():
-    topics = ROOT / "stack" / "kafka" / "topics.conf"
+    topics = ROOT / "schemas" / "topics.conf"
     out = subprocess.run(
         ["bash", str(DOCKER / "kafka-topics.sh"), "--print", str(topics)], capture_output=True, text=True, check=True
     ).stdout

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("stack_up")
 def test_topics_have_partitions_retention_and_compaction():
     admin = AdminClient(stack.kafka_conf("admin"))
     md = admin.list_topics(timeout=10)
-    with open(os.path.join(stack.ROOT, "stack", "kafka", "topics.conf")) as f:
+    with open(os.path.join(stack.ROOT, "schemas", "topics.conf")) as f:
         wanted = [line.split() for line in f if line.strip() and not line.startswith("#")]
     for name, parts, retention, size, policy, segment, *_ in wanted:
         assert name in md.topics, name

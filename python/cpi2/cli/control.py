@@ -34,7 +34,7 @@ def _name(kind, value):
 
 def command(kind, host=None, task=None, cap_cpu=None, duration_s=None, operator=None, reason="", now_us=None):
     """A ControlCommand record (dict in the schema's fields), validated."""
-    if kind not in names.COMMAND_KINDS:
+    if kind not in names.COMMAND_KIND:
         raise ControlError(f"unknown command {kind}")
     if host is not None:
         _name("host", host)
