@@ -6,9 +6,12 @@
 #   flink-rest.sh submit JAR SAVEPOINT_OR_EMPTY [job options...]
 #       the detection job, then the loader beside it: options --clickhouse.* are the loader's (an
 #       empty --clickhouse.url: no loader; none: the loader when cpi2.incidents exists); the
-#       loader also gets --kafka.start (committed-or-...), --checkpoint.interval-ms and
-#       --job.parallelism, and the consumer group cpi2-loader-X for the job's cpi2-flink-X. A
-#       loader already running with the same options is kept (it resumes nothing twice).
+#       loader also gets --checkpoint.interval-ms and --job.parallelism, and the consumer group
+#       cpi2-loader-X for the job's cpi2-flink-X. It resumes from its group's offsets; a new group
+#       starts at the records from now on, or where the job's --kafka.start earliest or
+#       timestamp-ms:MS says (the loader alone, with --kafka.start committed-or-earliest, stores
+#       all that Kafka holds). A loader already running with the same options is kept (it
+#       resumes nothing twice).
 #   flink-rest.sh loader JAR [loader options...]   (re)start the loader alone
 #   flink-rest.sh stop        stop the running detection job with a savepoint into $STACK_DIR/savepoints
 #   flink-rest.sh status
@@ -95,13 +98,13 @@ loader() {
 # loader_options DETECTION_OPTIONS...: the loader's options for a detection job's, one a line;
 # nothing when there is to be no loader
 loader_options() {
-  local url="" have_url=0 group=cpi2-flink-jobs start=committed-or-earliest out=()
+  local url="" have_url=0 group=cpi2-flink-jobs start=committed-or-latest out=()
   while [[ $# -ge 2 ]]; do
     case $1 in
       --clickhouse.url) url=$2; have_url=1 ;;
       --clickhouse.*) out+=("$1" "$2") ;;
       --kafka.group) group=$2 ;;
-      --kafka.start) [[ $2 == latest ]] && start=committed-or-latest
+      --kafka.start) [[ $2 == earliest ]] && start=committed-or-earliest
         [[ $2 == timestamp-ms:* ]] && start=$2 ;;
       --checkpoint.interval-ms | --job.parallelism) out+=("$1" "$2") ;;
     esac
