@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # make setup: install everything the project needs, idempotently. Each step is skipped when
 # its result is already there, so a second run takes a few seconds.
-#   apt packages -> Python virtualenv (.venv) and the cpi2 package -> server jars (.stack/lib) -> Telegraf (.stack/bin)
+#   apt packages -> Python virtualenv (.venv) and the cpi2 package -> server jars (.stack/lib) -> Telegraf, kube-apiserver (.stack/bin)
 . "$(dirname "$0")/lib.sh"
 
 APT_PACKAGES="build-essential cmake pkg-config libavro-dev librdkafka-dev libjansson-dev clickhouse-server
  clickhouse-client linux-perf python3-venv jq curl maven openjdk-17-jdk-headless golang-go openssl
- clang libclang-rt-14-dev clang-format"
+ clang libclang-rt-14-dev clang-format etcd-server"
 
 step_apt() {
   local missing=()
@@ -76,10 +76,22 @@ step_telegraf() {
   echo "$TELEGRAF_VERSION" > "$stamp"
 }
 
+# kube-apiserver for k8s/'s tests, from the Kubernetes Go modules pinned in k8s/apiserver/go.mod
+step_kube_apiserver() {
+  local mod="$ROOT/k8s/apiserver" stamp="$BIN_DIR/kube-apiserver.sha" sha
+  sha="$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)"
+  [ -x "$BIN_DIR/kube-apiserver" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ] && return 0
+  say "building kube-apiserver from the Kubernetes Go modules (k8s/apiserver/go.mod)"
+  (cd "$mod" && go build -trimpath -buildvcs=false -ldflags=-s -o "$BIN_DIR/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) \
+    || die "go build of kube-apiserver failed (needs the Go module proxy)"
+  echo "$sha" > "$stamp"
+}
+
 mkdir -p "$STACK_DIR" "$LIB_DIR" "$BIN_DIR"
 step_apt
 step_venv
 step_package
 step_jars
 step_telegraf
+step_kube_apiserver
 say "setup done"

@@ -50,6 +50,7 @@ type harness struct {
 	done    chan error
 	fields  chan string // the field selector of every list and watch of pods
 	watches atomic.Int32
+	timeout time.Duration // of await; 10 s if zero
 }
 
 func testConfig(dir string) Config {
@@ -102,7 +103,11 @@ func (h *harness) stop() {
 // await polls the labels file until want says it is right (bounded).
 func (h *harness) await(what string, want func(m map[string][]string) bool) map[string][]string {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := h.timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	deadline := time.Now().Add(timeout)
 	var m map[string][]string
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(h.path); err == nil {
@@ -113,7 +118,7 @@ func (h *harness) await(what string, want func(m map[string][]string) bool) map[
 		time.Sleep(20 * time.Millisecond)
 	}
 	b, _ := os.ReadFile(h.path)
-	h.t.Fatalf("%s: not within 10 s; file:\n%s\nlog:\n%s", what, b, h.logs.String())
+	h.t.Fatalf("%s: not within %v; file:\n%s\nlog:\n%s", what, timeout, b, h.logs.String())
 	return nil
 }
 
