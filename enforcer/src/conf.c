@@ -10,6 +10,7 @@
 
 #include <cpi2/cgroup.h>
 #include <cpi2/log.h>
+#include <cpi2/names.h>
 
 #define STR(f) CPI2_CFG_STR, offsetof(struct conf, f), sizeof(((struct conf *)0)->f)
 #define NUM(t, f) t, offsetof(struct conf, f), 0
@@ -38,9 +39,9 @@ static const struct cpi2_config_key keys[] = {
      "absolute cgroup dirs never capped, e.g. the collector's"},
     {"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "decide and publish actions, write nothing"},
     {"group_id", STR(group_id), "", "Kafka consumer group (default: cpi2-enforcer-<host>)"},
-    {"incidents_topic", STR(incidents_topic), "cpi2.incidents", "topic of incidents"},
-    {"control_topic", STR(control_topic), "cpi2.control", "topic of operator commands"},
-    {"actions_topic", STR(actions_topic), "cpi2.actions", "topic the decisions go to"},
+    {"incidents_topic", STR(incidents_topic), CPI2_TOPIC_INCIDENTS, "topic of incidents"},
+    {"control_topic", STR(control_topic), CPI2_TOPIC_CONTROL, "topic of operator commands"},
+    {"actions_topic", STR(actions_topic), CPI2_TOPIC_ACTIONS, "topic the decisions go to"},
     {"poll_ms", NUM(CPI2_CFG_INT, poll_ms), "100",
      "longest wait for a message between expiry checks"},
     {"stale_after_s", NUM(CPI2_CFG_INT, stale_after_s), "600",

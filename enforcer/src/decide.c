@@ -11,12 +11,7 @@
 #include "statefile.h"
 #include "text.h"
 
-const char *const action_kind_names[] = {"APPLIED", "RENEWED", "RELEASED",
-					 "REFUSED", "FAILED",  "DRY_RUN"};
-const char *const action_cause_names[] = {"INCIDENT", "OPERATOR", "EXPIRY",
-					  "SHUTDOWN", "RECOVERY", "PROTECTION_OFF"};
-
-static void begin(struct action *a, enum action_kind kind, enum action_cause cause,
+static void begin(struct action *a, enum cpi2_action_kind kind, enum cpi2_action_cause cause,
 		  const char *task, size_t len)
 {
 	memset(a, 0, sizeof(*a));
@@ -122,9 +117,9 @@ int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall
 }
 
 /* Cap task (from a message) for duration_s: the common path of incidents and operator caps. */
-static void cap_task(struct host_enforcer *h, enum action_cause cause, const char *task, size_t len,
-		     double cpu, int duration_s, const char *id, const char *victim, int64_t now_us,
-		     struct action *out)
+static void cap_task(struct host_enforcer *h, enum cpi2_action_cause cause, const char *task,
+		     size_t len, double cpu, int duration_s, const char *id, const char *victim,
+		     int64_t now_us, struct action *out)
 {
 	struct cgpath_target t;
 	enum caps_outcome outcome;
@@ -135,7 +130,7 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 	char floor_note[160] = "", budget_note[160] = "";
 	int version, rc, i;
 
-	begin(out, ACT_REFUSED, cause, task, len);
+	begin(out, CPI2_ACTION_KIND_REFUSED, cause, task, len);
 	if (!task || len == 0) {
 		snprintf(out->reason, sizeof(out->reason), "the message names no task to cap");
 		return;
@@ -161,7 +156,7 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 		return;
 	version = h->version != LIMITS_AUTO ? h->version : limits_detect(t.fd);
 	if (version < 0) {
-		out->kind = ACT_FAILED;
+		out->kind = CPI2_ACTION_KIND_FAILED;
 		snprintf(out->reason, sizeof(out->reason),
 			 "%s has neither cpu.max nor cpu.cfs_quota_us", t.dir);
 		goto out;
@@ -226,24 +221,24 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 	if (rc == -EBUSY)
 		goto out; /* REFUSED: too many caps, reason set */
 	if (rc) {
-		out->kind = ACT_FAILED;
+		out->kind = CPI2_ACTION_KIND_FAILED;
 		goto out;
 	}
 	from_cap(out, c);
 	switch (outcome) {
 	case CAPS_APPLIED:
-		out->kind = ACT_APPLIED;
+		out->kind = CPI2_ACTION_KIND_APPLIED;
 		break;
 	case CAPS_RENEWED:
-		out->kind = ACT_RENEWED;
+		out->kind = CPI2_ACTION_KIND_RENEWED;
 		break;
 	case CAPS_DRY_RUN:
-		out->kind = ACT_DRY_RUN;
+		out->kind = CPI2_ACTION_KIND_DRY_RUN;
 		out->previous_limit[0] = '\0';
 		snprintf(out->reason, sizeof(out->reason), "dry run: would cap %s", t.dir);
 		break;
 	case CAPS_AT_OR_BELOW:
-		out->kind = ACT_REFUSED;
+		out->kind = CPI2_ACTION_KIND_REFUSED;
 		out->expires_at_us = 0;
 		snprintf(out->reason, sizeof(out->reason),
 			 "the limit in force on %s (%s) is already at or below the cap of %g CPU: "
@@ -253,7 +248,7 @@ static void cap_task(struct host_enforcer *h, enum action_cause cause, const cha
 	}
 	if (floor_note[0])
 		note(out, "%s", floor_note);
-	if (budget_note[0] && out->kind != ACT_REFUSED)
+	if (budget_note[0] && out->kind != CPI2_ACTION_KIND_REFUSED)
 		note(out, "%s", budget_note);
 out:
 	close(t.fd);
@@ -265,16 +260,17 @@ int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64
 	if (!in->throttle)
 		return 0;
 	if (h->protection_off || (h->cluster_protection_off && *h->cluster_protection_off)) {
-		begin(out, ACT_REFUSED, CAUSE_PROTECTION_OFF, in->antagonist_task,
-		      in->antagonist_len);
+		begin(out, CPI2_ACTION_KIND_REFUSED, CPI2_ACTION_CAUSE_PROTECTION_OFF,
+		      in->antagonist_task, in->antagonist_len);
 		snprintf(out->reason, sizeof(out->reason), "protection is off for %s",
 			 h->protection_off ? "this host" : "the cluster");
 	} else if (!in->has_cap) {
-		begin(out, ACT_REFUSED, CAUSE_INCIDENT, in->antagonist_task, in->antagonist_len);
+		begin(out, CPI2_ACTION_KIND_REFUSED, CPI2_ACTION_CAUSE_INCIDENT,
+		      in->antagonist_task, in->antagonist_len);
 		snprintf(out->reason, sizeof(out->reason), "THROTTLE incident without cap_cpu");
 	} else {
-		cap_task(h, CAUSE_INCIDENT, in->antagonist_task, in->antagonist_len, in->cap_cpu,
-			 in->has_duration ? in->cap_duration_s : h->default_duration_s,
+		cap_task(h, CPI2_ACTION_CAUSE_INCIDENT, in->antagonist_task, in->antagonist_len,
+			 in->cap_cpu, in->has_duration ? in->cap_duration_s : h->default_duration_s,
 			 in->incident_id, in->victim_task, now_us, out);
 	}
 	out->incident_id = in->incident_id;
@@ -283,17 +279,17 @@ int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64
 	return 1;
 }
 
-static int release(struct host_enforcer *h, int i, enum action_cause cause, struct action *out)
+static int release(struct host_enforcer *h, int i, enum cpi2_action_cause cause, struct action *out)
 {
 	struct cap c;
 	int rc;
 
 	c = h->caps.caps[i];
-	begin(out, ACT_RELEASED, cause, c.task, strlen(c.task));
+	begin(out, CPI2_ACTION_KIND_RELEASED, cause, c.task, strlen(c.task));
 	from_cap(out, &c);
 	rc = caps_release(&h->caps, i, NULL, out->reason, sizeof(out->reason));
 	if (rc) {
-		out->kind = ACT_FAILED;
+		out->kind = CPI2_ACTION_KIND_FAILED;
 		/* Do not retry forever on a broken cgroup: the entry is kept in the state file and
 		 * retried at the next expiry check or restart. */
 		h->caps.caps[i].expires_us += 10 * 1000000;
@@ -307,17 +303,17 @@ int decide_expiry(struct host_enforcer *h, int64_t now_us, struct action *out)
 
 	if (i < 0)
 		return 0;
-	return release(h, i, CAUSE_EXPIRY, out);
+	return release(h, i, CPI2_ACTION_CAUSE_EXPIRY, out);
 }
 
-int decide_release_all(struct host_enforcer *h, enum action_cause cause, struct action *out,
+int decide_release_all(struct host_enforcer *h, enum cpi2_action_cause cause, struct action *out,
 		       int max)
 {
 	int n = 0, failed = 0;
 
 	while (h->caps.n > failed && n < max) {
 		release(h, failed, cause, &out[n]);
-		if (out[n].kind == ACT_FAILED)
+		if (out[n].kind == CPI2_ACTION_KIND_FAILED)
 			failed++;
 		n++;
 	}
@@ -332,17 +328,18 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 	if (max < 1)
 		return 0;
 	switch (in->command) {
-	case CMD_CAP:
-		cap_task(h, CAUSE_OPERATOR, in->task, in->task_len,
+	case CPI2_COMMAND_KIND_CAP:
+		cap_task(h, CPI2_ACTION_CAUSE_OPERATOR, in->task, in->task_len,
 			 in->has_cap ? in->cap_cpu : h->default_cap_cpu,
 			 in->has_duration ? in->duration_s : h->default_duration_s, in->command_id,
 			 NULL, now_us, out);
 		n = 1;
 		break;
-	case CMD_UNCAP: {
+	case CPI2_COMMAND_KIND_UNCAP: {
 		struct cgpath_target t;
 
-		begin(out, ACT_REFUSED, CAUSE_OPERATOR, in->task, in->task_len);
+		begin(out, CPI2_ACTION_KIND_REFUSED, CPI2_ACTION_CAUSE_OPERATOR, in->task,
+		      in->task_len);
 		if (!in->task) {
 			snprintf(out->reason, sizeof(out->reason), "uncap names no task");
 		} else if (cgpath_open(&h->policy, in->task, in->task_len, &t, out->reason,
@@ -352,18 +349,18 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 				snprintf(out->reason, sizeof(out->reason), "no cap in force on %s",
 					 t.dir);
 			else
-				release(h, i, CAUSE_OPERATOR, out);
+				release(h, i, CPI2_ACTION_CAUSE_OPERATOR, out);
 		}
 		n = 1;
 		break;
 	}
-	case CMD_PROTECTION_OFF:
+	case CPI2_COMMAND_KIND_PROTECTION_OFF:
 		if (in->host)
 			h->protection_off = true;
 		decide_save_protection(h);
-		n = decide_release_all(h, CAUSE_PROTECTION_OFF, out, max);
+		n = decide_release_all(h, CPI2_ACTION_CAUSE_PROTECTION_OFF, out, max);
 		break;
-	case CMD_PROTECTION_ON:
+	case CPI2_COMMAND_KIND_PROTECTION_ON:
 		if (in->host)
 			h->protection_off = false;
 		decide_save_protection(h);
@@ -385,7 +382,7 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 		return rc;
 	/* Expired while we were down: restore the previous limits now. */
 	while (n < max && decide_expiry(h, now_us, &out[n]) == 1) {
-		out[n].cause = CAUSE_RECOVERY;
+		out[n].cause = CPI2_ACTION_CAUSE_RECOVERY;
 		n++;
 	}
 	/* Still due: make sure the cap is in force (the crash may have come between the state
@@ -393,15 +390,17 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 	for (int i = 0; i < h->caps.n && n < max;) {
 		struct cap c = h->caps.caps[i];
 
-		begin(&out[n], ACT_RENEWED, CAUSE_RECOVERY, c.task, strlen(c.task));
+		begin(&out[n], CPI2_ACTION_KIND_RENEWED, CPI2_ACTION_CAUSE_RECOVERY, c.task,
+		      strlen(c.task));
 		from_cap(&out[n], &c);
 		rc = caps_resume(&h->caps, i, out[n].reason, sizeof(out[n].reason));
 		if (rc == -ENOENT || rc == -ESTALE) {
-			out[n++].kind = ACT_RELEASED; /* forgotten: entry i is another cap now */
+			out[n++].kind =
+			    CPI2_ACTION_KIND_RELEASED; /* forgotten: entry i is another cap now */
 			continue;
 		}
 		if (rc)
-			out[n].kind = ACT_FAILED;
+			out[n].kind = CPI2_ACTION_KIND_FAILED;
 		else
 			snprintf(out[n].reason, sizeof(out[n].reason), "cap resumed after restart");
 		/* valid until the capset changes: the caller publishes the actions first */

@@ -8,24 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cpi2/names.h>
+
 #include "caps.h"
 #include "cgpath.h"
 
-/* Mirrors the ActionKind and ActionCause enums of schemas/avro/EnforcementAction.avsc. */
-enum action_kind { ACT_APPLIED, ACT_RENEWED, ACT_RELEASED, ACT_REFUSED, ACT_FAILED, ACT_DRY_RUN };
-enum action_cause {
-	CAUSE_INCIDENT,
-	CAUSE_OPERATOR,
-	CAUSE_EXPIRY,
-	CAUSE_SHUTDOWN,
-	CAUSE_RECOVERY,
-	CAUSE_PROTECTION_OFF
-};
-extern const char *const action_kind_names[];
-extern const char *const action_cause_names[];
-
-/* Mirrors CommandKind of ControlCommand.avsc. */
-enum command_kind { CMD_CAP, CMD_UNCAP, CMD_PROTECTION_OFF, CMD_PROTECTION_ON };
+/* ActionKind, ActionCause (EnforcementAction) and CommandKind (ControlCommand): enum
+ * cpi2_action_kind, cpi2_action_cause, cpi2_command_kind and their symbols, from cpi2/names.h. */
 
 /* The fields of an Incident the enforcer uses (strings with lengths: they come from the network).
  */
@@ -45,7 +34,7 @@ struct incident_in {
 
 struct command_in {
 	const char *command_id;
-	enum command_kind command;
+	enum cpi2_command_kind command;
 	const char *host; /* NULL = the whole cluster */
 	const char *task;
 	size_t task_len;
@@ -58,8 +47,8 @@ struct command_in {
 
 /* One EnforcementAction to publish. Strings point into the host's own buffers. */
 struct action {
-	enum action_kind kind;
-	enum action_cause cause;
+	enum cpi2_action_kind kind;
+	enum cpi2_action_cause cause;
 	char task[CGPATH_MAX_TASK + 1];
 	const char *incident_id, *command_id, *victim_task, *victim_job; /* NULL = absent */
 	bool has_cap;
@@ -128,7 +117,7 @@ int decide_expiry(struct host_enforcer *h, int64_t now_us, struct action *out);
 
 /* Release every cap (shutdown or protection off), at most max of them (CAPS_MAX: all). Returns
  * the number of actions written. */
-int decide_release_all(struct host_enforcer *h, enum action_cause cause, struct action *out,
+int decide_release_all(struct host_enforcer *h, enum cpi2_action_cause cause, struct action *out,
 		       int max);
 
 /* After a restart: read the state file, release the caps that expired while we were down

@@ -2,7 +2,6 @@
  * them on time, and never leaves one behind (state file, restore on SIGTERM, recovery after
  * a crash). Every decision is published to cpi2.actions. */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <cpi2/config.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
+#include <cpi2/signals.h>
 #include <cpi2/wire.h>
 
 #include "conf.h"
@@ -28,16 +28,6 @@
 #include "text.h"
 
 #define MAX_ACTIONS (CAPS_MAX + 1) /* a release of every cap fits */
-
-static volatile sig_atomic_t stopping, hangups;
-
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		hangups++;
-	else
-		stopping = 1;
-}
 
 struct enforcer {
 	struct conf *conf;
@@ -67,11 +57,11 @@ static void publish(struct enforcer *e, struct host_enforcer *h, const struct ac
 	int rc;
 
 	snprintf(id, sizeof(id), "%s-%lld-%ld", h->host, (long long)e->started_us, ++e->seq);
-	cpi2_log(a->kind == ACT_FAILED	  ? CPI2_LOG_ERR
-		 : a->kind == ACT_REFUSED ? CPI2_LOG_WARN
-					  : CPI2_LOG_INFO,
+	cpi2_log(a->kind == CPI2_ACTION_KIND_FAILED    ? CPI2_LOG_ERR
+		 : a->kind == CPI2_ACTION_KIND_REFUSED ? CPI2_LOG_WARN
+						       : CPI2_LOG_INFO,
 		 "enforcer", "%s: %s %s (%s%s%s)%s%s", text_log(0, h->host),
-		 action_kind_names[a->kind], a->task, action_cause_names[a->cause],
+		 cpi2_action_kind_symbols[a->kind], a->task, cpi2_action_cause_symbols[a->cause],
 		 a->incident_id || a->command_id ? " " : "",
 		 text_log(1, a->incident_id ? a->incident_id : a->command_id),
 		 a->reason[0] ? ": " : "", text_log(2, a->reason));
@@ -133,7 +123,7 @@ static void dead_letter(struct enforcer *e, const struct cpi2_message *m, const 
 }
 
 /* A refusal that is an action of host h (stale or replayed messages), sampled. */
-static void refuse(struct enforcer *e, struct host_enforcer *h, enum action_cause cause,
+static void refuse(struct enforcer *e, struct host_enforcer *h, enum cpi2_action_cause cause,
 		   const char *task, size_t len, const char *incident_id, const char *command_id,
 		   const char *reason)
 {
@@ -142,7 +132,7 @@ static void refuse(struct enforcer *e, struct host_enforcer *h, enum action_caus
 	if (!sample(e, reason))
 		return;
 	memset(&a, 0, sizeof(a));
-	a.kind = ACT_REFUSED;
+	a.kind = CPI2_ACTION_KIND_REFUSED;
 	a.cause = cause;
 	text_printable(a.task, sizeof(a.task), task, len);
 	a.incident_id = incident_id;
@@ -233,22 +223,24 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 			       "detected_at_us", in.detected_at_us, sim_now_us(e->conf), err,
 			       sizeof(err)) != 0) {
 		/* e.g. a replay of old incidents after a long outage: their caps would be late */
-		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id,
-		       NULL, err);
+		refuse(e, h, CPI2_ACTION_CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len,
+		       in.incident_id, NULL, err);
 		return;
 	}
 	if (seen_has(&e->seen, 'i', in.incident_id)) {
-		refuse(e, h, CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len, in.incident_id,
-		       NULL, "replayed incident: this incident_id was acted on already");
+		refuse(e, h, CPI2_ACTION_CAUSE_INCIDENT, in.antagonist_task, in.antagonist_len,
+		       in.incident_id, NULL,
+		       "replayed incident: this incident_id was acted on already");
 		return;
 	}
 	if (decide_incident(h, &in, sim_now_us(e->conf), &a) == 1) {
-		if ((a.kind == ACT_APPLIED || a.kind == ACT_RENEWED) && m->timestamp_ms > 0)
+		if ((a.kind == CPI2_ACTION_KIND_APPLIED || a.kind == CPI2_ACTION_KIND_RENEWED) &&
+		    m->timestamp_ms > 0)
 			latency_add(&e->latency, (double)(cpi2_clock_us(CLOCK_REALTIME) -
 							  m->timestamp_ms * 1000) /
 						     1000.0);
 		remember(e, 'i', in.incident_id);
-		if (a.kind != ACT_REFUSED || sample(e, a.reason))
+		if (a.kind != CPI2_ACTION_KIND_REFUSED || sample(e, a.reason))
 			publish(e, h, &a);
 	}
 }
@@ -289,8 +281,8 @@ static void on_command(struct enforcer *e, const struct cpi2_message *m)
 			       "issued_at_us", in.issued_at_us, cpi2_clock_us(CLOCK_REALTIME), err,
 			       sizeof(err)) != 0) {
 		if (h)
-			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id,
-			       err);
+			refuse(e, h, CPI2_ACTION_CAUSE_OPERATOR, in.task, in.task_len, NULL,
+			       in.command_id, err);
 		else
 			dead_letter(e, m, err);
 		return;
@@ -299,8 +291,8 @@ static void on_command(struct enforcer *e, const struct cpi2_message *m)
 		snprintf(err, sizeof(err),
 			 "replayed command: this command_id was acted on already");
 		if (h)
-			refuse(e, h, CAUSE_OPERATOR, in.task, in.task_len, NULL, in.command_id,
-			       err);
+			refuse(e, h, CPI2_ACTION_CAUSE_OPERATOR, in.task, in.task_len, NULL,
+			       in.command_id, err);
 		else
 			dead_letter(e, m, err);
 		return;
@@ -309,8 +301,9 @@ static void on_command(struct enforcer *e, const struct cpi2_message *m)
 	if (!h) {
 		/* The whole cluster: the shared kill switch, or a cap/uncap on every host we serve.
 		 */
-		if (in.command == CMD_PROTECTION_OFF || in.command == CMD_PROTECTION_ON)
-			set_cluster_switch(e, in.command == CMD_PROTECTION_OFF);
+		if (in.command == CPI2_COMMAND_KIND_PROTECTION_OFF ||
+		    in.command == CPI2_COMMAND_KIND_PROTECTION_ON)
+			set_cluster_switch(e, in.command == CPI2_COMMAND_KIND_PROTECTION_OFF);
 		cpi2_log(CPI2_LOG_INFO, "enforcer", "cluster command %s",
 			 text_log(0, in.command_id));
 		for (int i = 0; i < e->n_hosts; i++) {
@@ -387,7 +380,6 @@ int main(int argc, char **argv)
 	static struct conf conf;
 	static struct action a[MAX_ACTIONS];
 	const char *consumer_props[CPI2_CONFIG_MAX_PROPS + 2];
-	struct sigaction sa = {.sa_handler = on_signal};
 	struct cpi2_message m;
 	char err[1024], path[PATH_MAX + 32], kept[512];
 	uint64_t keep;
@@ -475,9 +467,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cpi2-enforcer: kafka: %s\n", err);
 		return 1;
 	}
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	cpi2_signal_install();
 	cpi2_log(CPI2_LOG_INFO, "enforcer",
 		 "serving %d host%s (first %s, cgroup root %s)%s%s, brokers %s", e.n_hosts,
 		 e.n_hosts == 1 ? "" : "s", text_log(0, e.hosts[0].host), e.hosts[0].policy.root,
@@ -499,13 +489,10 @@ int main(int argc, char **argv)
 		publish_all(&e, &e.hosts[i], a, n);
 	}
 
-	while (!stopping) {
-		if (hangups) {
-			hangups = 0;
-			cpi2_log(CPI2_LOG_WARN, "enforcer",
-				 "SIGHUP ignored: the configuration is read at start only "
-				 "(restart to change it); caps in force are kept");
-		}
+	while (!cpi2_signal_stop) {
+		cpi2_signal_hangups("enforcer",
+				    "the configuration is read at start only (restart to "
+				    "change it); caps in force are kept");
 		rc = cpi2_consumer_poll(e.consumer, conf.poll_ms, &m);
 		e.rate_clock_us = cpi2_clock_us(CLOCK_MONOTONIC);
 		if (rc == 1) {
@@ -524,7 +511,7 @@ int main(int argc, char **argv)
 
 	cpi2_log(CPI2_LOG_INFO, "enforcer", "stopping: lifting every cap");
 	for (int i = 0; i < e.n_hosts; i++) {
-		n = decide_release_all(&e.hosts[i], CAUSE_SHUTDOWN, a, MAX_ACTIONS);
+		n = decide_release_all(&e.hosts[i], CPI2_ACTION_CAUSE_SHUTDOWN, a, MAX_ACTIONS);
 		publish_all(&e, &e.hosts[i], a, n);
 		if (e.hosts[i].caps.n)
 			cpi2_log(CPI2_LOG_ERR, "enforcer",

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cpi2/names.h>
 #include <cpi2/wire.h>
 
 /* A string field with its length (Avro strings may hold NUL bytes: cgpath checks them). */
@@ -83,7 +84,8 @@ int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size
 	if (check_text("incident_id", in->incident_id, idlen, MESSAGES_ID_MAX, true, err, errsz) ||
 	    check_text("host", in->host, hostlen, MESSAGES_HOST_MAX, true, err, errsz))
 		return -EINVAL;
-	in->throttle = decision && strcmp(decision, "THROTTLE") == 0;
+	in->throttle =
+	    decision && strcmp(decision, cpi2_decision_symbols[CPI2_DECISION_THROTTLE]) == 0;
 	if (cpi2_value_get_double(rec, "cap_cpu", &in->cap_cpu, &is_null) == 0)
 		in->has_cap = !is_null;
 	if (cpi2_value_get_int(rec, "cap_duration_s", &dur, &is_null) == 0 && !is_null) {
@@ -97,8 +99,8 @@ int messages_incident(avro_value_t *rec, struct incident_in *in, char *err, size
 
 int messages_command(avro_value_t *rec, struct command_in *in, char *err, size_t errsz)
 {
-	static const char *const kinds[] = {"CAP", "UNCAP", "PROTECTION_OFF", "PROTECTION_ON"};
 	const char *kind = NULL;
+	int idx;
 	size_t idlen, hostlen;
 	bool is_null;
 	int32_t dur;
@@ -115,14 +117,12 @@ int messages_command(avro_value_t *rec, struct command_in *in, char *err, size_t
 	if (check_text("command_id", in->command_id, idlen, MESSAGES_ID_MAX, true, err, errsz) ||
 	    check_text("host", in->host, hostlen, MESSAGES_HOST_MAX, false, err, errsz))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (kind && strcmp(kind, kinds[i]) == 0) {
-			in->command = (enum command_kind)i;
-			goto known;
-		}
-	snprintf(err, errsz, "unknown command %s", kind ? kind : "(none)");
-	return -EINVAL;
-known:
+	idx = cpi2_symbol_index(cpi2_command_kind_symbols, CPI2_COMMAND_KIND_SYMBOLS_LEN, kind);
+	if (idx < 0) {
+		snprintf(err, errsz, "unknown command %s", kind ? kind : "(none)");
+		return -EINVAL;
+	}
+	in->command = (enum cpi2_command_kind)idx;
 	if (cpi2_value_get_double(rec, "cap_cpu", &in->cap_cpu, &is_null) == 0)
 		in->has_cap = !is_null;
 	if (cpi2_value_get_int(rec, "duration_s", &dur, &is_null) == 0 && !is_null) {
@@ -151,8 +151,8 @@ int messages_action(avro_value_t *rec, const struct action *a, const char *host,
 	rc |= cpi2_value_set_string(rec, "action_id", action_id);
 	rc |= cpi2_value_set_string(rec, "host", host);
 	rc |= cpi2_value_set_long(rec, "at_us", at_us);
-	rc |= cpi2_value_set_enum(rec, "kind", action_kind_names[a->kind]);
-	rc |= cpi2_value_set_enum(rec, "cause", action_cause_names[a->cause]);
+	rc |= cpi2_value_set_enum(rec, "kind", cpi2_action_kind_symbols[a->kind]);
+	rc |= cpi2_value_set_enum(rec, "cause", cpi2_action_cause_symbols[a->cause]);
 	rc |= cpi2_value_set_string(rec, "task", a->task);
 	opt_string(rec, "incident_id", a->incident_id);
 	opt_string(rec, "command_id", a->command_id);

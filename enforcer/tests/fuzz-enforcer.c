@@ -241,9 +241,9 @@ static void message(struct host_enforcer *h, int kind, const uint8_t *p, size_t 
 		    messages_command(rec, &in, err, sizeof(err)) ||
 		    (in.host && strcmp(in.host, h->host) != 0))
 			return;
-		if (!in.host &&
-		    (in.command == CMD_PROTECTION_OFF || in.command == CMD_PROTECTION_ON))
-			cluster_off = in.command == CMD_PROTECTION_OFF;
+		if (!in.host && (in.command == CPI2_COMMAND_KIND_PROTECTION_OFF ||
+				 in.command == CPI2_COMMAND_KIND_PROTECTION_ON))
+			cluster_off = in.command == CPI2_COMMAND_KIND_PROTECTION_OFF;
 		decide_command(h, &in, now, a, CAPS_MAX + 1);
 	}
 }

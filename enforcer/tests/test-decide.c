@@ -90,13 +90,14 @@ static void release_all_200(void)
 			fake_write(dir, "cpu.max", want);
 		}
 		struct incident_in in = incident(name, 0.01, 300);
-		CHECK(decide_incident(&h, &in, 1000000000, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+		CHECK(decide_incident(&h, &in, 1000000000, &a[0]) == 1 &&
+		      a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	}
 	CHECK(h.caps.n == 200);
-	n = decide_release_all(&h, CAUSE_SHUTDOWN, a, CAPS_MAX + 1);
+	n = decide_release_all(&h, CPI2_ACTION_CAUSE_SHUTDOWN, a, CAPS_MAX + 1);
 	CHECK(n == 200 && h.caps.n == 0);
 	for (int i = 0; i < 200; i++) {
-		CHECK(a[i].kind == ACT_RELEASED);
+		CHECK(a[i].kind == CPI2_ACTION_KIND_RELEASED);
 		snprintf(name, sizeof(name), "many/t%d", i);
 		snprintf(dir, sizeof(dir), "%s/%s", root, name);
 		if (i % 3)
@@ -130,11 +131,12 @@ int main(void)
 	/* THROTTLE → APPLIED at the incident's cap; repeat → RENEWED, not stacked */
 	struct incident_in in = incident("batch/video-3", 0.1, 300);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1);
-	CHECK(a[0].kind == ACT_APPLIED && a[0].cause == CAUSE_INCIDENT);
+	CHECK(a[0].kind == CPI2_ACTION_KIND_APPLIED && a[0].cause == CPI2_ACTION_CAUSE_INCIDENT);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "25000 250000") == 0);
 	CHECK(strcmp(a[0].previous_limit, "max 100000") == 0 &&
 	      a[0].expires_at_us == t + 300000000);
-	CHECK(decide_incident(&h, &in, t + 1000000, &a[0]) == 1 && a[0].kind == ACT_RENEWED);
+	CHECK(decide_incident(&h, &in, t + 1000000, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_RENEWED);
 	CHECK(h.caps.n == 1 && a[0].expires_at_us == t + 301000000);
 
 	/* not a THROTTLE decision: nothing to do */
@@ -144,111 +146,111 @@ int main(void)
 
 	/* a protected slice is refused with a reason */
 	struct incident_in bad = incident("system.slice/sshd", 0.1, 300);
-	CHECK(decide_incident(&h, &bad, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	CHECK(decide_incident(&h, &bad, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "protected"));
 	CHECK(strcmp(fake_read(sys, "cpu.max"), "max 100000") == 0);
 
 	/* a parent (every task under it) is refused */
 	struct incident_in parent = incident("batch", 0.1, 300);
-	CHECK(decide_incident(&h, &parent, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
-	      strstr(a[0].reason, "leaf"));
+	CHECK(decide_incident(&h, &parent, t, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_REFUSED && strstr(a[0].reason, "leaf"));
 
 	/* a cap of 1024 CPUs on a task held at 0.5: nothing written, reported */
 	struct incident_in raise = incident("held/task", 1024, 300);
-	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED);
 	CHECK(strstr(a[0].reason, "already at or below") &&
 	      strcmp(fake_read(held, "cpu.max"), "50000 100000") == 0);
 	CHECK(h.caps.n == 1);
 
 	/* operator cap with defaults, then uncap */
 	struct command_in cap = {.command_id = "c1",
-				 .command = CMD_CAP,
+				 .command = CPI2_COMMAND_KIND_CAP,
 				 .host = "host-1",
 				 .task = "be/crawler-1",
 				 .task_len = 12};
-	CHECK(decide_command(&h, &cap, t, a, 8) == 1 && a[0].kind == ACT_APPLIED &&
-	      a[0].cause == CAUSE_OPERATOR);
+	CHECK(decide_command(&h, &cap, t, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED &&
+	      a[0].cause == CPI2_ACTION_CAUSE_OPERATOR);
 	CHECK(strcmp(a[0].command_id, "c1") == 0 && h.caps.n == 2);
 	struct command_in uncap = cap;
-	uncap.command = CMD_UNCAP;
-	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_RELEASED);
+	uncap.command = CPI2_COMMAND_KIND_UNCAP;
+	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_RELEASED);
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0 && h.caps.n == 1);
-	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_REFUSED &&
+	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "no cap"));
 
 	/* a request under the floor is capped at the floor, and says so */
 	struct command_in tiny = cap;
 	tiny.has_cap = true;
 	tiny.cap_cpu = 0.0001;
-	CHECK(decide_command(&h, &tiny, t, a, 8) == 1 && a[0].kind == ACT_APPLIED &&
+	CHECK(decide_command(&h, &tiny, t, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED &&
 	      strstr(a[0].reason, "min_cap_cpu"));
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "2500 250000") == 0);
-	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == ACT_RELEASED);
+	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_RELEASED);
 
 	/* expiry releases exactly when due */
 	CHECK(decide_expiry(&h, t + 300999999, &a[0]) == 0);
-	CHECK(decide_expiry(&h, t + 301000000, &a[0]) == 1 && a[0].kind == ACT_RELEASED &&
-	      a[0].cause == CAUSE_EXPIRY);
+	CHECK(decide_expiry(&h, t + 301000000, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_RELEASED && a[0].cause == CPI2_ACTION_CAUSE_EXPIRY);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h.caps.n == 0);
 
 	/* cluster kill switch refuses incidents; host switch releases caps in force */
 	cluster_off = true;
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
-	      a[0].cause == CAUSE_PROTECTION_OFF);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
+	      a[0].cause == CPI2_ACTION_CAUSE_PROTECTION_OFF);
 	cluster_off = false;
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	struct command_in off = {
-	    .command_id = "c2", .command = CMD_PROTECTION_OFF, .host = "host-1"};
-	CHECK(decide_command(&h, &off, t, a, 8) == 1 && a[0].kind == ACT_RELEASED &&
-	      a[0].cause == CAUSE_PROTECTION_OFF);
+	    .command_id = "c2", .command = CPI2_COMMAND_KIND_PROTECTION_OFF, .host = "host-1"};
+	CHECK(decide_command(&h, &off, t, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_RELEASED &&
+	      a[0].cause == CPI2_ACTION_CAUSE_PROTECTION_OFF);
 	CHECK(h.protection_off && h.caps.n == 0 &&
 	      strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED);
 	init(&h2); /* the kill switch survives a restart */
 	decide_load_protection(&h2);
 	CHECK(h2.protection_off);
 	struct command_in on = off;
-	on.command = CMD_PROTECTION_ON;
+	on.command = CPI2_COMMAND_KIND_PROTECTION_ON;
 	CHECK(decide_command(&h, &on, t, a, 8) == 0 && !h.protection_off);
 
 	/* crash with two caps in force: a new enforcer releases the expired one, resumes the other
 	 */
 	struct incident_in in2 = incident("be/crawler-1", 0.01, 10);
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	fake_write(dir, "cpu.max",
 		   "max 100000\n"); /* as if the crash came before the cgroup write */
 	init(&h2);
 	n = decide_recover(&h2, t + 20000000, a, 8, err, sizeof(err));
 	CHECK(n == 2 && err[0] == '\0');
-	CHECK(a[0].kind == ACT_RELEASED && a[0].cause == CAUSE_RECOVERY &&
+	CHECK(a[0].kind == CPI2_ACTION_KIND_RELEASED && a[0].cause == CPI2_ACTION_CAUSE_RECOVERY &&
 	      strcmp(a[0].task, "be/crawler-1") == 0);
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0);
-	CHECK(a[1].kind == ACT_RENEWED && a[1].cause == CAUSE_RECOVERY &&
+	CHECK(a[1].kind == CPI2_ACTION_KIND_RENEWED && a[1].cause == CPI2_ACTION_CAUSE_RECOVERY &&
 	      strcmp(fake_read(dir, "cpu.max"), "25000 250000") == 0);
-	CHECK(decide_release_all(&h2, CAUSE_SHUTDOWN, a, 8) == 1 && a[0].kind == ACT_RELEASED &&
-	      a[0].cause == CAUSE_SHUTDOWN);
+	CHECK(decide_release_all(&h2, CPI2_ACTION_CAUSE_SHUTDOWN, a, 8) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_RELEASED && a[0].cause == CPI2_ACTION_CAUSE_SHUTDOWN);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
 
 	/* crash, then the capped cgroup is removed and made again under its name: the new one is
 	 * not touched at recovery (released: replaced) */
 	fake_cgroup(root, "be/replaced", 2, rep, sizeof(rep));
 	struct incident_in in3 = incident("be/replaced", 0.1, 300);
-	CHECK(decide_incident(&h2, &in3, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	CHECK(decide_incident(&h2, &in3, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	fake_sh("mkdir '%s.new' && rm -rf '%s' && mv '%s.new' '%s'", rep, rep, rep, rep);
 	fake_write(rep, "cpu.max", "max 100000\n");
 	init(&h);
 	n = decide_recover(&h, t + 1000000, a, 8, err, sizeof(err));
-	CHECK(n == 1 && a[0].kind == ACT_RELEASED && strstr(a[0].reason, "replaced") &&
+	CHECK(n == 1 && a[0].kind == CPI2_ACTION_KIND_RELEASED && strstr(a[0].reason, "replaced") &&
 	      h.caps.n == 0);
 	CHECK(strcmp(fake_read(rep, "cpu.max"), "max 100000") == 0);
 
 	/* the per-host limit */
 	h.caps.max_caps = 1;
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "max_caps"));
-	CHECK(decide_release_all(&h, CAUSE_SHUTDOWN, a, 8) == 1);
+	CHECK(decide_release_all(&h, CPI2_ACTION_CAUSE_SHUTDOWN, a, 8) == 1);
 	h.caps.max_caps = 3;
 
 	/* rate limits: one new cap a second (burst 1), renewals on their own bucket */
@@ -256,49 +258,53 @@ int main(void)
 	h.rate_clock_us = &clock;
 	decide_bucket_init(&h.new_caps, 1, 1);
 	decide_bucket_init(&h.renewals, 1, 1);
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
-	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "rate limit"));
 	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0);
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_RENEWED);
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED &&
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_RENEWED);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "renewals"));
 	clock += 1000000;
-	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED);
+	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	/* a refusal that writes nothing costs no token */
-	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED);
 	clock += 1000000;
 	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 &&
 	      strstr(a[0].reason, "already at or below"));
-	CHECK(decide_release_all(&h, CAUSE_SHUTDOWN, a, 8) == 2);
+	CHECK(decide_release_all(&h, CPI2_ACTION_CAUSE_SHUTDOWN, a, 8) == 2);
 	h.rate_clock_us = NULL;
 	decide_bucket_init(&h.new_caps, 0, 1);
 	decide_bucket_init(&h.renewals, 0, 1);
 
 	/* a day's bound on capped time (600 s): renewals count their extension; across a restart */
 	h.max_cap_us_per_day = 600000000;
-	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == ACT_APPLIED); /* 300 */
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_APPLIED); /* 300 */
 	CHECK(decide_incident(&h, &in, t + 100000000, &a[0]) == 1 &&
-	      a[0].kind == ACT_RENEWED); /* 400 */
+	      a[0].kind == CPI2_ACTION_KIND_RENEWED); /* 400 */
 	CHECK(decide_incident(&h, &in, t + 250000000, &a[0]) == 1 &&
-	      a[0].kind == ACT_RENEWED); /* 550 */
+	      a[0].kind == CPI2_ACTION_KIND_RENEWED); /* 550 */
 	CHECK(decide_incident(&h, &in, t + 320000000, &a[0]) == 1 &&
-	      a[0].kind == ACT_RENEWED); /* 600 */
+	      a[0].kind == CPI2_ACTION_KIND_RENEWED); /* 600 */
 	CHECK(strstr(a[0].reason, "shortened") && a[0].expires_at_us == t + 600000000);
-	CHECK(decide_incident(&h, &in, t + 350000000, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(decide_incident(&h, &in, t + 350000000, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_REFUSED);
 	CHECK(strstr(a[0].reason, "max_cap_s_per_task_day"));
 	init(&h2);
 	h2.max_cap_us_per_day = 600000000;
 	CHECK(decide_recover(&h2, t + 360000000, a, 8, err, sizeof(err)) == 1);
-	CHECK(decide_expiry(&h2, t + 600000000, &a[0]) == 1 && a[0].kind == ACT_RELEASED);
-	CHECK(decide_incident(&h2, &in, t + 700000000, &a[0]) == 1 && a[0].kind == ACT_REFUSED);
+	CHECK(decide_expiry(&h2, t + 600000000, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_RELEASED);
+	CHECK(decide_incident(&h2, &in, t + 700000000, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_REFUSED);
 	CHECK(decide_incident(&h2, &in, t + 86400000000LL + 1, &a[0]) == 1 &&
-	      a[0].kind == ACT_APPLIED); /* next day */
-	CHECK(decide_release_all(&h2, CAUSE_SHUTDOWN, a, 8) == 1);
+	      a[0].kind == CPI2_ACTION_KIND_APPLIED); /* next day */
+	CHECK(decide_release_all(&h2, CPI2_ACTION_CAUSE_SHUTDOWN, a, 8) == 1);
 
 	/* dry run: decides and reports, writes nothing */
 	h2.caps.dry_run = true;
-	CHECK(decide_incident(&h2, &in, t, &a[0]) == 1 && a[0].kind == ACT_DRY_RUN &&
+	CHECK(decide_incident(&h2, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_DRY_RUN &&
 	      strstr(a[0].reason, "dry run"));
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h2.caps.n == 0);
 

@@ -2,6 +2,7 @@
 #include <cpi2/config.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
+#include <cpi2/names.h>
 #include <cpi2/wire.h>
 
 #include <errno.h>
@@ -434,7 +435,7 @@ int cpi2_dead_letter(struct cpi2_producer *p, const char *component, const struc
 		free(buf);
 		return -EINVAL;
 	}
-	rc = cpi2_producer_send(p, "cpi2.dead-letter", m->key, m->keylen, buf, len);
+	rc = cpi2_producer_send(p, CPI2_TOPIC_DEAD_LETTER, m->key, m->keylen, buf, len);
 	free(buf);
 	return rc;
 }

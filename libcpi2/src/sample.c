@@ -8,25 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *const cpi2_sample_fields[] = {"host",
-					  "task",
-					  "job",
-					  "task_id",
-					  "platform",
-					  "task_class",
-					  "is_protected",
-					  "window_start_us",
-					  "window_us",
-					  "cycles",
-					  "instructions",
-					  "counter_source",
-					  "time_running_ratio",
-					  "cpu_usage",
-					  "cpi",
-					  "llc_misses",
-					  "numa_score",
-					  "threads",
-					  NULL};
+/* The encoder below writes CpiSample's fields by hand, in schema order: a field added to the
+ * schema stops the build here until the encoder and the JSON writer write it too. */
+_Static_assert(CPI2_CPI_SAMPLE_FIELDS_LEN == 18,
+	       "CpiSample's fields changed: update cpi2_sample_encode and cpi2_sample_to_json");
 
 struct out {
 	unsigned char *p, *end;
@@ -95,8 +80,8 @@ int cpi2_sample_encode(const struct cpi2_sample *s, void *buf, size_t bufsz, siz
 			return -ENOENT;
 		fp = v->fingerprint;
 	}
-	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 ||
-	    s->counter_source > 3)
+	if (s->task_class < 0 || s->task_class >= CPI2_TASK_CLASS_SYMBOLS_LEN ||
+	    s->counter_source < 0 || s->counter_source >= CPI2_COUNTER_SOURCE_SYMBOLS_LEN)
 		return -EINVAL;
 	if (!s->host || !s->task || !s->job || !s->task_id || !s->platform)
 		return -EINVAL;
@@ -162,21 +147,20 @@ static int json_str(char *b, size_t n, const char *s)
 
 int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 {
-	static const char *const tc[] = {"LATENCY_SENSITIVE", "BATCH", "BEST_EFFORT", "UNKNOWN"};
-	static const char *const cs[] = {"REF_CYCLES", "CYCLES", "SOFTWARE", "SIMULATED"};
 	const char *strs[] = {s->host, s->task, s->job, s->task_id, s->platform};
 	char opt[4][32];
 	size_t o = 0;
 	int n;
 
-	if (s->task_class < 0 || s->task_class > 3 || s->counter_source < 0 ||
-	    s->counter_source > 3)
+	if (s->task_class < 0 || s->task_class >= CPI2_TASK_CLASS_SYMBOLS_LEN ||
+	    s->counter_source < 0 || s->counter_source >= CPI2_COUNTER_SOURCE_SYMBOLS_LEN)
 		return -EINVAL;
 	if (bufsz < 2)
 		return -ENOSPC;
 	buf[o++] = '{';
 	for (int i = 0; i < 5; i++) {
-		n = snprintf(buf + o, bufsz - o, "%s\"%s\":", i ? "," : "", cpi2_sample_fields[i]);
+		n = snprintf(buf + o, bufsz - o, "%s\"%s\":", i ? "," : "",
+			     cpi2_cpi_sample_fields[i]);
 		if (n < 0 || (size_t)n >= bufsz - o)
 			return -ENOSPC;
 		o += (size_t)n;
@@ -197,10 +181,10 @@ int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 	    "\"cycles\":%lld,\"instructions\":%lld,\"counter_source\":\"%s\",\"time_running_"
 	    "ratio\":%.17g,"
 	    "\"cpu_usage\":%.17g,\"cpi\":%s,\"llc_misses\":%s,\"numa_score\":%s,\"threads\":%s}",
-	    tc[s->task_class], s->is_protected ? "true" : "false", (long long)s->window_start_us,
-	    (long long)s->window_us, (long long)s->cycles, (long long)s->instructions,
-	    cs[s->counter_source], s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2],
-	    opt[3]);
+	    cpi2_task_class_symbols[s->task_class], s->is_protected ? "true" : "false",
+	    (long long)s->window_start_us, (long long)s->window_us, (long long)s->cycles,
+	    (long long)s->instructions, cpi2_counter_source_symbols[s->counter_source],
+	    s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2], opt[3]);
 	if (n < 0 || (size_t)n >= bufsz - o)
 		return -ENOSPC;
 	return (int)(o + (size_t)n);

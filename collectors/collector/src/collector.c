@@ -319,7 +319,7 @@ static int candidates(struct collector *c)
 			c->stats.unmapped++;
 			snprintf(map.job, sizeof(map.job), "%s", task);
 			snprintf(map.task_id, sizeof(map.task_id), "%s", c->host);
-			map.task_class = CPI2_TC_UNKNOWN;
+			map.task_class = CPI2_TASK_CLASS_UNKNOWN;
 			map.is_protected = false;
 			report_once(c, task, CPI2_LOG_WARN,
 				    "cgroup %s matches no rule or label: published as job=%s, "

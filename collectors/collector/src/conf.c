@@ -2,6 +2,7 @@
 #include "conf.h"
 
 #include <cpi2/log.h>
+#include <cpi2/names.h>
 
 #include <errno.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 const struct cpi2_config_key collector_conf_keys[] = {
     {"host", STR(host), "", "host name in samples and Kafka keys (empty: this machine's)"},
     {"brokers", STR(brokers), "127.0.0.1:9092", "Kafka bootstrap servers"},
-    {"topic", STR(topic), "cpi2.samples", "Kafka topic of the samples"},
+    {"topic", STR(topic), CPI2_TOPIC_SAMPLES, "Kafka topic of the samples"},
     {"roots", STR(roots), "auto",
      "comma-separated cgroup roots (auto: the cgroup v2 mount, else the v1 cpu mount)"},
     {"max_depth", NUM(CPI2_CFG_INT, max_depth), "6", "cgroup levels walked below a root"},

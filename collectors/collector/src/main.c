@@ -6,27 +6,15 @@
 #include <cpi2/clock.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
+#include <cpi2/signals.h>
 #include <cpi2/sample.h>
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-static volatile sig_atomic_t stop, hangups;
-
-/* SIGTERM and SIGINT stop after the window; SIGHUP is ignored with a log line (the
- * configuration is read at start only), rather than killing the collector mid-window. */
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		hangups++;
-	else
-		stop = 1;
-}
 
 /* where samples go and what happened to them */
 struct output {
@@ -76,14 +64,10 @@ static bool wait_until(int64_t deadline_us, struct output *o)
 	for (;;) {
 		int64_t left = deadline_us - cpi2_clock_us(CLOCK_MONOTONIC);
 
-		if (stop)
+		if (cpi2_signal_stop)
 			return false;
-		if (hangups) {
-			hangups = 0;
-			cpi2_log(CPI2_LOG_WARN, "collector",
-				 "SIGHUP ignored: the configuration is read at start only "
-				 "(restart to change it)");
-		}
+		cpi2_signal_hangups(
+		    "collector", "the configuration is read at start only (restart to change it)");
 		if (left <= 0)
 			return true;
 		if (o->producer) {
@@ -160,7 +144,7 @@ static int run(struct collector *c, struct output *o)
 	int64_t wall0 = cpi2_clock_us(CLOCK_MONOTONIC);
 	long done = 0;
 
-	while (!stop && (!conf->windows || done < conf->windows)) {
+	while (!cpi2_signal_stop && (!conf->windows || done < conf->windows)) {
 		/* windows start on multiples of the period of the wall clock, so hosts align */
 		int64_t now = cpi2_clock_us(CLOCK_REALTIME),
 			start = conf->once ? now : (now / period_us + 1) * period_us;
@@ -199,7 +183,6 @@ int main(int argc, char **argv)
 	static struct collector c;
 	const char *props[CPI2_CONFIG_MAX_PROPS];
 	struct output out = {.conf = &conf};
-	struct sigaction sa = {.sa_handler = on_signal};
 	char err[1024];
 	int rc;
 
@@ -225,7 +208,7 @@ int main(int argc, char **argv)
 		collector_free(&c);
 		return 2;
 	}
-	if (c.spec.counter_source == CPI2_CS_SOFTWARE)
+	if (c.spec.counter_source == CPI2_COUNTER_SOURCE_SOFTWARE)
 		cpi2_log(CPI2_LOG_WARN, "collector",
 			 "counting the software event %s, not cycles and instructions: samples say "
 			 "counter_source "
@@ -243,9 +226,9 @@ int main(int argc, char **argv)
 		 : conf.to_stdout ? "JSON to stdout"
 		 : conf.dry_run	  ? "--dry-run: nothing published"
 				  : conf.topic);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	/* SIGTERM and SIGINT stop after the window; SIGHUP is ignored with a log line rather
+	 * than killing the collector mid-window */
+	cpi2_signal_install();
 	out.host = c.host;
 	if (!conf.once && !conf.dry_run && !conf.to_stdout && open_producer(&conf, props, &out)) {
 		collector_free(&c);

@@ -29,7 +29,7 @@ int perf_spec_parse(const char *events, struct perf_spec *spec, char *err, size_
 				       {PERF_TYPE_HARDWARE, PERF_TYPE_HARDWARE},
 				       {PERF_COUNT_HW_REF_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS},
 				       {"ref-cycles", "instructions"},
-				       CPI2_CS_REF_CYCLES};
+				       CPI2_COUNTER_SOURCE_REF_CYCLES};
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(software) / sizeof(software[0]); i++) {
@@ -38,7 +38,7 @@ int perf_spec_parse(const char *events, struct perf_spec *spec, char *err, size_
 						   {PERF_TYPE_SOFTWARE},
 						   {software[i].config},
 						   {software[i].name},
-						   CPI2_CS_SOFTWARE};
+						   CPI2_COUNTER_SOURCE_SOFTWARE};
 			return 0;
 		}
 	}
@@ -88,11 +88,11 @@ int perf_spec_probe(struct perf_spec *spec, char *err, size_t errsz)
 {
 	int failed = 0, rc = try_spec(spec, &failed);
 
-	if (rc && spec->counter_source == CPI2_CS_REF_CYCLES && failed == 0) {
+	if (rc && spec->counter_source == CPI2_COUNTER_SOURCE_REF_CYCLES && failed == 0) {
 		spec->config[0] =
 		    PERF_COUNT_HW_CPU_CYCLES; /* no ref-cycles on this CPU: core cycles */
 		spec->name[0] = "cycles";
-		spec->counter_source = CPI2_CS_CYCLES;
+		spec->counter_source = CPI2_COUNTER_SOURCE_CYCLES;
 		rc = try_spec(spec, &failed);
 	}
 	if (rc)
@@ -191,8 +191,8 @@ void perf_counts_compute(const struct perf_spec *spec, const struct perf_reading
 	out->cycles = (int64_t)(sum[0] + 0.5);
 	out->instructions = spec->n_events > 1 ? (int64_t)(sum[1] + 0.5) : 0;
 	out->time_running_ratio = enabled > 0 ? running / enabled : 1.0;
-	out->has_cpi = (spec->counter_source == CPI2_CS_REF_CYCLES ||
-			spec->counter_source == CPI2_CS_CYCLES) &&
+	out->has_cpi = (spec->counter_source == CPI2_COUNTER_SOURCE_REF_CYCLES ||
+			spec->counter_source == CPI2_COUNTER_SOURCE_CYCLES) &&
 		       out->instructions > 0;
 	out->cpi = out->has_cpi ? (double)out->cycles / (double)out->instructions : 0.0;
 }

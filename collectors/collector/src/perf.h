@@ -16,7 +16,7 @@ struct perf_spec {
 	uint32_t type[PERF_MAX_EVENTS];
 	uint64_t config[PERF_MAX_EVENTS];
 	const char *name[PERF_MAX_EVENTS];
-	int counter_source; /* CPI2_CS_* */
+	int counter_source; /* CPI2_COUNTER_SOURCE_* */
 };
 
 /* One group's read-out on one CPU (PERF_FORMAT_GROUP with both times). */

@@ -48,13 +48,13 @@ int rules_parse_class(const char *name)
 	static const struct {
 		const char *name;
 		int tc;
-	} names[] = {{"latency_sensitive", CPI2_TC_LATENCY_SENSITIVE},
-		     {"batch", CPI2_TC_BATCH},
-		     {"best_effort", CPI2_TC_BEST_EFFORT},
-		     {"unknown", CPI2_TC_UNKNOWN},
-		     {"guaranteed", CPI2_TC_LATENCY_SENSITIVE},
-		     {"burstable", CPI2_TC_BATCH},
-		     {"besteffort", CPI2_TC_BEST_EFFORT}};
+	} names[] = {{"latency_sensitive", CPI2_TASK_CLASS_LATENCY_SENSITIVE},
+		     {"batch", CPI2_TASK_CLASS_BATCH},
+		     {"best_effort", CPI2_TASK_CLASS_BEST_EFFORT},
+		     {"unknown", CPI2_TASK_CLASS_UNKNOWN},
+		     {"guaranteed", CPI2_TASK_CLASS_LATENCY_SENSITIVE},
+		     {"burstable", CPI2_TASK_CLASS_BATCH},
+		     {"besteffort", CPI2_TASK_CLASS_BEST_EFFORT}};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcasecmp(name, names[i].name))

@@ -45,7 +45,7 @@ enum { MAP_TASK, MAP_IGNORE, MAP_UNMAPPED };
 
 struct mapping {
 	char job[256], task_id[256];
-	int task_class; /* CPI2_TC_* */
+	int task_class; /* CPI2_TASK_CLASS_* */
 	bool is_protected;
 };
 
@@ -67,7 +67,7 @@ int rules_map(const struct rules *r, const char *task, const char *host, struct 
  * written to caps. Returns the number of captures, or -1 for no match. */
 int rules_match(const char *pattern, const char *path, char caps[][256], int max_caps);
 
-/* Parse a class name (ours or a Kubernetes QoS class); returns CPI2_TC_* or -1. */
+/* Parse a class name (ours or a Kubernetes QoS class); returns CPI2_TASK_CLASS_* or -1. */
 int rules_parse_class(const char *name);
 
 /* Free everything. */

@@ -26,10 +26,10 @@ int main(void)
 	char err[256];
 
 	CHECK(perf_spec_parse("hardware", &hw, err, sizeof(err)) == 0);
-	CHECK(hw.n_events == 2 && hw.counter_source == CPI2_CS_REF_CYCLES &&
+	CHECK(hw.n_events == 2 && hw.counter_source == CPI2_COUNTER_SOURCE_REF_CYCLES &&
 	      !strcmp(hw.name[1], "instructions"));
 	CHECK(perf_spec_parse("task-clock", &sw, err, sizeof(err)) == 0);
-	CHECK(sw.n_events == 1 && sw.counter_source == CPI2_CS_SOFTWARE);
+	CHECK(sw.n_events == 1 && sw.counter_source == CPI2_COUNTER_SOURCE_SOFTWARE);
 	CHECK(perf_spec_parse("cache-misses", &sw, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "task-clock"));
 	CHECK(perf_spec_parse("task-clock", &sw, err, sizeof(err)) == 0);
@@ -75,7 +75,7 @@ int main(void)
 				.job = "web",
 				.task_id = "3",
 				.platform = "GenuineIntel/6/85/Xeon",
-				.task_class = CPI2_TC_BATCH,
+				.task_class = CPI2_TASK_CLASS_BATCH,
 				.window_start_us = 1700000000000000,
 				.window_us = 10000000,
 				.cycles = out.cycles,

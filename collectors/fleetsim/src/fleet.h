@@ -15,7 +15,7 @@
 /* One sample; field names and meanings as in libcpi2's struct cpi2_sample. */
 struct fleet_sample {
 	const char *host, *task, *job, *task_id, *platform;
-	int task_class; /* enum scn_class, same numbers as CPI2_TC_* */
+	int task_class; /* enum cpi2_task_class */
 	bool is_protected;
 	int64_t window_start_us, window_us, cycles, instructions;
 	double cpu_usage;

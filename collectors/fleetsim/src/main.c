@@ -5,7 +5,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,8 @@
 #include <cpi2/clock.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
+#include <cpi2/names.h>
+#include <cpi2/signals.h>
 
 #include "capwatch.h"
 #include "fleet.h"
@@ -54,18 +55,6 @@ struct conf {
 	double progress_s; /* wall seconds between progress lines */
 	double flush_s;	   /* at the end, wait this long at most for Kafka to take the rest */
 };
-
-static volatile sig_atomic_t stop, hangups;
-
-/* SIGINT and SIGTERM stop the run (the producer is flushed); SIGHUP, which would end a long
- * run without its flush, is ignored with a log line. */
-static void on_signal(int sig)
-{
-	if (sig == SIGHUP)
-		hangups++;
-	else
-		stop = 1;
-}
 
 static void usage(FILE *f)
 {
@@ -328,7 +317,7 @@ static void pace(struct output *out, double until)
 {
 	for (;;) {
 		double left = until - (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6);
-		if (left <= 0 || stop)
+		if (left <= 0 || cpi2_signal_stop)
 			return;
 		if (left > 0.05)
 			left = 0.05;
@@ -373,7 +362,7 @@ int main(int argc, char **argv)
 	    .warmup_s = -1,
 	    .duration_s = -1,
 	    .brokers = "127.0.0.1:9092",
-	    .topic = "cpi2.samples",
+	    .topic = CPI2_TOPIC_SAMPLES,
 	    .mode = OUTPUT_KAFKA,
 	    .progress_s = 5,
 	    .flush_s = 10,
@@ -436,15 +425,16 @@ int main(int argc, char **argv)
 				goto out;
 			}
 	}
-	if (output_new(&out, c.mode, c.brokers, c.topic, c.props, &stop, err, sizeof(err))) {
+	if (output_new(&out, c.mode, c.brokers, c.topic, c.props, &cpi2_signal_stop, err,
+		       sizeof(err))) {
 		cpi2_log(CPI2_LOG_ERR, "fleetsim", "kafka %s: %s", c.brokers, err);
 		goto out;
 	}
 	if (cw)
 		capwatch_write_clock(cw, fleet_now_us(f));
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	/* SIGINT and SIGTERM stop the run (the producer is flushed); SIGHUP, which would end a
+	 * long run without its flush, is ignored with a log line */
+	cpi2_signal_install();
 	format_time(c.start_us, when, sizeof(when));
 	cpi2_log(CPI2_LOG_INFO, "fleetsim",
 		 "scenario %s (seed %" PRIu64 "): %d hosts, %d tasks, %d events; start %s, "
@@ -468,7 +458,7 @@ int main(int argc, char **argv)
 	int clock_warned = 0;
 	int in_warmup = fleet_now_us(f) < fleet_warmup_end_us(f);
 
-	while (!stop && fleet_now_us(f) < end_us) {
+	while (!cpi2_signal_stop && fleet_now_us(f) < end_us) {
 		int64_t now_us = fleet_now_us(f);
 		if (in_warmup && now_us >= fleet_warmup_end_us(f)) {
 			in_warmup = 0; /* the pace changes: measure from here */
@@ -479,13 +469,9 @@ int main(int argc, char **argv)
 		double speed = in_warmup ? c.warmup_speed : c.speed;
 		if (speed > 0) /* the period starts when its simulated time has come */
 			pace(out, phase_wall + (double)(now_us - phase_sim) / 1e6 / speed);
-		if (stop)
+		if (cpi2_signal_stop)
 			break;
-		if (hangups) {
-			hangups = 0;
-			cpi2_log(CPI2_LOG_WARN, "fleetsim",
-				 "SIGHUP ignored (SIGINT or SIGTERM stop the run)");
-		}
+		cpi2_signal_hangups("fleetsim", "SIGINT or SIGTERM stop the run");
 		if (cw) {
 			capwatch_poll(cw, on_cap, f);
 			write_clock(c.cgroup_root, now_us);
@@ -530,7 +516,7 @@ out:
 			 "%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
 			 " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64
 			 " failed before the flush, %d left unsent after it",
-			 stop ? "stopped" : "done", samples, secs,
+			 cpi2_signal_stop ? "stopped" : "done", samples, secs,
 			 secs > 0 ? (double)samples / secs : 0.0, st.encode_errors,
 			 st.queue_full_waits, st.failed, left);
 		if (left > 0 || st.failed > 0 || st.encode_errors > 0)

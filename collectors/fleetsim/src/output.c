@@ -57,13 +57,13 @@ static void to_cpi2(const struct fleet_sample *f, struct cpi2_sample *s)
 	s->job = f->job;
 	s->task_id = f->task_id;
 	s->platform = f->platform;
-	s->task_class = f->task_class; /* scn_class uses the CPI2_TC_* numbers */
+	s->task_class = f->task_class;
 	s->is_protected = f->is_protected;
 	s->window_start_us = f->window_start_us;
 	s->window_us = f->window_us;
 	s->cycles = f->cycles;
 	s->instructions = f->instructions;
-	s->counter_source = CPI2_CS_SIMULATED;
+	s->counter_source = CPI2_COUNTER_SOURCE_SIMULATED;
 	s->time_running_ratio = 1.0;
 	s->cpu_usage = f->cpu_usage;
 	s->has_cpi = f->has_cpi;

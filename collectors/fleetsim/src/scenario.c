@@ -40,11 +40,11 @@ static int fail(struct parser *p, int line, const char *fmt, ...)
 const char *scenario_class_name(int task_class)
 {
 	switch (task_class) {
-	case SCN_LATENCY_SENSITIVE:
+	case CPI2_TASK_CLASS_LATENCY_SENSITIVE:
 		return "latency-sensitive";
-	case SCN_BATCH:
+	case CPI2_TASK_CLASS_BATCH:
 		return "batch";
-	case SCN_BEST_EFFORT:
+	case CPI2_TASK_CLASS_BEST_EFFORT:
 		return "best-effort";
 	default:
 		return "unknown";
@@ -249,13 +249,13 @@ static int key_hosts(struct parser *p, const char *k, const char *v)
 static int parse_class(struct parser *p, const char *v, int *out)
 {
 	if (!strcmp(v, "latency-sensitive"))
-		*out = SCN_LATENCY_SENSITIVE;
+		*out = CPI2_TASK_CLASS_LATENCY_SENSITIVE;
 	else if (!strcmp(v, "batch"))
-		*out = SCN_BATCH;
+		*out = CPI2_TASK_CLASS_BATCH;
 	else if (!strcmp(v, "best-effort"))
-		*out = SCN_BEST_EFFORT;
+		*out = CPI2_TASK_CLASS_BEST_EFFORT;
 	else if (!strcmp(v, "unknown"))
-		*out = SCN_UNKNOWN;
+		*out = CPI2_TASK_CLASS_UNKNOWN;
 	else
 		return fail(p, p->line,
 			    "class: '%s' is not latency-sensitive, batch, best-effort "
@@ -452,7 +452,7 @@ static int begin_section(struct parser *p, char *name, char *arg)
 			return fail(p, p->line, "out of memory");
 		s->jobs = arr;
 		struct scn_job *j = &s->jobs[s->njobs++];
-		j->task_class = SCN_BATCH;
+		j->task_class = CPI2_TASK_CLASS_BATCH;
 		j->cpi = 1.0;
 		j->cpi_sd = 0.1;
 		j->shape = 0.1;

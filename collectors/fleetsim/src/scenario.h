@@ -8,10 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cpi2/names.h>
+
 #define SCN_NAME_MAX 64
 #define SCN_LABEL_MAX 160
 
-enum scn_class { SCN_LATENCY_SENSITIVE = 0, SCN_BATCH = 1, SCN_BEST_EFFORT = 2, SCN_UNKNOWN = 3 };
 enum scn_event_kind { SCN_EV_ANTAGONIST, SCN_EV_SELF_INFLICTED };
 enum scn_pattern { SCN_PAT_STEADY, SCN_PAT_SQUARE, SCN_PAT_SINE, SCN_PAT_RAMP };
 
@@ -41,7 +42,7 @@ struct scn_placement {
 
 struct scn_job {
 	char name[SCN_NAME_MAX];
-	int task_class; /* enum scn_class */
+	int task_class; /* enum cpi2_task_class */
 	bool is_protected;
 	double cpi, cpi_sd, shape, diurnal_cv;
 	double cpu, cpu_jitter; /* mean CPU-sec/sec per task and its relative noise */

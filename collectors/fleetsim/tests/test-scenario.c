@@ -28,7 +28,8 @@ static void test_minimal_and_defaults(void)
 		return;
 	CHECK(s->nhosts == 5 && s->njobs == 1 && s->jobs[0].ntasks == 5, "fleet %d/%d/%d",
 	      s->nhosts, s->njobs, s->jobs[0].ntasks);
-	CHECK(s->jobs[0].task_class == SCN_BATCH, "default class %d", s->jobs[0].task_class);
+	CHECK(s->jobs[0].task_class == CPI2_TASK_CLASS_BATCH, "default class %d",
+	      s->jobs[0].task_class);
 	CHECK(s->warmup_s == 6 * 3600 && s->duration_s == 7200, "defaults %f %f", s->warmup_s,
 	      s->duration_s);
 	char name[64];

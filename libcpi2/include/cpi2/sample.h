@@ -9,14 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Symbol indexes of the TaskClass and CounterSource enums of schemas/avro. */
-enum {
-	CPI2_TC_LATENCY_SENSITIVE = 0,
-	CPI2_TC_BATCH = 1,
-	CPI2_TC_BEST_EFFORT = 2,
-	CPI2_TC_UNKNOWN = 3
-};
-enum { CPI2_CS_REF_CYCLES = 0, CPI2_CS_CYCLES = 1, CPI2_CS_SOFTWARE = 2, CPI2_CS_SIMULATED = 3 };
+#include <cpi2/names.h>
+
+/* task_class and counter_source hold symbol indexes of TaskClass and CounterSource:
+ * CPI2_TASK_CLASS_* and CPI2_COUNTER_SOURCE_* of cpi2/names.h. */
 
 struct cpi2_sample {
 	const char *host, *task, *job, *task_id, *platform;
@@ -34,9 +30,6 @@ struct cpi2_sample {
 	bool has_threads;
 	int32_t threads;
 };
-
-/* The field names, in the order cpi2_sample_encode writes them (NULL-terminated). */
-extern const char *const cpi2_sample_fields[];
 
 /* Encode s as C3 01 + fingerprint + payload into buf. Returns 0, -ENOSPC if bufsz is too
  * small, or -EINVAL for an enum index out of range or a NULL string. */
