@@ -23,6 +23,7 @@ import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.DeadLetter;
 import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
+import org.cpi2.wire.Topics;
 
 /**
  * The loader: every topic ClickHouse stores (samples, specs, incidents, actions, outcomes, dead
@@ -69,37 +70,37 @@ public final class LoaderJob {
   public static void build(Function<String, DataStream<RawRecord>> topics, ClickHouseSinks tables) {
     tables.samples(
         decode(
-            topics.apply(KafkaIo.SAMPLES),
+            topics.apply(Topics.SAMPLES),
             CpiSample.class,
             RecordTypes.SAMPLE_STREAM,
             Validators::sample,
             "samples"));
     tables.specs(
-        decode(topics.apply(KafkaIo.SPECS), CpiSpec.class, RecordTypes.SPEC, null, "specs"));
+        decode(topics.apply(Topics.SPECS), CpiSpec.class, RecordTypes.SPEC, null, "specs"));
     tables.incidents(
         decode(
-            topics.apply(KafkaIo.INCIDENTS),
+            topics.apply(Topics.INCIDENTS),
             Incident.class,
             RecordTypes.INCIDENT,
             null,
             "incidents"));
     tables.actions(
         decode(
-            topics.apply(KafkaIo.ACTIONS),
+            topics.apply(Topics.ACTIONS),
             EnforcementAction.class,
             RecordTypes.ACTION,
             Validators::action,
             "actions"));
     tables.outcomes(
         decode(
-            topics.apply(KafkaIo.OUTCOMES),
+            topics.apply(Topics.OUTCOMES),
             CapOutcome.class,
             RecordTypes.OUTCOME,
             null,
             "outcomes"));
     tables.deadLetters(
         decode(
-            topics.apply(KafkaIo.DEAD_LETTER),
+            topics.apply(Topics.DEAD_LETTER),
             DeadLetter.class,
             RecordTypes.DEAD_LETTER,
             null,

@@ -24,23 +24,18 @@ import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.DeadLetter;
 import org.cpi2.schema.Incident;
+import org.cpi2.wire.Topics;
 
 /**
- * The job's Kafka topics (DESIGN.md). On a fresh start, samples and actions are read from where
- * {@code kafka.start} says (by default the committed offsets of the job's consumer group, or the
- * earliest the first time); after a restore, from the checkpointed offsets. The spec seed source
- * reads the compacted cpi2.specs from the beginning. Sinks are at-least-once: consumers deduplicate
- * by the records' ids (incident_id, action_id) and the compacted spec topic keeps the latest per
- * key. Every client signs in as the principal of {@code kafka.client-file}, if one is given.
+ * The job's Kafka topics (DESIGN.md; their names: {@link Topics}, generated from schemas/). On a
+ * fresh start, samples and actions are read from where {@code kafka.start} says (by default the
+ * committed offsets of the job's consumer group, or the earliest the first time); after a restore,
+ * from the checkpointed offsets. The spec seed source reads the compacted cpi2.specs from the
+ * beginning. Sinks are at-least-once: consumers deduplicate by the records' ids (incident_id,
+ * action_id) and the compacted spec topic keeps the latest per key. Every client signs in as the
+ * principal of {@code kafka.client-file}, if one is given.
  */
 public final class KafkaIo {
-  public static final String SAMPLES = "cpi2.samples";
-  public static final String SPECS = "cpi2.specs";
-  public static final String INCIDENTS = "cpi2.incidents";
-  public static final String ACTIONS = "cpi2.actions";
-  public static final String OUTCOMES = "cpi2.outcomes";
-  public static final String DEAD_LETTER = "cpi2.dead-letter";
-
   private KafkaIo() {}
 
   /**
@@ -120,13 +115,13 @@ public final class KafkaIo {
       @Override
       public DataStream<RawRecord> samples(
           StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
-        return from(env, bootstrap, client, group, SAMPLES, start, watermarks);
+        return from(env, bootstrap, client, group, Topics.SAMPLES, start, watermarks);
       }
 
       @Override
       public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
         return from(
-            env, bootstrap, client, group, ACTIONS, start, WatermarkStrategy.noWatermarks());
+            env, bootstrap, client, group, Topics.ACTIONS, start, WatermarkStrategy.noWatermarks());
       }
 
       @Override
@@ -136,7 +131,7 @@ public final class KafkaIo {
             bootstrap,
             client,
             group + "-spec-seeds",
-            SPECS,
+            Topics.SPECS,
             OffsetsInitializer.earliest(),
             WatermarkStrategy.noWatermarks());
       }
@@ -229,23 +224,23 @@ public final class KafkaIo {
             bootstrap,
             client,
             CpiSpec.class,
-            SPECS,
+            Topics.SPECS,
             x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
       }
 
       @Override
       public void incidents(DataStream<Incident> s) {
-        to(s, bootstrap, client, Incident.class, INCIDENTS, Incident::getHost);
+        to(s, bootstrap, client, Incident.class, Topics.INCIDENTS, Incident::getHost);
       }
 
       @Override
       public void outcomes(DataStream<CapOutcome> s) {
-        to(s, bootstrap, client, CapOutcome.class, OUTCOMES, CapOutcome::getHost);
+        to(s, bootstrap, client, CapOutcome.class, Topics.OUTCOMES, CapOutcome::getHost);
       }
 
       @Override
       public void deadLetters(DataStream<DeadLetter> s) {
-        to(s, bootstrap, client, DeadLetter.class, DEAD_LETTER, DeadLetter::getSourceTopic);
+        to(s, bootstrap, client, DeadLetter.class, Topics.DEAD_LETTER, DeadLetter::getSourceTopic);
       }
     };
   }
