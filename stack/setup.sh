@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make setup: install everything the project needs, idempotently. Each step is skipped when
 # its result is already there, so a second run takes a few seconds.
-#   apt packages -> Python virtualenv (.venv) and the cpi2 package -> server jars (.stack/lib) -> Telegraf, kube-apiserver (.stack/bin)
+#   apt packages -> Python virtualenv (.venv) and the cpi2 package -> server jars (.stack/lib) -> Telegraf, kube-apiserver, helm, kubeconform (.stack/bin)
 . "$(dirname "$0")/lib.sh"
 
 APT_PACKAGES="build-essential cmake pkg-config libavro-dev librdkafka-dev libjansson-dev clickhouse-server
@@ -87,6 +87,11 @@ step_kube_apiserver() {
   echo "$sha" > "$stamp"
 }
 
+# helm, kubeconform and the operators' CRDs for deploy/'s tests (deploy/tools/install.sh)
+step_deploy_tools() {
+  "$ROOT/deploy/tools/install.sh" "$BIN_DIR" "$LIB_DIR" || die "deploy/tools/install.sh failed (see above)"
+}
+
 mkdir -p "$STACK_DIR" "$LIB_DIR" "$BIN_DIR"
 step_apt
 step_venv
@@ -94,4 +99,5 @@ step_package
 step_jars
 step_telegraf
 step_kube_apiserver
+step_deploy_tools
 say "setup done"
