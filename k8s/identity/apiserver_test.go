@@ -296,12 +296,19 @@ func TestAgainstARealAPIServer(t *testing.T) {
 			return true
 		})
 	}
-	expect("the first mapping", "node-a", map[string]string{
-		"web-5d8f7-a1": "shop/deployment/web batch", "db-0": "shop/statefulset/db latency_sensitive",
-		"debug": "shop/pod/debug best_effort", "reindex-y": "batch/job/reindex best_effort"})
-	expect("the first mapping", "node-b", map[string]string{
-		"web-5d8f7-b2": "shop/deployment/web batch", "db-1": "shop/statefulset/db latency_sensitive",
-		"nightly-29170-x": "batch/cronjob/nightly batch"})
+	// what each node's file should say, changed as the test goes
+	want := map[string]map[string]string{
+		"node-a": {"web-5d8f7-a1": "shop/deployment/web batch", "db-0": "shop/statefulset/db latency_sensitive",
+			"debug": "shop/pod/debug best_effort", "reindex-y": "batch/job/reindex best_effort"},
+		"node-b": {"web-5d8f7-b2": "shop/deployment/web batch", "db-1": "shop/statefulset/db latency_sensitive",
+			"nightly-29170-x": "batch/cronjob/nightly batch"},
+	}
+	expectBoth := func(what string) {
+		t.Helper()
+		expect(what, "node-a", want["node-a"])
+		expect(what, "node-b", want["node-b"])
+	}
+	expectBoth("the first mapping")
 	// the paths are the kubelet's for each QoS class
 	if b, _ := os.ReadFile(agents["node-a"].file); !bytes.Contains(b, []byte("kubepods/burstable/pod"+string(uids["web-5d8f7-a1"])+" ")) ||
 		!bytes.Contains(b, []byte("kubepods/pod"+string(uids["db-0"])+" ")) ||
@@ -316,22 +323,17 @@ func TestAgainstARealAPIServer(t *testing.T) {
 	}
 	patch("shop", "web-5d8f7-a1", `{"metadata":{"annotations":{"cpi2.io/task-class":"best_effort"}}}`)
 	patch("shop", "db-1", `{"metadata":{"annotations":{"cpi2.io/protected":"true","cpi2.io/task-class":"batch"}}}`)
-	expect("relabelled", "node-a", map[string]string{
-		"web-5d8f7-a1": "shop/deployment/web best_effort", "db-0": "shop/statefulset/db latency_sensitive",
-		"debug": "shop/pod/debug best_effort", "reindex-y": "batch/job/reindex best_effort"})
-	expect("relabelled", "node-b", map[string]string{
-		"web-5d8f7-b2": "shop/deployment/web batch", "db-1": "shop/statefulset/db batch protected",
-		"nightly-29170-x": "batch/cronjob/nightly batch"})
+	want["node-a"]["web-5d8f7-a1"] = "shop/deployment/web best_effort"
+	want["node-b"]["db-1"] = "shop/statefulset/db batch protected"
+	expectBoth("relabelled")
 
 	// deleted (no kubelet: at once)
 	zero := int64(0)
 	must(t, cs.CoreV1().Pods("shop").Delete(ctx, "debug", metav1.DeleteOptions{GracePeriodSeconds: &zero}))
 	must(t, cs.CoreV1().Pods("batch").Delete(ctx, "nightly-29170-x", metav1.DeleteOptions{GracePeriodSeconds: &zero}))
-	expect("deleted", "node-a", map[string]string{
-		"web-5d8f7-a1": "shop/deployment/web best_effort", "db-0": "shop/statefulset/db latency_sensitive",
-		"reindex-y": "batch/job/reindex best_effort"})
-	expect("deleted", "node-b", map[string]string{
-		"web-5d8f7-b2": "shop/deployment/web batch", "db-1": "shop/statefulset/db batch protected"})
+	delete(want["node-a"], "debug")
+	delete(want["node-b"], "nightly-29170-x")
+	expectBoth("deleted")
 
 	// the API server goes away: the files keep the last mapping and the agents keep running
 	before, _ := os.ReadFile(agents["node-a"].file)
@@ -349,9 +351,8 @@ func TestAgainstARealAPIServer(t *testing.T) {
 	// back: the watch resumes and a new pod is mapped
 	s.start()
 	mkpod("shop", "web-5d8f7-c3", "node-a", rsRef, "100m", false)
-	expect("after the API server came back", "node-a", map[string]string{
-		"web-5d8f7-a1": "shop/deployment/web best_effort", "db-0": "shop/statefulset/db latency_sensitive",
-		"reindex-y": "batch/job/reindex best_effort", "web-5d8f7-c3": "shop/deployment/web batch"})
+	want["node-a"]["web-5d8f7-c3"] = "shop/deployment/web batch"
+	expect("after the API server came back", "node-a", want["node-a"])
 
 	// SIGTERM: exit 0 within the bound, the file kept
 	a := agents["node-b"]
