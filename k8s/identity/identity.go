@@ -69,7 +69,7 @@ func (id *Identity) Run(ctx context.Context, once bool) error {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = NodeSelector(id.cfg.Node) }))
 	pods := factory.Core().V1().Pods()
 	informer := pods.Informer()
-	if err := informer.SetTransform(stripManagedFields); err != nil {
+	if err := informer.SetTransform(keepMapped); err != nil {
 		return err
 	}
 	dirty := make(chan struct{}, 1)
@@ -134,12 +134,29 @@ func (id *Identity) Run(ctx context.Context, once bool) error {
 	}
 }
 
-// stripManagedFields drops what the store never reads and is often the bulk of a pod.
-func stripManagedFields(obj any) (any, error) {
-	if pod, ok := obj.(*corev1.Pod); ok {
-		pod.ManagedFields = nil
+// keepMapped is the informer's transform: the store keeps of each pod only what the mapping
+// reads (and only this component's annotations), so a pod's size on the API server (its
+// containers, environment, managed fields) does not become this agent's memory.
+func keepMapped(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	kept := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID,
+			ResourceVersion: pod.ResourceVersion, OwnerReferences: pod.OwnerReferences},
+		Spec:   corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		Status: corev1.PodStatus{QOSClass: pod.Status.QOSClass, Phase: pod.Status.Phase},
+	}
+	for _, k := range []string{AnnotationClass, AnnotationProtected} {
+		if v, ok := pod.Annotations[k]; ok {
+			if kept.Annotations == nil {
+				kept.Annotations = map[string]string{}
+			}
+			kept.Annotations[k] = v
+		}
+	}
+	return kept, nil
 }
 
 // report logs msg for a pod once, until it changes.

@@ -230,3 +230,24 @@ func TestCgroupPaths(t *testing.T) {
 		t.Errorf("one driver, one path: %q", got)
 	}
 }
+
+// The informer keeps only what the mapping reads; the mapping of the kept pod is the same.
+func TestKeepMapped(t *testing.T) {
+	p := pod("shop", "web-1", "01111111-1111-4111-8111-111111111111", corev1.PodQOSBurstable,
+		ctrl("apps/v1", "StatefulSet", "web", "s"), map[string]string{AnnotationProtected: "true", "big": strings.Repeat("x", 1<<20)})
+	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "i", Env: []corev1.EnvVar{{Name: "E", Value: strings.Repeat("y", 1<<20)}}}}
+	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	k, err := keepMapped(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := k.(*corev1.Pod)
+	if kept.Spec.Containers != nil || kept.ManagedFields != nil || len(kept.Annotations) != 1 || kept.ResourceVersion != p.ResourceVersion {
+		t.Fatalf("kept %+v", kept)
+	}
+	a, _ := MapPod(context.Background(), p, node, nil)
+	b, _ := MapPod(context.Background(), kept, node, nil)
+	if a.Job != b.Job || a.Class != b.Class || a.Protected != b.Protected || !b.Protected || b.Job != "shop/statefulset/web" {
+		t.Fatalf("%+v != %+v", a, b)
+	}
+}
