@@ -16,30 +16,31 @@
 
 static const struct cpi2_config_key keys[] = {
     {"kernel", STR(kernel), "",
-     "cpu-int, cpu-fp, l1i, l1d, l2, llc, membw, memcap or probe (also the first argument)"},
+     "cpu-int, cpu-fp, l1i, l1d, l2, llc, membw, memcap or probe (also the first argument)", 0},
     {"intensity", NUM(CPI2_CFG_INT, intensity), "50",
-     "0-100: share of each period worked and size of the footprint"},
+     "0-100: share of each period worked and size of the footprint", 0},
     {"duration_s", NUM(CPI2_CFG_DOUBLE, duration_s), "0",
-     "seconds to run after setup; 0 = until SIGTERM or SIGINT"},
-    {"threads", NUM(CPI2_CFG_INT, threads), "1", "threads running the kernel (1-256)"},
-    {"cpu", NUM(CPI2_CFG_INT, cpu), "-1", "pin thread t to CPU cpu + t; -1 = not pinned"},
-    {"report", STR(report), "json", "json (one object on one line) or text"},
+     "seconds to run after setup; 0 = until SIGTERM or SIGINT", 0},
+    {"threads", NUM(CPI2_CFG_INT, threads), "1", "threads running the kernel (1-256)", 0},
+    {"cpu", NUM(CPI2_CFG_INT, cpu), "-1", "pin thread t to CPU cpu + t; -1 = not pinned", 0},
+    {"report", STR(report), "json", "json (one object on one line) or text", 0},
     {"period_ms", NUM(CPI2_CFG_INT, period_ms), "20",
-     "duty period (1-1000 ms): work intensity% of it, sleep the rest"},
+     "duty period (1-1000 ms): work intensity% of it, sleep the rest", 0},
     {"cache_dir", STR(cache_dir), "",
      "cache sizes from DIR/index*/{level,type,size}; "
-     "default: /sys/devices/system/cpu/cpuN/cache, N = --cpu or 0"},
-    {"meminfo", STR(meminfo), "/proc/meminfo", "MemAvailable from this file"},
+     "default: /sys/devices/system/cpu/cpuN/cache, N = --cpu or 0",
+     0},
+    {"meminfo", STR(meminfo), "/proc/meminfo", "MemAvailable from this file", 0},
     {"memcap_fraction", NUM(CPI2_CFG_DOUBLE, memcap_fraction), "0.25",
-     "memcap at intensity 100 holds this share of MemAvailable (at most 0.8)"},
+     "memcap at intensity 100 holds this share of MemAvailable (at most 0.8)", 0},
     {"kind", STR(kind), "cache",
-     "probe: cache (chase within the LLC), mem (chase beyond it) or cpu (multiply-add chain)"},
+     "probe: cache (chase within the LLC), mem (chase beyond it) or cpu (multiply-add chain)", 0},
     {"units", NUM(CPI2_CFG_INT, units), "0",
-     "probe: stop after this many units; 0 = at the duration or a signal"},
+     "probe: stop after this many units; 0 = at the duration or a signal", 0},
     {"unit_ops", NUM(CPI2_CFG_INT, unit_ops), "0",
-     "probe: dependent loads or multiply-adds per unit; 0 = the kind's default"},
-    {"log_level", STR(log_level), "info", "error, warn, info or debug"},
-    {NULL, 0, 0, 0, NULL, NULL}};
+     "probe: dependent loads or multiply-adds per unit; 0 = the kind's default", 0},
+    {"log_level", STR(log_level), "info", "error, warn, info or debug", 0},
+    {NULL, 0, 0, 0, NULL, NULL, 0}};
 
 static const char usage[] =
     "usage: cpi2-ibench KERNEL [--intensity 0-100] [--duration-s S] [--threads N] [--cpu C]\n"

@@ -173,6 +173,7 @@ int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char 
 void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FILE *out)
 {
 	static const char *const types[] = {"TEXT", "N", "X", ""};
+	bool shorts = false;
 
 	fprintf(out,
 		"%s\n\nOptions (also as 'key = value' lines in --config FILE; underscores or "
@@ -188,11 +189,19 @@ void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FIL
 		"ones; mode 0600 "
 		"(key " CLIENT_FILE_KEY " in --config FILE; default: none)");
 	fprintf(out, "  %-32s %s\n", "--help", "this text");
+	for (const struct cpi2_config_key *k = keys; k->name; k++)
+		shorts |= k->short_name != 0;
 	for (; keys->name; keys++) {
-		char opt[96];
+		char opt[96], *c;
 
-		snprintf(opt, sizeof(opt), "--%s %s", keys->name, types[keys->type]);
-		for (char *c = opt + 2; *c && *c != ' '; c++)
+		/* "-s, --scenario TEXT"; long-only keys line up when the program has short ones */
+		if (keys->short_name)
+			snprintf(opt, sizeof(opt), "-%c, --%s %s", keys->short_name, keys->name,
+				 types[keys->type]);
+		else
+			snprintf(opt, sizeof(opt), "%s--%s %s", shorts ? "    " : "", keys->name,
+				 types[keys->type]);
+		for (c = strstr(opt, "--") + 2; *c && *c != ' '; c++)
 			if (*c == '_')
 				*c = '-';
 		fprintf(out, "  %-32s %s (default: %s)\n", opt, keys->help,
@@ -278,7 +287,10 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 				return -EINVAL;
 			}
 			if (nprops == CPI2_CONFIG_MAX_PROPS - 1) {
-				snprintf(err, errsz, "too many -X properties");
+				snprintf(
+				    err, errsz,
+				    "too many -X properties (with the client file's: at most %d)",
+				    CPI2_CONFIG_MAX_PROPS - 1);
 				return -EINVAL;
 			}
 			props[nprops++] = argv[++i];
@@ -297,6 +309,22 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 			memcpy(key, kv, (size_t)(eq - kv));
 			key[eq - kv] = '\0';
 			if (cpi2_config_set(keys, conf, key, eq + 1, err, errsz))
+				return -EINVAL;
+			continue;
+		}
+		if (a[0] == '-' && a[1] && a[1] != '-' && !a[2]) { /* -k value */
+			for (k = keys; k->name && k->short_name != a[1]; k++)
+				;
+			if (!k->name) {
+				snprintf(err, errsz, "unknown option '%s' (see --help)", a);
+				return -EINVAL;
+			}
+			if (k->type != CPI2_CFG_BOOL && i + 1 >= argc) {
+				snprintf(err, errsz, "option '%s' needs a value", a);
+				return -EINVAL;
+			}
+			if (set_key(k, conf, k->type == CPI2_CFG_BOOL ? "true" : argv[++i], err,
+				    errsz))
 				return -EINVAL;
 			continue;
 		}

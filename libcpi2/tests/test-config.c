@@ -20,11 +20,11 @@ struct conf {
 
 static const struct cpi2_config_key keys[] = {
     {"brokers", CPI2_CFG_STR, offsetof(struct conf, brokers), sizeof(((struct conf *)0)->brokers),
-     "127.0.0.1:9092", "Kafka"},
-    {"max_caps", CPI2_CFG_INT, offsetof(struct conf, max_caps), 0, "4", "caps at once"},
-    {"cap_cpu", CPI2_CFG_DOUBLE, offsetof(struct conf, cap), 0, "0.1", "cap"},
-    {"dry_run", CPI2_CFG_BOOL, offsetof(struct conf, dry_run), 0, "false", "write nothing"},
-    {NULL, 0, 0, 0, NULL, NULL}};
+     "127.0.0.1:9092", "Kafka", 'b'},
+    {"max_caps", CPI2_CFG_INT, offsetof(struct conf, max_caps), 0, "4", "caps at once", 0},
+    {"cap_cpu", CPI2_CFG_DOUBLE, offsetof(struct conf, cap), 0, "0.1", "cap", 0},
+    {"dry_run", CPI2_CFG_BOOL, offsetof(struct conf, dry_run), 0, "false", "write nothing", 'n'},
+    {NULL, 0, 0, 0, NULL, NULL, 0}};
 
 static const char *file(const char *text)
 {
@@ -189,6 +189,27 @@ int main(void)
 	char *a10[] = {"p", "--set", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 2, a10, "usage", props, err, sizeof(err)) ==
 	      -EINVAL);
+	/* short names: -b value, -n for a boolean; unknown ones and a missing value refused; the
+	 * help shows them beside the long names */
+	char *a11[] = {"p", "-b", "h:1", "-n", "--max-caps", "3", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 6, a11, "usage", props, err, sizeof(err)) == 0 &&
+	      !strcmp(c.brokers, "h:1") && c.dry_run && c.max_caps == 3);
+	char *a12[] = {"p", "-q", "1", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 3, a12, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "unknown option '-q'"));
+	char *a13[] = {"p", "-b", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 2, a13, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "option '-b' needs a value"));
+	char help[4096] = "";
+	FILE *h = fmemopen(help, sizeof(help) - 1, "w");
+	CHECK(h != NULL);
+	cpi2_config_help(keys, "usage", h);
+	fclose(h);
+	CHECK(strstr(help, "  -b, --brokers TEXT ") && strstr(help, "      --max-caps N ") &&
+		  strstr(help, "  -n, --dry-run "),
+	      "%s", help);
 	client_file_tests();
 	printf("test-config: ok\n");
 	return 0;

@@ -2,9 +2,11 @@
  * cpi2-collector would (Avro CpiSample on cpi2.samples, key = host), faster than real time,
  * writes the ground truth, and obeys caps written into a simulated cgroup tree. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include <cpi2/clock.h>
+#include <cpi2/config.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
 #include <cpi2/names.h>
@@ -23,13 +26,67 @@
 #include "output.h"
 #include "scenario.h"
 
-#define MAX_PROPS 64
 /* One process publishes for a whole fleet, thousands of hosts' samples a second. Batches of
  * 50 ms (libcpi2's producer default, meant for one host's collector, is 5) cut Kafka's and the
  * consumer's cost per sample. -X linger.ms=N overrides it. */
 #define DEFAULT_PROP "linger.ms=50"
 
-/* Every option of the program. */
+#define USAGE                                                                                      \
+	"Usage: cpi2-fleetsim [OPTIONS] --scenario NAME|FILE\n"                                    \
+	"Simulates a fleet of hosts and publishes one CpiSample per task per minute of\n"          \
+	"simulated time to Kafka, as cpi2-collector would (counter_source SIMULATED).\n"           \
+	"-X key=value: librdkafka properties (default here: " DEFAULT_PROP ").\n"                  \
+	"Durations: 90s, 10m, 2h, 1h30m, 1d. Scenario format: scenarios/README.md."
+
+/* The options as cpi2_config reads them: text where a value may be a word (max, inf, now). */
+struct options {
+	char scenario[PATH_MAX], scenario_dir[PATH_MAX], cgroup_root[PATH_MAX], truth[PATH_MAX];
+	char speed[32], warmup[32], warmup_speed[32], duration[32], start[32], seed[32];
+	char brokers[1024], topic[256];
+	bool to_stdout, dry_run;
+	double progress_s, flush_s;
+};
+
+#define STR(f) CPI2_CFG_STR, offsetof(struct options, f), sizeof(((struct options *)0)->f)
+#define NUM(t, f) t, offsetof(struct options, f), 0
+
+static const struct cpi2_config_key keys[] = {
+    {"scenario", STR(scenario), "",
+     "scenario file, or NAME of one in --scenario-dir: case1 case2 case3 case4 steady fleet300 "
+     "(required)",
+     's'},
+    {"scenario_dir", STR(scenario_dir), FLEETSIM_SCENARIO_DIR, "where NAMEs are looked up", 0},
+    {"speed", STR(speed), "1", "simulated seconds per wall second, or max", 0},
+    {"warmup", STR(warmup), "",
+     "DURATION of normal behaviour before the scripted events, played at --warmup-speed "
+     "(unset: the scenario's, e.g. 6h)",
+     0},
+    {"warmup_speed", STR(warmup_speed), "max", "--speed during the warmup", 0},
+    {"duration", STR(duration), "",
+     "simulated time after the warmup, DURATION or inf (unset: the scenario's)", 0},
+    {"start", STR(start), "now",
+     "simulated start, EPOCH_S or now (now - warmup, so the events begin about now)", 0},
+    {"seed", STR(seed), "", "random seed (unset: the scenario's); same seed, same samples", 0},
+    {"brokers", STR(brokers), "127.0.0.1:9092", "Kafka bootstrap servers", 'b'},
+    {"topic", STR(topic), CPI2_TOPIC_SAMPLES, "Kafka topic of the samples", 't'},
+    {"cgroup_root", STR(cgroup_root), "",
+     "create <DIR>/<host>/<task> folders with cpu.max and cpu.cfs_quota_us; caps written there "
+     "clamp the task",
+     0},
+    {"truth", STR(truth), "",
+     "ground truth FILE (JSON lines) or none (unset: fleetsim-<scenario>.truth.jsonl)", 0},
+    {"stdout", NUM(CPI2_CFG_BOOL, to_stdout), "false",
+     "print samples as JSON lines to stdout, no Kafka", 0},
+    {"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false",
+     "encode samples (Avro) and drop them, no Kafka", 0},
+    {"progress", NUM(CPI2_CFG_DOUBLE, progress_s), "5", "wall seconds between progress lines", 0},
+    {"flush_timeout", NUM(CPI2_CFG_DOUBLE, flush_s), "10",
+     "at the end, wait at most this many seconds for Kafka to take what is still queued (exit 1 "
+     "if some is left)",
+     0},
+    {NULL, 0, 0, 0, NULL, NULL, 0}};
+
+/* Every option of the program, as the run uses them. */
 struct conf {
 	const char *scenario;	  /* name in scenario_dir or a path */
 	const char *scenario_dir; /* where names are looked up */
@@ -37,64 +94,20 @@ struct conf {
 	double warmup_speed;	  /* the same during the warmup */
 	double warmup_s;	  /* < 0: the scenario's */
 	double duration_s;	  /* after the warmup; < 0: the scenario's; INFINITY: forever */
-	int64_t start_us;	  /* simulated start; 0: now - warmup, on a minute */
+	int64_t start_us;	  /* simulated start; <= 0: now - warmup, on a minute */
 	uint64_t seed;
 	int seed_given;
 	const char *brokers;
 	const char *topic;
 	/* DEFAULT_PROP, then the client file's, then -X key=value (later ones win), NULL-terminated
 	 */
-	const char *props[1 + MAX_PROPS + 1];
-	int nprops;
-	const char *xprops[MAX_PROPS]; /* -X, in order */
-	int nx;
-	const char *client_file; /* --kafka-client-file */
+	const char *props[1 + CPI2_CONFIG_MAX_PROPS];
 	const char *cgroup_root; /* NULL: no cap loop */
 	const char *truth;	 /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
 	enum output_mode mode;
 	double progress_s; /* wall seconds between progress lines */
 	double flush_s;	   /* at the end, wait this long at most for Kafka to take the rest */
 };
-
-static void usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "Usage: cpi2-fleetsim [OPTIONS] --scenario NAME|FILE\n"
-	    "Simulates a fleet of hosts and publishes one CpiSample per task per minute of\n"
-	    "simulated time to Kafka, as cpi2-collector would (counter_source SIMULATED).\n"
-	    "\n"
-	    "  -s, --scenario NAME|FILE  scenario file, or NAME of one in --scenario-dir:\n"
-	    "                            case1 case2 case3 case4 steady fleet300\n"
-	    "      --scenario-dir DIR    default " FLEETSIM_SCENARIO_DIR "\n"
-	    "      --speed N|max         simulated seconds per wall second (default 1)\n"
-	    "      --warmup DURATION     normal behaviour before the scripted events, played\n"
-	    "                            at --warmup-speed (default: the scenario's, e.g. 6h)\n"
-	    "      --warmup-speed N|max  default max\n"
-	    "      --duration DURATION|inf  simulated time after the warmup (default: scenario's)\n"
-	    "      --start EPOCH_S|now   simulated start (default: now - warmup, so the events\n"
-	    "                            begin about now)\n"
-	    "      --seed N              random seed (default: the scenario's); same seed, same\n"
-	    "                            samples\n"
-	    "  -b, --brokers LIST        Kafka bootstrap servers (default 127.0.0.1:9092)\n"
-	    "  -t, --topic NAME          default cpi2.samples\n"
-	    "  -X key=value              librdkafka property, passed through (repeatable;\n"
-	    "                            default here: " DEFAULT_PROP "); no secrets\n"
-	    "      --kafka-client-file PATH  librdkafka properties of the Kafka principal (SASL,\n"
-	    "                            TLS, password), under the -X ones; mode 0600\n"
-	    "      --cgroup-root DIR     create <DIR>/<host>/<task> folders with cpu.max and\n"
-	    "                            cpu.cfs_quota_us; caps written there clamp the task\n"
-	    "      --truth FILE|none     ground truth, JSON lines (default\n"
-	    "                            fleetsim-<scenario>.truth.jsonl)\n"
-	    "      --stdout              print samples as JSON lines to stdout, no Kafka\n"
-	    "      --dry-run             encode samples (Avro) and drop them, no Kafka\n"
-	    "      --progress SECONDS    wall seconds between progress lines (default 5)\n"
-	    "      --flush-timeout SECONDS  at the end, wait at most this long for Kafka to take\n"
-	    "                            what is still queued (default 10; exit 1 if some is "
-	    "left)\n"
-	    "  -h, --help                this text\n"
-	    "Durations: 90s, 10m, 2h, 1h30m, 1d. Scenario format: scenarios/README.md.\n");
-}
 
 static int parse_speed(const char *v, double *out)
 {
@@ -108,173 +121,70 @@ static int parse_speed(const char *v, double *out)
 	return (end == v || *end || !isfinite(*out) || *out <= 0) ? -EINVAL : 0;
 }
 
-static int parse_args(int argc, char **argv, struct conf *c)
+static int bad_value(const char *option, const char *value)
 {
-	enum {
-		O_DIR = 256,
-		O_SPEED,
-		O_WARMUP,
-		O_WSPEED,
-		O_DURATION,
-		O_START,
-		O_SEED,
-		O_CGROUP,
-		O_TRUTH,
-		O_STDOUT,
-		O_DRY,
-		O_PROGRESS,
-		O_FLUSH,
-		O_CLIENT
-	};
-	static const struct option opts[] = {{"scenario", required_argument, 0, 's'},
-					     {"scenario-dir", required_argument, 0, O_DIR},
-					     {"speed", required_argument, 0, O_SPEED},
-					     {"warmup", required_argument, 0, O_WARMUP},
-					     {"warmup-speed", required_argument, 0, O_WSPEED},
-					     {"duration", required_argument, 0, O_DURATION},
-					     {"start", required_argument, 0, O_START},
-					     {"seed", required_argument, 0, O_SEED},
-					     {"brokers", required_argument, 0, 'b'},
-					     {"topic", required_argument, 0, 't'},
-					     {"cgroup-root", required_argument, 0, O_CGROUP},
-					     {"truth", required_argument, 0, O_TRUTH},
-					     {"stdout", no_argument, 0, O_STDOUT},
-					     {"dry-run", no_argument, 0, O_DRY},
-					     {"progress", required_argument, 0, O_PROGRESS},
-					     {"flush-timeout", required_argument, 0, O_FLUSH},
-					     {"kafka-client-file", required_argument, 0, O_CLIENT},
-					     {"help", no_argument, 0, 'h'},
-					     {0, 0, 0, 0}};
-	int o;
-	char *end;
+	fprintf(stderr, "cpi2-fleetsim: --%s: '%s' is not a valid value (see --help)\n", option,
+		value);
+	return -EINVAL;
+}
 
-	while ((o = getopt_long(argc, argv, "s:b:t:X:h", opts, NULL)) != -1) {
-		switch (o) {
-		case 's':
-			c->scenario = optarg;
-			break;
-		case O_DIR:
-			c->scenario_dir = optarg;
-			break;
-		case O_SPEED:
-			if (parse_speed(optarg, &c->speed))
-				goto bad;
-			break;
-		case O_WSPEED:
-			if (parse_speed(optarg, &c->warmup_speed))
-				goto bad;
-			break;
-		case O_WARMUP:
-			if (scenario_duration(optarg, &c->warmup_s))
-				goto bad;
-			break;
-		case O_DURATION:
-			if (!strcmp(optarg, "inf"))
-				c->duration_s = INFINITY;
-			else if (scenario_duration(optarg, &c->duration_s))
-				goto bad;
-			break;
-		case O_START:
-			if (!strcmp(optarg, "now")) {
-				c->start_us = -1;
-				break;
-			}
-			c->start_us = (int64_t)(strtod(optarg, &end) * 1e6);
-			if (end == optarg || *end || c->start_us <= 0)
-				goto bad;
-			break;
-		case O_SEED:
-			errno = 0;
-			c->seed = strtoull(optarg, &end, 10);
-			if (end == optarg || *end || errno)
-				goto bad;
-			c->seed_given = 1;
-			break;
-		case 'b':
-			c->brokers = optarg;
-			break;
-		case 't':
-			c->topic = optarg;
-			break;
-		case 'X':
-			if (!strchr(optarg, '=') || c->nx >= MAX_PROPS) {
-				fprintf(stderr, "cpi2-fleetsim: -X needs key=value (at most %d)\n",
-					MAX_PROPS);
-				return -EINVAL;
-			}
-			if (cpi2_kafka_prop_is_secret(optarg)) {
-				fprintf(
-				    stderr,
-				    "cpi2-fleetsim: -X %.*s=...: a secret is not taken on the "
-				    "command line, "
-				    "where every local user reads it (ps, /proc): put it in the "
-				    "--kafka-client-file (mode 0600)\n",
-				    (int)strcspn(optarg, "="), optarg);
-				return -EINVAL;
-			}
-			c->xprops[c->nx++] = optarg;
-			break;
-		case O_CLIENT:
-			c->client_file = optarg;
-			break;
-		case O_CGROUP:
-			c->cgroup_root = optarg;
-			break;
-		case O_TRUTH:
-			c->truth = optarg;
-			break;
-		case O_STDOUT:
-			c->mode = OUTPUT_STDOUT;
-			break;
-		case O_DRY:
-			if (c->mode != OUTPUT_STDOUT)
-				c->mode = OUTPUT_DISCARD;
-			break;
-		case O_PROGRESS:
-			c->progress_s = strtod(optarg, &end);
-			if (end == optarg || *end || !(c->progress_s > 0))
-				goto bad;
-			break;
-		case O_FLUSH:
-			c->flush_s = strtod(optarg, &end);
-			if (end == optarg || *end || !(c->flush_s >= 0 && c->flush_s <= 86400))
-				goto bad;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
-		continue;
-	bad:
-		fprintf(stderr,
-			"cpi2-fleetsim: '%s' is not a valid value for this option (see "
-			"--help)\n",
-			optarg);
+/* The command line (through cpi2_config: --config FILE, -X, --kafka-client-file too) into c,
+ * whose strings point into o. Returns 0, 1 after --help, or -EINVAL with a message. */
+static int parse_args(int argc, char **argv, struct options *o, struct conf *c)
+{
+	char err[1024], *end;
+	int rc;
+
+	rc = cpi2_config_parse_args(keys, o, argc, argv, USAGE, c->props + 1, err, sizeof(err));
+	if (rc == 1)
+		return 1;
+	if (rc) {
+		fprintf(stderr, "cpi2-fleetsim: %s\n", err);
 		return -EINVAL;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "cpi2-fleetsim: unexpected argument '%s'\n", argv[optind]);
-		return -EINVAL;
-	}
-	if (!c->scenario) {
+	c->props[0] = DEFAULT_PROP;
+	if (!o->scenario[0]) {
 		fprintf(stderr, "cpi2-fleetsim: --scenario is required (see --help)\n");
 		return -EINVAL;
 	}
-	if (c->client_file) {
-		char err[512];
-
-		if (cpi2_kafka_client_file(c->client_file, c->props, 1 + MAX_PROPS - c->nx,
-					   &c->nprops, err, sizeof(err))) {
-			fprintf(stderr, "cpi2-fleetsim: %s\n", err);
-			return -EINVAL;
-		}
+	c->scenario = o->scenario;
+	c->scenario_dir = o->scenario_dir;
+	c->brokers = o->brokers;
+	c->topic = o->topic;
+	c->cgroup_root = o->cgroup_root[0] ? o->cgroup_root : NULL;
+	c->truth = o->truth[0] ? o->truth : NULL;
+	c->mode = o->to_stdout ? OUTPUT_STDOUT : o->dry_run ? OUTPUT_DISCARD : OUTPUT_KAFKA;
+	if (parse_speed(o->speed, &c->speed))
+		return bad_value("speed", o->speed);
+	if (parse_speed(o->warmup_speed, &c->warmup_speed))
+		return bad_value("warmup-speed", o->warmup_speed);
+	c->warmup_s = -1;
+	if (o->warmup[0] && scenario_duration(o->warmup, &c->warmup_s))
+		return bad_value("warmup", o->warmup);
+	c->duration_s = -1;
+	if (!strcmp(o->duration, "inf"))
+		c->duration_s = INFINITY;
+	else if (o->duration[0] && scenario_duration(o->duration, &c->duration_s))
+		return bad_value("duration", o->duration);
+	c->start_us = -1;
+	if (strcmp(o->start, "now")) {
+		c->start_us = (int64_t)(strtod(o->start, &end) * 1e6);
+		if (end == o->start || *end || c->start_us <= 0)
+			return bad_value("start", o->start);
 	}
-	for (int i = 0; i < c->nx; i++)
-		c->props[c->nprops++] = c->xprops[i];
-	c->props[c->nprops] = NULL;
+	if (o->seed[0]) {
+		errno = 0;
+		c->seed = strtoull(o->seed, &end, 10);
+		if (end == o->seed || *end || errno || o->seed[0] == '-')
+			return bad_value("seed", o->seed);
+		c->seed_given = 1;
+	}
+	c->progress_s = o->progress_s;
+	if (!(c->progress_s > 0))
+		return bad_value("progress", "not above 0");
+	c->flush_s = o->flush_s;
+	if (!(c->flush_s >= 0 && c->flush_s <= 86400))
+		return bad_value("flush-timeout", "not within 0-86400");
 	return 0;
 }
 
@@ -355,20 +265,8 @@ static int load_scenario(const struct conf *c, struct scenario **s)
 
 int main(int argc, char **argv)
 {
-	struct conf c = {
-	    .scenario_dir = FLEETSIM_SCENARIO_DIR,
-	    .speed = 1,
-	    .warmup_speed = 0,
-	    .warmup_s = -1,
-	    .duration_s = -1,
-	    .brokers = "127.0.0.1:9092",
-	    .topic = CPI2_TOPIC_SAMPLES,
-	    .mode = OUTPUT_KAFKA,
-	    .progress_s = 5,
-	    .flush_s = 10,
-	    .props = {DEFAULT_PROP},
-	    .nprops = 1,
-	};
+	static struct options o;
+	struct conf c = {0};
 	struct scenario *s = NULL;
 	struct fleet *f = NULL;
 	struct capwatch *cw = NULL;
@@ -379,8 +277,10 @@ int main(int argc, char **argv)
 	uint64_t samples = 0;
 	int rc = 1;
 
-	if (parse_args(argc, argv, &c))
-		return 2;
+	rc = parse_args(argc, argv, &o, &c);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	rc = 1;
 	if (load_scenario(&c, &s))
 		return 2;
 	if (c.warmup_s >= 0)

@@ -1,6 +1,7 @@
 /* config: one table of keys per program gives its defaults, its config file, its command line
- * (--key value, --key=value, --set key=value, --flag for booleans, -X kafka.property=value,
- * --config FILE) and its --help. Errors name the file and line, or the option, and what is wrong.
+ * (--key value, --key=value, -k value for a key with a short name, --set key=value, --flag for
+ * booleans, -X kafka.property=value, --config FILE) and its --help. Errors name the file and line,
+ * or the option, and what is wrong.
  */
 #ifndef CPI2_CONFIG_H
 #define CPI2_CONFIG_H
@@ -17,10 +18,12 @@ struct cpi2_config_key {
 	size_t size;		   /* CPI2_CFG_STR: size of the char array */
 	const char *default_value; /* as it would be written in the file */
 	const char *help;
+	char short_name; /* 0, or 's' for -s value (-s alone for a boolean) */
 };
 /* Field types: STR char[size], INT long, DOUBLE double, BOOL bool. */
 
-#define CPI2_CONFIG_MAX_PROPS 64
+/* Size of the props array of cpi2_config_parse_args: at most 64 properties and the NULL. */
+#define CPI2_CONFIG_MAX_PROPS 65
 
 /* Set every key to its default. Returns 0 or -EINVAL (a bad default: a bug). */
 int cpi2_config_defaults(const struct cpi2_config_key *keys, void *conf, char *err, size_t errsz);
