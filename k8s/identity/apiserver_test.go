@@ -354,6 +354,17 @@ func TestAgainstARealAPIServer(t *testing.T) {
 	want["node-a"]["web-5d8f7-c3"] = "shop/deployment/web batch"
 	expect("after the API server came back", "node-a", want["node-a"])
 
+	// the agents' peak memory, for the log
+	for n, a := range agents {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.p.cmd.Process.Pid)); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "VmHWM:") {
+					t.Logf("%s's agent: %s", n, strings.Join(strings.Fields(l), " "))
+				}
+			}
+		}
+	}
+
 	// SIGTERM: exit 0 within the bound, the file kept
 	a := agents["node-b"]
 	a.p.cmd.Process.Signal(syscall.SIGTERM)
