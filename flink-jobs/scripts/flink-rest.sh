@@ -6,7 +6,8 @@
 #   flink-rest.sh submit JAR SAVEPOINT_OR_EMPTY [job options...]
 #       the detection job, then the loader beside it: options --clickhouse.* are the loader's (an
 #       empty --clickhouse.url: no loader; none: the loader when cpi2.incidents exists); the
-#       loader also gets --checkpoint.interval-ms and --job.parallelism, and the consumer group
+#       loader also gets --checkpoint.interval-ms (not the job's parallelism: one task per topic
+#       leaves the cores to detection), and the consumer group
 #       cpi2-loader-X for the job's cpi2-flink-X. It resumes from its group's offsets; a new group
 #       starts at the records from now on, or where the job's --kafka.start earliest or
 #       timestamp-ms:MS says (the loader alone, with --kafka.start committed-or-earliest, stores
@@ -106,7 +107,7 @@ loader_options() {
       --kafka.group) group=$2 ;;
       --kafka.start) [[ $2 == earliest ]] && start=committed-or-earliest
         [[ $2 == timestamp-ms:* ]] && start=$2 ;;
-      --checkpoint.interval-ms | --job.parallelism) out+=("$1" "$2") ;;
+      --checkpoint.interval-ms) out+=("$1" "$2") ;;
     esac
     shift 2
   done
