@@ -97,7 +97,8 @@ func (id *Identity) Run(ctx context.Context, once bool) error {
 		return nil
 	}
 	id.synced.Store(true)
-	retry := time.NewTimer(0)
+	retry := time.NewTimer(time.Hour) // armed only while a pod waits for its owner
+	retry.Stop()
 	defer retry.Stop()
 	for {
 		pending, err := id.sync(ctx, pods.Lister().List)
