@@ -22,13 +22,6 @@ pytestmark = pytest.mark.usefixtures("stack_up")
 CAUGHT_UP_S = 10
 
 
-def published(run):
-    for line in reversed(open(run.sim_log.name).read().splitlines()):
-        if " done: " in line:
-            return int(line.split(" done: ")[1].split()[0])
-    raise AssertionError("no final line in %s" % run.sim_log.name)
-
-
 def loader_job():
     jobs = requests.get(stack.FLINK + "/jobs/overview", timeout=10).json()["jobs"]
     return next(
@@ -45,7 +38,7 @@ def test_detection_caps_while_clickhouse_is_down_and_the_loader_catches_up():
         down_at = time.time()
         pipeline.log("clickhouse killed")
         run.wait(600, settle=0)
-        n = published(run)
+        n = run.published()
         t0 = time.time()
         stack.wait_until(
             lambda: pipeline.samples_read(run.job)[0] >= n,
@@ -64,21 +57,14 @@ def test_detection_caps_while_clickhouse_is_down_and_the_loader_catches_up():
         pipeline.log("clickhouse back after %.0f s" % (time.time() - down_at))
     finally:
         run.stop()
-    truth = run.truth()[0]
-    where = "window_start_us >= %d AND window_start_us <= %d" % (truth["start_us"], truth["end_us"])
 
     def landed():
-        rows, distinct = map(
-            int,
-            stack.query(
-                "SELECT count(), uniqExact(host, task, window_start_us) FROM cpi2.samples WHERE " + where
-            ).split(),
-        )
+        rows, distinct = run.stored_samples()
         return distinct >= n and (rows, distinct)
 
     rows, distinct = stack.wait_until(landed, 180, "the loader to store the run's %d samples" % n, interval=2)
     assert distinct == n, "ClickHouse holds %d distinct samples of this run, the simulator published %d" % (distinct, n)
-    assert int(stack.query("SELECT count() FROM cpi2.samples FINAL WHERE " + where)) == n
+    assert run.stored_samples_final() == n
     ids = {i["incident_id"] for i in m.incidents}
     quoted = ",".join("'%s'" % i for i in ids)
     stack.wait_until(

@@ -20,14 +20,6 @@ from cpi2.testing import stack
 pytestmark = pytest.mark.usefixtures("stack_up")
 
 
-def published(run):
-    """The simulator's final count of samples, all acknowledged when it exits 0."""
-    for line in reversed(open(run.sim_log.name).read().splitlines()):
-        if " done: " in line:
-            return int(line.split(" done: ")[1].split()[0])
-    raise AssertionError("no final line in %s" % run.sim_log.name)
-
-
 def crash_and_count(server):
     # The simulator may end its play while the server is still down (Kafka recovers every log
     # after a SIGKILL: seconds on a fresh stack, most of a minute with gigabytes of topics): it
@@ -58,18 +50,11 @@ def crash_and_count(server):
         run.wait(600, settle=0)
     finally:
         run.stop()
-    n = published(run)
+    n = run.published()
     assert n > 20000, "too few samples to say anything: %d" % n
-    truth = run.truth()[0]
-    where = "window_start_us >= %d AND window_start_us <= %d" % (truth["start_us"], truth["end_us"])
 
     def landed():
-        rows, distinct = map(
-            int,
-            stack.query(
-                "SELECT count(), uniqExact(host, task, window_start_us) FROM cpi2.samples WHERE " + where
-            ).split(),
-        )
+        rows, distinct = run.stored_samples()
         return distinct >= n and (rows, distinct)
 
     try:
@@ -80,7 +65,7 @@ def crash_and_count(server):
             "%s; job states %s; logs in %s" % (e, [(j["jid"], j["state"]) for j in jobs], run.dir)
         ) from e
     assert distinct == n, "ClickHouse holds %d distinct samples of this run, the simulator published %d" % (distinct, n)
-    assert int(stack.query("SELECT count() FROM cpi2.samples FINAL WHERE " + where)) == n
+    assert run.stored_samples_final() == n
     pipeline.log(
         "%s crash: %d samples published and acknowledged, %d in ClickHouse (%d rows before merging)"
         % (server, n, distinct, rows)

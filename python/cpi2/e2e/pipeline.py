@@ -309,6 +309,28 @@ class Run:
         with open(self.truth_path) as f:
             return [json.loads(line) for line in f if line.strip()]
 
+    def published(self):
+        """The simulator's final count of samples, all acknowledged when it exits 0."""
+        for line in reversed(open(self.sim_log.name).read().splitlines()):
+            if " done: " in line:
+                return int(line.split(" done: ")[1].split()[0])
+        raise AssertionError("no final line in %s" % self.sim_log.name)
+
+    def stored_samples(self):
+        """(rows, distinct samples) of this run's time span in cpi2.samples, before merging."""
+        truth = self.truth()[0]
+        where = "window_start_us >= %d AND window_start_us <= %d" % (truth["start_us"], truth["end_us"])
+        rows, distinct = stack.query(
+            "SELECT count(), uniqExact(host, task, window_start_us) FROM cpi2.samples WHERE " + where
+        ).split()
+        return int(rows), int(distinct)
+
+    def stored_samples_final(self):
+        """This run's samples in cpi2.samples under FINAL (one row per sample once merged)."""
+        truth = self.truth()[0]
+        where = "window_start_us >= %d AND window_start_us <= %d" % (truth["start_us"], truth["end_us"])
+        return int(stack.query("SELECT count() FROM cpi2.samples FINAL WHERE " + where))
+
     def sim_progress(self):
         """The simulator's last progress line."""
         lines = [line for line in open(self.sim_log.name).read().splitlines() if " sim " in line]
