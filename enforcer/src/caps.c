@@ -155,10 +155,16 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz)
 {
 	struct cap c = s->caps[i];
-	int rc = 0, fd = -1;
-	char note[512] = "";
+	int rc = 0, fd = -1, pre = 0, post = 0;
+	char note[512] = "", serr[256] = "";
 
 	if (!s->dry_run) {
+		/* Saved as due (expiry 0) before the write: a crash after the write, before the
+		 * file drops the cap, must make the restart release it, never resume it (an
+		 * operator's uncap would otherwise come back). */
+		s->caps[i].expires_us = 0;
+		pre = caps_save(s, serr, sizeof(serr));
+		s->caps[i].expires_us = c.expires_us;
 		rc = cgpath_reopen(s->policy, c.dir, c.dev, c.ino, &fd, note, sizeof(note));
 		if (rc == 0) {
 			rc = limits_restore(fd, c.version, c.previous, err, errsz);
@@ -178,14 +184,15 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 	forget(s, i);
 	if (out)
 		*out = c;
-	snprintf(err, errsz, "%s", note);
-	if (!s->dry_run) {
-		size_t l = strlen(err);
-		int src = caps_save(s, err + l, errsz - l);
-
-		if (src)
-			return src;
-	}
+	if (!s->dry_run)
+		post = caps_save(s, serr, sizeof(serr));
+	/* Lifted either way: a state file not rewritten is noted, not a failure (the entry is
+	 * gone from memory; a failure would make the caller act on another entry). */
+	if (post)
+		snprintf(err, errsz, "%s%sstate file not rewritten%s: %s", note,
+			 note[0] ? "; " : "", pre ? " (a restart may put the cap back)" : "", serr);
+	else
+		snprintf(err, errsz, "%s", note);
 	return 0;
 }
 

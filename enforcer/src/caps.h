@@ -2,9 +2,10 @@
  * each task spent capped today, and the state file that lets a restarted enforcer (after a
  * crash or kill -9) restore or resume every one.
  *
- * The state file is rewritten atomically (statefile.c) BEFORE a cap is written to a cgroup and
- * after it is lifted, so at every instant the file names every cap that may be in force, with
- * the limit to restore and the identity (st_dev, inode) of the directory it was written to. */
+ * The state file is rewritten atomically (statefile.c) BEFORE a cap is written to a cgroup,
+ * before it is lifted (naming it due) and after, so at every instant the file names every cap
+ * that may be in force, with the limit to restore and the identity (st_dev, inode) of the
+ * directory it was written to, and no lifted cap as one to resume. */
 #ifndef CPI2_ENFORCER_CAPS_H
 #define CPI2_ENFORCER_CAPS_H
 
@@ -85,10 +86,12 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 /* Index of the cap on dir, or -1. */
 int caps_find(const struct capset *s, const char *dir);
 
-/* Restore entry i's previous limit and forget it. The released entry is copied to *out (may
- * be NULL). Returns 0, with a note in err when nothing was written: the cgroup is gone, or was
- * replaced by another directory under the same name (its limit is not ours to restore). Or
- * -errno with a reason (the entry is kept). */
+/* Restore entry i's previous limit and forget it. The state file names the cap as due (expiry
+ * 0) before the limit is written, so a restart after a crash at any point releases it and never
+ * puts it back. The released entry is copied to *out (may be NULL). Returns 0, with a note in
+ * err when nothing was written: the cgroup is gone, or was replaced by another directory under
+ * the same name (its limit is not ours to restore); or when the state file could not be
+ * rewritten afterwards. Or -errno with a reason (the entry is kept, due in the state file). */
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz);
 
 /* After a restart: put entry i back in force where it is not (a crash may have come between

@@ -170,6 +170,14 @@ static void run(int version)
 		limit_file);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) != 0 && s.n == 1); /* kept, to retry */
 	CHECK(strcmp(fake_read(outside, limit_file), "precious") == 0);
+	/* the state file named it due before the write was tried: a crash at the write (or after
+	 * it) makes the restart release the cap, never resume it */
+	memset(&again, 0, sizeof(again));
+	again.state_path = state;
+	again.max_caps = 2;
+	CHECK(caps_load(&again, err, sizeof(err)) == 0 && again.n == 1 &&
+	      caps_next_expired(&again, 1) == 0);
+	CHECK(s.caps[0].expires_us == 1500); /* in memory, the entry keeps its expiry */
 	fake_sh("rm -rf '%s' && ln -s '%s' '%s'", a, outside, a);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0 &&
 	      strstr(err, "symlink"));
