@@ -184,8 +184,9 @@ static int key_matches(const struct cpi2_message *m, const char *host, char *rea
 }
 
 /* Remember an id acted on (written to state_dir/seen-ids, so a restart remembers it too). It is
- * written after the action, off the incident-to-cap path: a crash in between lets a replay renew
- * the cap the state file resumed, never bring back one that was lifted. */
+ * written after the action, off the incident-to-cap path: the state file, written before the
+ * cap, names the incident, and a restart remembers the ids it names (remember_capped), so a
+ * crash in between lets no replay act again on a cap it made. */
 static void remember(struct enforcer *e, char kind, const char *id)
 {
 	char err[512];
@@ -193,6 +194,23 @@ static void remember(struct enforcer *e, char kind, const char *id)
 	if (seen_add(&e->seen, kind, id, cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err)) != 0)
 		cpi2_log(CPI2_LOG_ERR, "enforcer",
 			 "ids seen: %s (a replay after a restart may act again)", err);
+}
+
+/* At start, before the caps left by a previous run are resumed or released: remember the ids of
+ * the incidents they came from (a crash may have come between a cap and remember()). Operator
+ * commands are remembered before they act, so an id already seen as one is left alone. */
+static void remember_capped(struct enforcer *e, struct host_enforcer *h)
+{
+	char err[512];
+
+	if (caps_load(&h->caps, err, sizeof(err)) < 0)
+		return; /* decide_recover reads it again and says why */
+	for (int i = 0; i < h->caps.n; i++) {
+		const char *id = h->caps.caps[i].incident_id;
+
+		if (id[0] && !seen_has(&e->seen, 'i', id) && !seen_has(&e->seen, 'c', id))
+			remember(e, 'i', id);
+	}
 }
 
 static void on_incident(struct enforcer *e, const struct cpi2_message *m)
@@ -476,6 +494,7 @@ int main(int argc, char **argv)
 
 	/* Caps left by a previous run (crash, kill -9): release or resume every one. */
 	for (int i = 0; i < e.n_hosts; i++) {
+		remember_capped(&e, &e.hosts[i]);
 		n = decide_recover(&e.hosts[i], sim_now_us(e.conf), a, MAX_ACTIONS, err,
 				   sizeof(err));
 		if (n < 0) {

@@ -243,12 +243,18 @@ def test_stale_missing_and_future_timestamps_are_refused(tmp_path, enforcers):
     c.close()
 
 
-def test_a_replayed_incident_recaps_nothing_after_an_uncap_and_a_restart(tmp_path, enforcers):
+def capped_by_an_incident(tmp_path, enforcers):
+    """An enforcer that capped batch/a for an incident of 600 s: (the cgroup, it, the incident)."""
     root = str(tmp_path / "cg")
     a = cgroup(root, "batch/a")
     e = start(enforcers, tmp_path, root)
     rec = send_incident(e.host, "batch/a", cap_duration_s=600)
     stack.wait_until(lambda: read_limit(a) == "25000 250000", 20, "the cap")
+    return a, e, rec
+
+
+def test_a_replayed_incident_recaps_nothing_after_an_uncap_and_a_restart(tmp_path, enforcers):
+    a, e, rec = capped_by_an_incident(tmp_path, enforcers)
     produce("cpi2.control", e.host, command("UNCAP", e.host, "batch/a"))
     stack.wait_until(lambda: read_limit(a) == "max 100000", 20, "the operator's uncap")
     e.stop(signal.SIGKILL)
@@ -256,6 +262,21 @@ def test_a_replayed_incident_recaps_nothing_after_an_uncap_and_a_restart(tmp_pat
     produce("cpi2.incidents", e.host, wire.encode("Incident", rec))  # the same incident again
     stack.wait_until(lambda: "replayed incident" in e.log(), 20, "the replay to be refused")
     assert read_limit(a) == "max 100000"
+
+
+def test_a_replay_renews_nothing_after_a_crash_before_its_id_was_remembered(tmp_path, enforcers):
+    # the ids seen are written after the cap: a kill -9 in between is this, seen-ids without it
+    a, e, rec = capped_by_an_incident(tmp_path, enforcers)
+    e.stop(signal.SIGKILL)
+    os.remove(os.path.join(e.state, "seen-ids"))
+    caps = os.path.join(e.state, e.host + ".caps")
+    before = [line for line in open(caps) if line.startswith("cap2\t")]
+    e.start()
+    produce("cpi2.incidents", e.host, wire.encode("Incident", rec))
+    stack.wait_until(lambda: "replayed incident" in e.log(), 20, "the replay to be refused")
+    assert [line for line in open(caps) if line.startswith("cap2\t")] == before  # same expiry
+    assert "RENEWED batch/a (INCIDENT" not in e.log()
+    assert read_limit(a) == "25000 250000"  # resumed, until its own expiry
 
 
 def test_a_new_consumer_group_starts_at_the_latest_offset(tmp_path, enforcers):
