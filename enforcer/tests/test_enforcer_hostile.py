@@ -13,7 +13,7 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from test_enforcer_kafka import BIN, ROOT, cgroup, command, incident, read_limit, stack, wait_joined, wire
 
 COLLECTOR = os.environ.get(
@@ -127,11 +127,15 @@ class Actions:
 
     def __init__(self, host):
         self.host = host
-        self.c = Consumer(
-            kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6], "auto.offset.reset": "latest"})
-        )
-        self.c.subscribe(["cpi2.actions", "cpi2.dead-letter"])
-        stack.wait_until(lambda: self.c.poll(0.2) is None and self.c.assignment(), 20, "actions consumer assignment")
+        self.c = Consumer(kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6]}))
+        # Each partition's end, asked for now: with a subscription and "latest", a message written
+        # before the consumer's own offset lookup finished was silently skipped.
+        start = []
+        for topic in ("cpi2.actions", "cpi2.dead-letter"):
+            for p in self.c.list_topics(topic, timeout=10).topics[topic].partitions:
+                _, high = self.c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                start.append(TopicPartition(topic, p, high))
+        self.c.assign(start)
 
     def collect(self, seconds, until=None):
         out = []
