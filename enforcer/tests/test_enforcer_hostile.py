@@ -13,8 +13,20 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
-from test_enforcer_kafka import BIN, ROOT, cgroup, command, incident, read_limit, stack, wait_joined, wire
+from confluent_kafka import Producer
+from test_enforcer_kafka import (
+    BIN,
+    ROOT,
+    actions_consumer,
+    cgroup,
+    command,
+    incident,
+    joining_probe,
+    read_limit,
+    stack,
+    wait_joined,
+    wire,
+)
 
 COLLECTOR = os.environ.get(
     "COLLECTOR_BIN", os.path.join(ROOT, "build", "c", "collectors", "collector", "cpi2-collector")
@@ -127,15 +139,7 @@ class Actions:
 
     def __init__(self, host):
         self.host = host
-        self.c = Consumer(kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6]}))
-        # Each partition's end, asked for now: with a subscription and "latest", a message written
-        # before the consumer's own offset lookup finished was silently skipped.
-        start = []
-        for topic in ("cpi2.actions", "cpi2.dead-letter"):
-            for p in self.c.list_topics(topic, timeout=10).topics[topic].partitions:
-                _, high = self.c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
-                start.append(TopicPartition(topic, p, high))
-        self.c.assign(start)
+        self.c = actions_consumer()
 
     def collect(self, seconds, until=None):
         out = []
@@ -146,7 +150,7 @@ class Actions:
                 continue
             if m.topic() == "cpi2.actions":
                 a = wire.decode("EnforcementAction", m.value())
-                if a["host"] == self.host:
+                if a["host"] == self.host and not joining_probe(a):
                     out.append(a)
             else:
                 d = wire.decode("DeadLetter", m.value())

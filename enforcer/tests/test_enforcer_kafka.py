@@ -14,7 +14,7 @@ import time
 import uuid
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from cpi2.schemas import wire
 from cpi2.testing import stack
@@ -168,12 +168,24 @@ def produce(topic, key, value):
 
 
 def actions_consumer():
-    c = Consumer(
-        stack.kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6], "auto.offset.reset": "latest"})
-    )
-    c.subscribe(["cpi2.actions", "cpi2.dead-letter"])
-    stack.wait_until(lambda: c.poll(0.2) is None and c.assignment(), 20, "actions consumer assignment")
+    """A consumer of the actions and dead letters written from now on.
+
+    Each partition is assigned at its end as asked for here: with a subscription at "latest",
+    a message written before the consumer's own offset lookup ended was silently skipped."""
+    c = Consumer(stack.kafka_conf("admin", **{"group.id": "it-actions-" + uuid.uuid4().hex[:6]}))
+    start = []
+    for topic in ("cpi2.actions", "cpi2.dead-letter"):
+        for p in c.list_topics(topic, timeout=10).topics[topic].partitions:
+            _, high = c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+            start.append(TopicPartition(topic, p, high))
+    c.assign(start)
     return c
+
+
+def joining_probe(action):
+    """Whether an action answers one of wait_joined's probes: those can still be answered after
+    the enforcer has joined, so a consumer started later may see them first."""
+    return "no/such/probe-" in (action.get("task") or "") + (action.get("reason") or "")
 
 
 def drain(c, host, seconds):
@@ -185,7 +197,7 @@ def drain(c, host, seconds):
             continue
         if m.topic() == "cpi2.actions":
             a = wire.decode("EnforcementAction", m.value())
-            if a["host"] == host:
+            if a["host"] == host and not joining_probe(a):
                 out.append(a)
         else:
             d = wire.decode("DeadLetter", m.value())
