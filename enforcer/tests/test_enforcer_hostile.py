@@ -20,8 +20,8 @@ from test_enforcer_kafka import (
     actions_consumer,
     cgroup,
     command,
+    drain,
     incident,
-    joining_probe,
     read_limit,
     stack,
     wait_joined,
@@ -142,23 +142,7 @@ class Actions:
         self.c = actions_consumer()
 
     def collect(self, seconds, until=None):
-        out = []
-        end = time.time() + seconds
-        while time.time() < end:
-            m = self.c.poll(0.2)
-            if m is None or m.error():
-                continue
-            if m.topic() == "cpi2.actions":
-                a = wire.decode("EnforcementAction", m.value())
-                if a["host"] == self.host and not joining_probe(a):
-                    out.append(a)
-            else:
-                d = wire.decode("DeadLetter", m.value())
-                if d["component"] == "cpi2-enforcer":
-                    out.append(d)
-            if until and until(out):
-                break
-        return out
+        return drain(self.c, self.host, seconds, until)
 
     def close(self):
         self.c.close()

@@ -188,7 +188,8 @@ def joining_probe(action):
     return "no/such/probe-" in (action.get("task") or "") + (action.get("reason") or "")
 
 
-def drain(c, host, seconds):
+def drain(c, host, seconds, until=None):
+    """This host's actions and the enforcer's dead letters read for seconds, or until until(them)."""
     out = []
     end = time.time() + seconds
     while time.time() < end:
@@ -203,6 +204,8 @@ def drain(c, host, seconds):
             d = wire.decode("DeadLetter", m.value())
             if d["component"] == "cpi2-enforcer":
                 out.append(d)
+        if until and until(out):
+            break
     return out
 
 
