@@ -303,6 +303,19 @@ static int candidates(struct collector *c)
 			c->stats.ignored++;
 			continue;
 		}
+		if (kind == MAP_NEEDS_LABEL) {
+			/* a pod is not a job of its own: without its labels entry there is no job
+			 * to publish it under */
+			c->stats.unlabelled++;
+			once_key(key, sizeof(key), "unlabelled", task);
+			report_once(c, key, CPI2_LOG_WARN,
+				    "cgroup %s is a task only the labels file maps, and %s has no "
+				    "entry for it: not published",
+				    task,
+				    c->conf->labels_file[0] ? c->conf->labels_file
+							    : "(no labels file)");
+			continue;
+		}
 		if (kind == MAP_UNMAPPED && cg_is_parent(&c->found, i)) {
 			/* its counts are its children's sum: publishing it would count them twice
 			 */

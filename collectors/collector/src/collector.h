@@ -27,9 +27,11 @@ struct counted {
 	bool has_usage;
 };
 
-/* what the last window saw; parents: unmapped cgroups holding others, not published */
+/* what the last window saw; parents: unmapped cgroups holding others, not published;
+ * unlabelled: tasks only a labels entry maps (Kubernetes pods) without one, not published */
 struct window_stats {
-	size_t discovered, ignored, unmapped, parents, counted, deferred, failed, vanished, samples;
+	size_t discovered, ignored, unmapped, parents, unlabelled, counted, deferred, failed,
+	    vanished, samples;
 };
 
 /* a set of strings (unmapped cgroups and other things reported once), bounded: cgroups come

@@ -101,14 +101,16 @@ static void log_window(const struct collector *c, struct output *o,
 		cpi2_producer_get_stats(o->producer, &now);
 	cpi2_log(
 	    CPI2_LOG_INFO, "collector",
-	    "window: %zu cgroups (%zu ignored, %zu unmapped, %zu unmapped parents not published), "
-	    "%zu counted, %zu deferred by the fd budget, %zu vanished, %zu failed; %zu samples; "
+	    "window: %zu cgroups (%zu ignored, %zu unmapped, %zu unmapped parents not published, "
+	    "%zu without the labels entry they need, not published), %zu counted, %zu deferred by "
+	    "the fd budget, %zu vanished, %zu failed; %zu samples; "
 	    "kafka: "
 	    "%llu sent, %llu delivered, %llu failed, %llu dropped (queue full) since the last "
 	    "window; "
 	    "own cpu %.1f ms in %.1f s = %.4f%% of one CPU",
-	    w->discovered, w->ignored, w->unmapped, w->parents, w->counted, w->deferred,
-	    w->vanished, w->failed, w->samples, (unsigned long long)(now.sent - last->sent),
+	    w->discovered, w->ignored, w->unmapped, w->parents, w->unlabelled, w->counted,
+	    w->deferred, w->vanished, w->failed, w->samples,
+	    (unsigned long long)(now.sent - last->sent),
 	    (unsigned long long)(now.delivered - last->delivered),
 	    (unsigned long long)(now.failed - last->failed),
 	    (unsigned long long)(now.dropped_queue_full - last->dropped_queue_full), cpu_s * 1e3,

@@ -13,20 +13,20 @@
 #define MAX_CAPS 9
 
 const char cpi2_default_rules[] =
-    "# Kubernetes, systemd cgroup driver: a pod is a task; its QoS class gives the task class\n"
+    "# Kubernetes: a pod is a task, and only the labels file (cpi2-k8s-identity) knows its job\n"
+    "# (namespace/workload): a pod the file does not name is reported and not published\n"
+    "# systemd cgroup driver\n"
     "kubepods.slice                                            ignore\n"
-    "kubepods.slice/kubepods-pod*.slice                        job=k8s-pod-$1 task_id=$1 "
-    "class=guaranteed\n"
+    "kubepods.slice/kubepods-pod*.slice                        needs-label\n"
     "kubepods.slice/kubepods-*.slice                           ignore\n"
-    "kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice     job=k8s-pod-$3 task_id=$3 class=$1\n"
+    "kubepods.slice/kubepods-*.slice/kubepods-*-pod*.slice     needs-label\n"
     "kubepods.slice/**                                         ignore\n"
-    "# Kubernetes, cgroupfs driver\n"
+    "# cgroupfs driver\n"
     "kubepods                                                  ignore\n"
-    "kubepods/pod*                                             job=k8s-pod-$1 task_id=$1 "
-    "class=guaranteed\n"
+    "kubepods/pod*                                             needs-label\n"
     "kubepods/besteffort                                       ignore\n"
     "kubepods/burstable                                        ignore\n"
-    "kubepods/*/pod*                                           job=k8s-pod-$2 task_id=$2 class=$1\n"
+    "kubepods/*/pod*                                           needs-label\n"
     "kubepods/**                                               ignore\n"
     "# systemd: services are latency-sensitive (never capped automatically), VMs and containers\n"
     "# of machined are batch, user sessions best-effort\n"
@@ -180,6 +180,8 @@ static int parse_line(struct rules *r, char *line, char *err, size_t errsz)
 	while ((tok = strtok_r(NULL, " \t", &save))) {
 		if (!strcmp(tok, "ignore"))
 			rule.ignore = true;
+		else if (!strcmp(tok, "needs-label"))
+			rule.needs_label = true;
 		else if (!strcmp(tok, "protected"))
 			rule.is_protected = true;
 		else if (!strncmp(tok, "job=", 4) && tok[4])
@@ -190,17 +192,26 @@ static int parse_line(struct rules *r, char *line, char *err, size_t errsz)
 			rule.task_class = tok + 6;
 		else {
 			snprintf(err, errsz,
-				 "'%s': expected ignore, job=, task_id=, class= or protected", tok);
+				 "'%s': expected ignore, needs-label, job=, task_id=, class= or "
+				 "protected",
+				 tok);
 			return -EINVAL;
 		}
 	}
-	if (!rule.ignore && (!rule.job || !rule.task_class)) {
-		snprintf(err, errsz, "rule for '%s' needs job= and class= (or ignore)",
+	if (rule.ignore && rule.needs_label) {
+		snprintf(err, errsz, "rule for '%s': ignore or needs-label, not both",
 			 rule.pattern);
 		return -EINVAL;
 	}
-	if (rule.ignore && (rule.job || rule.task_class || rule.is_protected)) {
-		snprintf(err, errsz, "rule for '%s': ignore takes nothing else", rule.pattern);
+	if (!rule.ignore && !rule.needs_label && (!rule.job || !rule.task_class)) {
+		snprintf(err, errsz, "rule for '%s' needs job= and class= (or ignore, needs-label)",
+			 rule.pattern);
+		return -EINVAL;
+	}
+	if ((rule.ignore || rule.needs_label) &&
+	    (rule.job || rule.task_class || rule.is_protected)) {
+		snprintf(err, errsz, "rule for '%s': %s takes nothing else", rule.pattern,
+			 rule.ignore ? "ignore" : "needs-label");
 		return -EINVAL;
 	}
 	if (rule.task_class && !strchr(rule.task_class, '$') &&
@@ -425,6 +436,8 @@ int rules_map(const struct rules *r, const char *task, const char *host, struct 
 			continue;
 		if (ru->ignore)
 			return MAP_IGNORE;
+		if (ru->needs_label)
+			return MAP_NEEDS_LABEL;
 		if (!expand(ru->job, task, caps, nc, host, out->job, sizeof(out->job)) ||
 		    !expand(ru->task_id, task, caps, nc, host, out->task_id,
 			    sizeof(out->task_id)) ||

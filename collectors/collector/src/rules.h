@@ -3,7 +3,9 @@
  * A rule is one line "PATTERN ACTION": PATTERN matches a task path segment by segment, '*'
  * inside a segment matches any text within it (captured as $1, $2, ... left to right) and a
  * final "**" segment matches one or more remaining segments. ACTION is "ignore" (not a task:
- * a parent slice, a container inside a pod) or "job=T task_id=T class=T [protected]" where the
+ * a parent slice, a container inside a pod), "needs-label" (a task whose job only the labels
+ * file knows, a Kubernetes pod: without an entry it is reported and not published) or
+ * "job=T task_id=T class=T [protected]" where the
  * templates T may use $1..$9, $0 (the whole path) and $host. class is latency_sensitive, batch,
  * best_effort or unknown, or a Kubernetes QoS class (guaranteed, burstable, besteffort).
  * The first matching rule wins; exact entries of the labels file ("TASK JOB TASK_ID CLASS
@@ -17,7 +19,7 @@
 
 struct rule {
 	char *pattern;
-	bool ignore;
+	bool ignore, needs_label;
 	char *job, *task_id, *task_class; /* templates */
 	bool is_protected;
 };
@@ -40,8 +42,9 @@ struct rules {
 /* The built-in rules: systemd slices and Kubernetes pod cgroups (both cgroup drivers). */
 extern const char cpi2_default_rules[];
 
-/* What a cgroup is. */
-enum { MAP_TASK, MAP_IGNORE, MAP_UNMAPPED };
+/* What a cgroup is: a task (mapped), not a task, matched by no rule, or a task that only a
+ * labels entry may map and that has none. */
+enum { MAP_TASK, MAP_IGNORE, MAP_UNMAPPED, MAP_NEEDS_LABEL };
 
 struct mapping {
 	char job[256], task_id[256];
@@ -60,7 +63,8 @@ int rules_load(struct rules *r, const char *path, char *err, size_t errsz);
  * file keeps the labels loaded before. Returns 0 (also: unchanged), or -errno with a reason. */
 int rules_labels_refresh(struct rules *r, const char *path, char *err, size_t errsz);
 
-/* Map a task path. Returns MAP_TASK (out filled), MAP_IGNORE or MAP_UNMAPPED. */
+/* Map a task path. Returns MAP_TASK (out filled), MAP_IGNORE, MAP_UNMAPPED or
+ * MAP_NEEDS_LABEL. */
 int rules_map(const struct rules *r, const char *task, const char *host, struct mapping *out);
 
 /* Match one pattern against a path; captures (at most max_caps, each cut at 255 bytes) are

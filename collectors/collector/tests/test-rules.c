@@ -16,7 +16,8 @@
 
 static struct rules r;
 
-/* map and check "job task_id class protected" in one string ("ignore", "unmapped") */
+/* map and check "job task_id class protected" in one string ("ignore", "unmapped",
+ * "needs-label") */
 static const char *map(const char *task)
 {
 	static char out[1024];
@@ -27,6 +28,8 @@ static const char *map(const char *task)
 		return "ignore";
 	if (k == MAP_UNMAPPED)
 		return "unmapped";
+	if (k == MAP_NEEDS_LABEL)
+		return "needs-label";
 	snprintf(out, sizeof(out), "%s %s %d%s", m.job, m.task_id, m.task_class,
 		 m.is_protected ? " protected" : "");
 	return out;
@@ -67,24 +70,31 @@ int main(void)
 	CHECK(!strcmp(map("system.slice/nginx.service"), "nginx h1 0"));
 	CHECK(!strcmp(map("system.slice/nginx.service/worker"), "ignore"));
 	CHECK(!strcmp(map("system.slice/dev-hugepages.mount"), "ignore"));
+	/* Kubernetes pods, both drivers: never a job of their own, only the labels file maps
+	 * them */
+	CHECK(!strcmp(map("kubepods.slice"), "ignore"));
 	CHECK(!strcmp(map("kubepods.slice/kubepods-burstable.slice"), "ignore"));
 	CHECK(!strcmp(
 	    map("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b_3c.slice"),
-	    "k8s-pod-1a2b_3c 1a2b_3c 1"));
+	    "needs-label"));
 	CHECK(
 	    !strcmp(map("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod99.slice"),
-		    "k8s-pod-99 99 2"));
-	CHECK(!strcmp(map("kubepods.slice/kubepods-pod77.slice"), "k8s-pod-77 77 0"));
+		    "needs-label"));
+	CHECK(!strcmp(map("kubepods.slice/kubepods-pod77.slice"), "needs-label"));
 	CHECK(
 	    !strcmp(map("kubepods.slice/kubepods-pod77.slice/cri-containerd-abc.scope"), "ignore"));
-	CHECK(!strcmp(map("kubepods/burstable/pod5"), "k8s-pod-5 5 1"));
-	CHECK(!strcmp(map("kubepods/pod6"), "k8s-pod-6 6 0"));
+	CHECK(!strcmp(map("kubepods"), "ignore"));
+	CHECK(!strcmp(map("kubepods/burstable"), "ignore"));
+	CHECK(!strcmp(map("kubepods/burstable/pod5"), "needs-label"));
+	CHECK(!strcmp(map("kubepods/besteffort/pod7"), "needs-label"));
+	CHECK(!strcmp(map("kubepods/pod6"), "needs-label"));
 	CHECK(!strcmp(map("kubepods/besteffort/pod7/0123abc"), "ignore"));
+	CHECK(!strcmp(map("kubepods/pod6/0123abc"), "ignore"));
 	CHECK(!strcmp(map("user.slice/user-1000.slice"), "user-sessions 1000@h1 2"));
 	CHECK(!strcmp(map("machine.slice/machine-vm1.scope"), "machine-vm1 h1 1"));
 	CHECK(!strcmp(map("docker/abcdef"), "unmapped"));
 	CHECK(!strcmp(map("kubepods.slice/kubepods-weird.slice/kubepods-weird-pod1.slice"),
-		      "unmapped"));
+		      "needs-label"));
 	rules_free(&r);
 
 	/* user rules come first; templates; protected */
@@ -109,18 +119,26 @@ int main(void)
 	write_file(
 	    labels,
 	    "# task job task_id class\n/jobs/websearch/17 search 4 latency_sensitive protected\n"
-	    "docker/abc  web 1 burstable\n");
-	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 && r.n_labels == 2);
+	    "docker/abc  web 1 burstable\n"
+	    "kubepods/burstable/pod5 shop/deployment/web web-7d9f8-x2x4q batch\n"
+	    "kubepods.slice/kubepods-pod77.slice shop/statefulset/db db-0 latency_sensitive "
+	    "protected\n");
+	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 && r.n_labels == 4);
 	CHECK(!strcmp(map("jobs/websearch/17"), "search 4 0 protected"));
 	CHECK(!strcmp(map("docker/abc"), "web 1 1"));
+	/* a pod with an entry is its workload's task; one without still needs one */
+	CHECK(!strcmp(map("kubepods/burstable/pod5"), "shop/deployment/web web-7d9f8-x2x4q 1"));
+	CHECK(!strcmp(map("kubepods.slice/kubepods-pod77.slice"),
+		      "shop/statefulset/db db-0 0 protected"));
+	CHECK(!strcmp(map("kubepods/burstable/pod6"), "needs-label"));
 	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 &&
-	      r.n_labels == 2); /* unchanged */
+	      r.n_labels == 4); /* unchanged */
 	write_file(labels, "docker/abc web 1 batch\nbad line\n");
 	struct timespec t[2] = {{0, UTIME_OMIT}, {12345, 0}};
 	CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
 	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == -EINVAL);
 	CHECK(strstr(err, "labels:2:") != NULL);
-	CHECK(r.n_labels == 2); /* the old labels stay */
+	CHECK(r.n_labels == 4); /* the old labels stay */
 	write_file(labels, "docker/abc web 1 nonsense\n");
 	t[1].tv_sec = 23456;
 	CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
@@ -132,6 +150,7 @@ int main(void)
 	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 && r.n_labels == 1);
 	CHECK(!strcmp(map("docker/abc"), "web 1 2"));
 	CHECK(!strcmp(map("jobs/websearch/17"), "websearch 17 1"));
+	CHECK(!strcmp(map("kubepods/burstable/pod5"), "needs-label")); /* its entry is gone */
 	unlink(labels);
 	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == -ENOENT && strstr(err, labels));
 	rules_free(&r);
@@ -143,6 +162,10 @@ int main(void)
 	    {"a/* job=x\n", "rules.conf:1: rule for 'a/*' needs job= and class="},
 	    {"\n\na/* job=x class=sometimes\n", "rules.conf:3: unknown class 'sometimes'"},
 	    {"a ignore job=x\n", "rules.conf:1: rule for 'a': ignore takes nothing else"},
+	    {"a needs-label class=batch\n",
+	     "rules.conf:1: rule for 'a': needs-label takes nothing"},
+	    {"a ignore needs-label\n",
+	     "rules.conf:1: rule for 'a': ignore or needs-label, not both"},
 	    {"a color=red\n", "rules.conf:1: 'color=red'"},
 	    {"/abs job=x class=batch\n", "rules.conf:1: pattern '/abs'"},
 	    {"a//b job=x class=batch\n", "rules.conf:1: pattern 'a//b'"},

@@ -3,8 +3,10 @@
 publish made-up CPI where hardware counters are missing, and on the real cgroup v2 hierarchy
 (skipped with the reason where it is missing): --once on a tree of tasks, the descriptor budget
 rotating cgroups across windows, cgroups appearing and disappearing between windows, SIGTERM
-in the middle of a window, Kafka being down (sampling goes on, drops are reported), and cgroups
-that hold others (an unmapped parent is not published: its counts include its children's).
+in the middle of a window, Kafka being down (sampling goes on, drops are reported), cgroups
+that hold others (an unmapped parent is not published: its counts include its children's), and
+Kubernetes pods of both cgroup drivers (a pod the labels file does not name is reported once and
+not published, never a job of its own).
 
 Usage: test_cli.py PATH/TO/cpi2-collector
 """
@@ -233,7 +235,9 @@ def check_parents(root):
         # a holds a/b and a/c and no rule maps it: not published; its leaves are, as UNKNOWN.
         # k and m are mapped on purpose: published although they hold cgroups
         assert wins == [["a/b", "a/c", "k", "m", "m/n"]] * 2, wins
-        assert r.stderr.count("(1 ignored, 2 unmapped, 1 unmapped parents not published)") == 2, r.stderr
+        assert (
+            r.stderr.count("(1 ignored, 2 unmapped, 1 unmapped parents not published, 0 without the labels entry") == 2
+        ), r.stderr
         # reported once, not every window
         assert (
             r.stderr.count(
@@ -266,9 +270,69 @@ def check_parents(root):
         samples = cgtest.samples(r.stdout)
         assert sorted(s["task"] for s in samples) == ["a", "k", "m"], r.stdout
         assert [s["task_class"] for s in samples if s["task"] == "a"] == ["UNKNOWN"], samples
-        assert "(0 ignored, 1 unmapped, 0 unmapped parents not published)" in r.stderr, r.stderr
+        assert "(0 ignored, 1 unmapped, 0 unmapped parents not published, 0 without the labels entry" in r.stderr, (
+            r.stderr
+        )
         assert "holds other cgroups" not in r.stderr and "overlap" not in r.stderr, r.stderr
     print("cgroups holding others: ok %s" % wins[0])
+
+
+# pods of both cgroup drivers as the kubelet lays them out, each with a container cgroup
+PODS = {
+    "a": "kubepods/burstable/pod0c6f4a52-8d55-4c1e-9a51-3b1f4e9a0001",
+    "b": "kubepods/burstable/pod0c6f4a52-8d55-4c1e-9a51-3b1f4e9a0002",
+    "c": "kubepods/pod0c6f4a52-8d55-4c1e-9a51-3b1f4e9a0003",
+    "d": "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod0c6f4a52_8d55_4c1e_9a51_3b1f4e9a0004.slice",
+    "e": "kubepods.slice/kubepods-pod0c6f4a52_8d55_4c1e_9a51_3b1f4e9a0005.slice",
+}
+
+
+def check_kubernetes(root):
+    """Pods a, c, d in the labels file (as cpi2-k8s-identity writes it), b and e not: only a, c,
+    d are published, with the file's job; b and e are reported once each and counted in every
+    window's line; no sample carries a made-up one-pod job."""
+    with tempfile.NamedTemporaryFile("w", suffix=".labels") as labels:
+        labels.write(
+            "# cpi2-k8s-identity: node n1, 3 pods\n# TASK JOB TASK_ID CLASS [protected]\n"
+            "%s shop/deployment/web web-7d9f8-x2x4q batch\n"
+            "%s shop/statefulset/db db-0 latency_sensitive protected\n"
+            "%s shop/deployment/web web-7d9f8-p5kzl best_effort\n" % (PODS["a"], PODS["c"], PODS["d"])
+        )
+        labels.flush()
+        r = run(
+            "--stdout",
+            "--events",
+            "task-clock",
+            "--roots",
+            root,
+            "--labels-file",
+            labels.name,
+            "--window-s",
+            "0.2",
+            "--period-s",
+            "0.5",
+            "--windows",
+            "2",
+        )
+        assert r.returncode == 0, r
+        samples = cgtest.samples(r.stdout)
+        assert windows_of(samples) == [sorted([PODS["a"], PODS["c"], PODS["d"]])] * 2, windows_of(samples)
+        got = {(s["task"], s["job"], s["task_id"], s["task_class"], s["is_protected"]) for s in samples}
+        assert got == {
+            (PODS["a"], "shop/deployment/web", "web-7d9f8-x2x4q", "BATCH", False),
+            (PODS["c"], "shop/statefulset/db", "db-0", "LATENCY_SENSITIVE", True),
+            (PODS["d"], "shop/deployment/web", "web-7d9f8-p5kzl", "BEST_EFFORT", False),
+        }, got
+        assert not [s for s in samples if s["job"].startswith("k8s-pod")], samples
+        for pod in ("b", "e"):
+            line = "cgroup %s is a task only the labels file maps, and %s has no entry for it: not published" % (
+                PODS[pod],
+                labels.name,
+            )
+            assert r.stderr.count(line) == 1, r.stderr  # once, not every window
+        assert r.stderr.count("unmapped parents not published, 2 without the labels entry they need") == 2, r.stderr
+        assert "matches no rule" not in r.stderr, r.stderr
+    print("Kubernetes pods without a labels entry: ok (%d samples, 2 pods reported and skipped)" % len(samples))
 
 
 def main():
@@ -294,6 +358,13 @@ def main():
         for t in ("a/b", "a/c", "k/x", "m/n"):
             os.makedirs(os.path.join(root, t))
         check_parents(root)
+    finally:
+        cgtest.remove_tree(root)
+    root = cgtest.make_cgroup("cpi2-test-cli-k8s-%d" % os.getpid())
+    try:
+        for pod in PODS.values():
+            os.makedirs(os.path.join(root, pod, "ctr0" if pod.startswith("kubepods/") else "cri-containerd-0.scope"))
+        check_kubernetes(root)
     finally:
         cgtest.remove_tree(root)
     print("test_cli: ok")
