@@ -10,7 +10,7 @@
 
 /* The encoder below writes CpiSample's fields by hand, in schema order: a field added to the
  * schema stops the build here until the encoder and the JSON writer write it too. */
-_Static_assert(CPI2_CPI_SAMPLE_FIELDS_LEN == 18,
+_Static_assert(CPI2_CPI_SAMPLE_FIELDS_LEN == 24,
 	       "CpiSample's fields changed: update cpi2_sample_encode and cpi2_sample_to_json");
 
 struct out {
@@ -67,6 +67,17 @@ static inline int put_byte(struct out *o, unsigned char b)
 	return 0;
 }
 
+/* an optional (union null first) long or double: branch 0, or branch 1 then the value */
+static inline int put_opt_long(struct out *o, bool has, int64_t v)
+{
+	return has ? (put_long(o, 1) | put_long(o, v)) : put_long(o, 0);
+}
+
+static inline int put_opt_double(struct out *o, bool has, double v)
+{
+	return has ? (put_long(o, 1) | put_double(o, v)) : put_long(o, 0);
+}
+
 int cpi2_sample_encode(const struct cpi2_sample *s, void *buf, size_t bufsz, size_t *len)
 {
 	static uint64_t fp;
@@ -105,11 +116,16 @@ int cpi2_sample_encode(const struct cpi2_sample *s, void *buf, size_t bufsz, siz
 	rc |= put_long(&o, s->counter_source);
 	rc |= put_double(&o, s->time_running_ratio);
 	rc |= put_double(&o, s->cpu_usage);
-	rc |= s->has_cpi ? (put_long(&o, 1) | put_double(&o, s->cpi)) : put_long(&o, 0);
-	rc |= s->has_llc_misses ? (put_long(&o, 1) | put_long(&o, s->llc_misses)) : put_long(&o, 0);
-	rc |=
-	    s->has_numa_score ? (put_long(&o, 1) | put_double(&o, s->numa_score)) : put_long(&o, 0);
-	rc |= s->has_threads ? (put_long(&o, 1) | put_long(&o, s->threads)) : put_long(&o, 0);
+	rc |= put_opt_double(&o, s->has_cpi, s->cpi);
+	rc |= put_opt_long(&o, s->has_llc_misses, s->llc_misses);
+	rc |= put_opt_double(&o, s->has_numa_score, s->numa_score);
+	rc |= put_opt_long(&o, s->has_threads, s->threads);
+	rc |= put_opt_double(&o, s->has_cpu_pressure, s->cpu_pressure);
+	rc |= put_opt_double(&o, s->has_memory_pressure, s->memory_pressure);
+	rc |= put_opt_double(&o, s->has_memory_pressure_full, s->memory_pressure_full);
+	rc |= put_opt_long(&o, s->has_llc_occupancy_bytes, s->llc_occupancy_bytes);
+	rc |= put_opt_double(&o, s->has_memory_bandwidth, s->memory_bandwidth_bytes_per_s);
+	rc |= put_opt_double(&o, s->has_llc_mpki, s->llc_mpki);
 	if (rc)
 		return -ENOSPC; /* strings and enums were checked above: only room can be short */
 	*len = (size_t)(o.p - (unsigned char *)buf);
@@ -145,10 +161,21 @@ static int json_str(char *b, size_t n, const char *s)
 	return (int)o;
 }
 
+/* an optional field's JSON text: the number, or null (out holds 32 chars) */
+static void opt_double(char *out, bool has, double v)
+{
+	snprintf(out, 32, has ? "%.17g" : "null", v);
+}
+
+static void opt_long(char *out, bool has, int64_t v)
+{
+	snprintf(out, 32, has ? "%lld" : "null", (long long)v);
+}
+
 int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 {
 	const char *strs[] = {s->host, s->task, s->job, s->task_id, s->platform};
-	char opt[4][32];
+	char opt[10][32];
 	size_t o = 0;
 	int n;
 
@@ -169,22 +196,30 @@ int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 			return -ENOSPC;
 		o += (size_t)n;
 	}
-	snprintf(opt[0], sizeof(opt[0]), s->has_cpi ? "%.17g" : "null", s->cpi);
-	snprintf(opt[1], sizeof(opt[1]), s->has_llc_misses ? "%lld" : "null",
-		 (long long)s->llc_misses);
-	snprintf(opt[2], sizeof(opt[2]), s->has_numa_score ? "%.17g" : "null", s->numa_score);
-	snprintf(opt[3], sizeof(opt[3]), s->has_threads ? "%d" : "null", s->threads);
+	opt_double(opt[0], s->has_cpi, s->cpi);
+	opt_long(opt[1], s->has_llc_misses, s->llc_misses);
+	opt_double(opt[2], s->has_numa_score, s->numa_score);
+	opt_long(opt[3], s->has_threads, s->threads);
+	opt_double(opt[4], s->has_cpu_pressure, s->cpu_pressure);
+	opt_double(opt[5], s->has_memory_pressure, s->memory_pressure);
+	opt_double(opt[6], s->has_memory_pressure_full, s->memory_pressure_full);
+	opt_long(opt[7], s->has_llc_occupancy_bytes, s->llc_occupancy_bytes);
+	opt_double(opt[8], s->has_memory_bandwidth, s->memory_bandwidth_bytes_per_s);
+	opt_double(opt[9], s->has_llc_mpki, s->llc_mpki);
 	n = snprintf(
 	    buf + o, bufsz - o,
 	    ",\"task_class\":\"%s\",\"is_protected\":%s,\"window_start_us\":%lld,\"window_us\":%"
 	    "lld,"
 	    "\"cycles\":%lld,\"instructions\":%lld,\"counter_source\":\"%s\",\"time_running_"
 	    "ratio\":%.17g,"
-	    "\"cpu_usage\":%.17g,\"cpi\":%s,\"llc_misses\":%s,\"numa_score\":%s,\"threads\":%s}",
+	    "\"cpu_usage\":%.17g,\"cpi\":%s,\"llc_misses\":%s,\"numa_score\":%s,\"threads\":%s,"
+	    "\"cpu_pressure\":%s,\"memory_pressure\":%s,\"memory_pressure_full\":%s,"
+	    "\"llc_occupancy_bytes\":%s,\"memory_bandwidth_bytes_per_s\":%s,\"llc_mpki\":%s}",
 	    cpi2_task_class_symbols[s->task_class], s->is_protected ? "true" : "false",
 	    (long long)s->window_start_us, (long long)s->window_us, (long long)s->cycles,
 	    (long long)s->instructions, cpi2_counter_source_symbols[s->counter_source],
-	    s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2], opt[3]);
+	    s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2], opt[3], opt[4], opt[5],
+	    opt[6], opt[7], opt[8], opt[9]);
 	if (n < 0 || (size_t)n >= bufsz - o)
 		return -ENOSPC;
 	return (int)(o + (size_t)n);

@@ -43,6 +43,30 @@ static void from_json(json_t *v, struct cpi2_sample *s)
 		s->has_numa_score = true, s->numa_score = json_number_value(o);
 	if ((o = json_object_get(json_object_get(v, "threads"), "int")))
 		s->has_threads = true, s->threads = (int32_t)json_integer_value(o);
+	if ((o = json_object_get(json_object_get(v, "cpu_pressure"), "double")))
+		s->has_cpu_pressure = true, s->cpu_pressure = json_number_value(o);
+	if ((o = json_object_get(json_object_get(v, "memory_pressure"), "double")))
+		s->has_memory_pressure = true, s->memory_pressure = json_number_value(o);
+	if ((o = json_object_get(json_object_get(v, "memory_pressure_full"), "double")))
+		s->has_memory_pressure_full = true, s->memory_pressure_full = json_number_value(o);
+	if ((o = json_object_get(json_object_get(v, "llc_occupancy_bytes"), "long")))
+		s->has_llc_occupancy_bytes = true, s->llc_occupancy_bytes = json_integer_value(o);
+	if ((o = json_object_get(json_object_get(v, "memory_bandwidth_bytes_per_s"), "double")))
+		s->has_memory_bandwidth = true,
+		s->memory_bandwidth_bytes_per_s = json_number_value(o);
+	if ((o = json_object_get(json_object_get(v, "llc_mpki"), "double")))
+		s->has_llc_mpki = true, s->llc_mpki = json_number_value(o);
+}
+
+/* an optional double or long through the codec's setters: the value, or null */
+static int set_opt_double(avro_value_t *v, const char *name, bool has, double d)
+{
+	return has ? cpi2_value_set_opt_double(v, name, d) : cpi2_value_set_null(v, name);
+}
+
+static int set_opt_long(avro_value_t *v, const char *name, bool has, int64_t l)
+{
+	return has ? cpi2_value_set_opt_long(v, name, l) : cpi2_value_set_null(v, name);
 }
 
 /* The same sample through the generic codec, field by field with the library's setters. */
@@ -69,14 +93,20 @@ static size_t via_codec(struct cpi2_codec *c, const struct cpi2_sample *s, unsig
 				  cpi2_counter_source_symbols[s->counter_source]);
 	rc |= cpi2_value_set_double(v, "time_running_ratio", s->time_running_ratio);
 	rc |= cpi2_value_set_double(v, "cpu_usage", s->cpu_usage);
-	rc |= s->has_cpi ? cpi2_value_set_opt_double(v, "cpi", s->cpi)
-			 : cpi2_value_set_null(v, "cpi");
-	rc |= s->has_llc_misses ? cpi2_value_set_opt_long(v, "llc_misses", s->llc_misses)
-				: cpi2_value_set_null(v, "llc_misses");
-	rc |= s->has_numa_score ? cpi2_value_set_opt_double(v, "numa_score", s->numa_score)
-				: cpi2_value_set_null(v, "numa_score");
+	rc |= set_opt_double(v, "cpi", s->has_cpi, s->cpi);
+	rc |= set_opt_long(v, "llc_misses", s->has_llc_misses, s->llc_misses);
+	rc |= set_opt_double(v, "numa_score", s->has_numa_score, s->numa_score);
 	rc |= s->has_threads ? cpi2_value_set_opt_int(v, "threads", s->threads)
 			     : cpi2_value_set_null(v, "threads");
+	rc |= set_opt_double(v, "cpu_pressure", s->has_cpu_pressure, s->cpu_pressure);
+	rc |= set_opt_double(v, "memory_pressure", s->has_memory_pressure, s->memory_pressure);
+	rc |= set_opt_double(v, "memory_pressure_full", s->has_memory_pressure_full,
+			     s->memory_pressure_full);
+	rc |= set_opt_long(v, "llc_occupancy_bytes", s->has_llc_occupancy_bytes,
+			   s->llc_occupancy_bytes);
+	rc |= set_opt_double(v, "memory_bandwidth_bytes_per_s", s->has_memory_bandwidth,
+			     s->memory_bandwidth_bytes_per_s);
+	rc |= set_opt_double(v, "llc_mpki", s->has_llc_mpki, s->llc_mpki);
 	CHECK(rc == 0);
 	CHECK(cpi2_codec_encode(c, v, buf, size, &len) == 0);
 	return len;
@@ -131,7 +161,7 @@ int main(void)
 		json_decref(back);
 		golden++;
 	}
-	CHECK(golden >= 3);
+	CHECK(golden >= 4);
 
 	/* random samples: fast path == codec */
 	srand(7);
@@ -164,7 +194,19 @@ int main(void)
 					 rand() % 2,
 					 rand() / 3e9,
 					 rand() % 2,
-					 rand() - RAND_MAX / 2};
+					 rand() - RAND_MAX / 2,
+					 rand() % 2,
+					 (double)rand() / RAND_MAX,
+					 rand() % 2,
+					 rand() / 7e9,
+					 rand() % 2,
+					 rand() / 9e9,
+					 rand() % 2,
+					 ((int64_t)rand() << 8) - rand(),
+					 rand() % 2,
+					 rand() * 3.5,
+					 rand() % 2,
+					 rand() / 1e7};
 		CHECK(cpi2_sample_encode(&s, got, sizeof(got), &len) == 0);
 		n = via_codec(c, &s, ref, sizeof(ref));
 		CHECK(len == n && memcmp(got, ref, n) == 0);

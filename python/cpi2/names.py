@@ -121,6 +121,12 @@ FIELDS = {
         "llc_misses",
         "numa_score",
         "threads",
+        "cpu_pressure",
+        "memory_pressure",
+        "memory_pressure_full",
+        "llc_occupancy_bytes",
+        "memory_bandwidth_bytes_per_s",
+        "llc_mpki",
     ),
     "CpiSpec": (
         "job",

@@ -29,6 +29,19 @@ struct cpi2_sample {
 	double numa_score;
 	bool has_threads;
 	int32_t threads;
+	/* the signals without a PMU (and LLC MPKI with one); each absent one is null */
+	bool has_cpu_pressure;
+	double cpu_pressure; /* share of the window, 0-1 */
+	bool has_memory_pressure;
+	double memory_pressure; /* "some", share of the window */
+	bool has_memory_pressure_full;
+	double memory_pressure_full; /* "full", share of the window */
+	bool has_llc_occupancy_bytes;
+	int64_t llc_occupancy_bytes;
+	bool has_memory_bandwidth;
+	double memory_bandwidth_bytes_per_s;
+	bool has_llc_mpki;
+	double llc_mpki;
 };
 
 /* Encode s as C3 01 + fingerprint + payload into buf. Returns 0, -ENOSPC if bufsz is too

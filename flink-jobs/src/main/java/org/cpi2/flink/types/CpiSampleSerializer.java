@@ -33,6 +33,13 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
   private static final int NUMA_SCORE = 8;
   private static final int THREADS = 16;
   private static final int COUNTER_SOURCE = 32;
+  // Second flags byte: presence of the signals beside CPI.
+  private static final int CPU_PRESSURE = 1;
+  private static final int MEMORY_PRESSURE = 2;
+  private static final int MEMORY_PRESSURE_FULL = 4;
+  private static final int LLC_OCCUPANCY = 8;
+  private static final int MEMORY_BANDWIDTH = 16;
+  private static final int LLC_MPKI = 32;
 
   @Override
   public boolean isImmutableType() {
@@ -66,6 +73,12 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     o.setLlcMisses(from.getLlcMisses());
     o.setNumaScore(from.getNumaScore());
     o.setThreads(from.getThreads());
+    o.setCpuPressure(from.getCpuPressure());
+    o.setMemoryPressure(from.getMemoryPressure());
+    o.setMemoryPressureFull(from.getMemoryPressureFull());
+    o.setLlcOccupancyBytes(from.getLlcOccupancyBytes());
+    o.setMemoryBandwidthBytesPerS(from.getMemoryBandwidthBytesPerS());
+    o.setLlcMpki(from.getLlcMpki());
     return o;
   }
 
@@ -98,6 +111,19 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
             | (numa != null ? NUMA_SCORE : 0)
             | (threads != null ? THREADS : 0)
             | (source != null ? COUNTER_SOURCE : 0));
+    Double cpuPressure = s.getCpuPressure();
+    Double memPressure = s.getMemoryPressure();
+    Double memPressureFull = s.getMemoryPressureFull();
+    Long llcOccupancy = s.getLlcOccupancyBytes();
+    Double memBandwidth = s.getMemoryBandwidthBytesPerS();
+    Double llcMpki = s.getLlcMpki();
+    out.writeByte(
+        (cpuPressure != null ? CPU_PRESSURE : 0)
+            | (memPressure != null ? MEMORY_PRESSURE : 0)
+            | (memPressureFull != null ? MEMORY_PRESSURE_FULL : 0)
+            | (llcOccupancy != null ? LLC_OCCUPANCY : 0)
+            | (memBandwidth != null ? MEMORY_BANDWIDTH : 0)
+            | (llcMpki != null ? LLC_MPKI : 0));
     out.writeByte(s.getTaskClass() == null ? -1 : s.getTaskClass().ordinal());
     if (source != null) {
       out.writeByte(source.ordinal());
@@ -120,6 +146,24 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     if (threads != null) {
       out.writeInt(threads);
     }
+    if (cpuPressure != null) {
+      out.writeDouble(cpuPressure);
+    }
+    if (memPressure != null) {
+      out.writeDouble(memPressure);
+    }
+    if (memPressureFull != null) {
+      out.writeDouble(memPressureFull);
+    }
+    if (llcOccupancy != null) {
+      out.writeLong(llcOccupancy);
+    }
+    if (memBandwidth != null) {
+      out.writeDouble(memBandwidth);
+    }
+    if (llcMpki != null) {
+      out.writeDouble(llcMpki);
+    }
   }
 
   @Override
@@ -131,6 +175,7 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     s.setTaskId(Strings.read(in));
     s.setPlatform(Strings.read(in));
     int flags = in.readByte();
+    int signals = in.readByte();
     int taskClass = in.readByte();
     s.setTaskClass(taskClass < 0 ? null : CLASSES[taskClass]);
     s.setIsProtected((flags & PROTECTED) != 0);
@@ -145,6 +190,12 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     s.setLlcMisses((flags & LLC_MISSES) != 0 ? in.readLong() : null);
     s.setNumaScore((flags & NUMA_SCORE) != 0 ? in.readDouble() : null);
     s.setThreads((flags & THREADS) != 0 ? in.readInt() : null);
+    s.setCpuPressure((signals & CPU_PRESSURE) != 0 ? in.readDouble() : null);
+    s.setMemoryPressure((signals & MEMORY_PRESSURE) != 0 ? in.readDouble() : null);
+    s.setMemoryPressureFull((signals & MEMORY_PRESSURE_FULL) != 0 ? in.readDouble() : null);
+    s.setLlcOccupancyBytes((signals & LLC_OCCUPANCY) != 0 ? in.readLong() : null);
+    s.setMemoryBandwidthBytesPerS((signals & MEMORY_BANDWIDTH) != 0 ? in.readDouble() : null);
+    s.setLlcMpki((signals & LLC_MPKI) != 0 ? in.readDouble() : null);
     return s;
   }
 
