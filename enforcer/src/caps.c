@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,54 @@ static void forget(struct capset *s, int i)
 	s->n--;
 }
 
+/* Did the enforcer set the limit current of cap c? Its cap did; for a cap not written since a
+ * restart, also the previous limit or, on v1, a file of each (a crash between the state file
+ * and the cgroup writes). Anything else is another writer's: the kubelet's resize, ... */
+static bool ours(const struct cap *c, const char *current)
+{
+	long q, p, wq, wp, pq, pp;
+
+	if (limits_parse(c->version, current, &q, &p) ||
+	    limits_parse(c->version, c->written, &wq, &wp))
+		return false;
+	if (q == wq && p == wp)
+		return true;
+	if (!c->loaded || limits_parse(c->version, c->previous, &pq, &pp))
+		return false;
+	if (c->version == LIMITS_V1)
+		return (q == wq || q == pq) && (p == wp || p == pp);
+	return q == pq && p == pp;
+}
+
+static void changed_note(const struct cap *c, const char *current, char *err, size_t errsz)
+{
+	snprintf(err, errsz,
+		 "limit changed by another writer: was %s (the cap), now %s on %s: left as it "
+		 "is, the cap dropped (the limit before it, %s, not restored)",
+		 c->written, current, c->dir, c->previous);
+}
+
+/* Forget cap i without a write (another writer's limit is in force), copied to *out. A state
+ * file not rewritten is noted in err: a restart finds the other limit and drops it again. */
+static void drop(struct capset *s, int i, struct cap *out, char *err, size_t errsz)
+{
+	char serr[256];
+	size_t l;
+
+	if (out)
+		*out = s->caps[i];
+	forget(s, i);
+	l = strlen(err);
+	if (caps_save(s, serr, sizeof(serr)) && l < errsz)
+		snprintf(err + l, errsz - l, "; state file not rewritten: %s", serr);
+}
+
+static void set_written(struct cap *c, long quota, long period)
+{
+	snprintf(c->written, sizeof(c->written), "%ld %ld", quota, period);
+	c->loaded = false;
+}
+
 int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome,
 	       struct cap **capp, char *err, size_t errsz)
 {
@@ -69,6 +118,15 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 	if (rc) {
 		snprintf(err, errsz, "read the current limit of %s: %s", t->dir, strerror(-rc));
 		return rc;
+	}
+	if (i >= 0 && !s->dry_run && !ours(&s->caps[i], current)) {
+		static struct cap dropped;
+
+		changed_note(&s->caps[i], current, err, errsz);
+		drop(s, i, &dropped, err, errsz);
+		*outcome = CAPS_CHANGED;
+		*capp = &dropped;
+		return 0;
 	}
 	plan = limits_plan_cap(r->version, current, r->cpu, r->period_us, &quota, &period);
 	if (plan < 0) {
@@ -104,6 +162,7 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 		c->cpu = (double)quota / (double)period;
 		c->period_us = period;
 		c->expires_us = r->expires_us;
+		set_written(c, quota, period);
 		set_ids(c, r);
 		s->n++;
 		/* Remember the cap (and the limit to restore) before touching the cgroup. */
@@ -139,6 +198,7 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 		if (rc == 0) {
 			c->cpu = (double)quota / (double)period;
 			c->period_us = period;
+			set_written(c, quota, period);
 		}
 	}
 	if (rc == 0)
@@ -155,8 +215,8 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz)
 {
 	struct cap c = s->caps[i];
-	int rc = 0, fd = -1, pre = 0, post = 0;
-	char note[512] = "", serr[256] = "";
+	int rc = 0, fd = -1, pre = 0, post = 0, theirs = 0;
+	char note[512] = "", serr[256] = "", current[LIMIT_TEXT_MAX];
 
 	if (!s->dry_run) {
 		/* Saved as due (expiry 0) before the write: a crash after the write, before the
@@ -167,7 +227,14 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 		s->caps[i].expires_us = c.expires_us;
 		rc = cgpath_reopen(s->policy, c.dir, c.dev, c.ino, &fd, note, sizeof(note));
 		if (rc == 0) {
-			rc = limits_restore(fd, c.version, c.previous, err, errsz);
+			/* another writer's limit stays: neither fought nor replaced by a stale one
+			 */
+			theirs = limits_read(fd, c.version, current, sizeof(current)) == 0 &&
+				 !ours(&c, current);
+			if (theirs)
+				changed_note(&c, current, note, sizeof(note));
+			else
+				rc = limits_restore(fd, c.version, c.previous, err, errsz);
 			close(fd);
 		}
 		/* A cgroup that is gone, or was replaced (note says so), has nothing of ours to
@@ -193,14 +260,14 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 			 note[0] ? "; " : "", pre ? " (a restart may put the cap back)" : "", serr);
 	else
 		snprintf(err, errsz, "%s", note);
-	return 0;
+	return theirs;
 }
 
 int caps_resume(struct capset *s, int i, char *err, size_t errsz)
 {
 	struct cap *c = &s->caps[i];
 	char current[LIMIT_TEXT_MAX];
-	long quota, period;
+	long quota, period, cq, cp;
 	int fd, rc;
 
 	if (s->dry_run)
@@ -208,11 +275,21 @@ int caps_resume(struct capset *s, int i, char *err, size_t errsz)
 	rc = cgpath_reopen(s->policy, c->dir, c->dev, c->ino, &fd, err, errsz);
 	if (rc == 0) {
 		rc = limits_read(fd, c->version, current, sizeof(current));
-		if (rc)
+		if (rc) {
 			snprintf(err, errsz, "read the limit of %s: %s", c->dir, strerror(-rc));
-		else if (limits_plan_cap(c->version, current, c->cpu, c->period_us, &quota,
-					 &period) == 0)
+		} else if (!ours(c, current)) {
+			close(fd);
+			changed_note(c, current, err, errsz);
+			drop(s, i, NULL, err, errsz);
+			return 1;
+		} else if (limits_parse(c->version, c->written, &quota, &period) == 0 &&
+			   limits_parse(c->version, current, &cq, &cp) == 0 &&
+			   (cq < 0 || (long long)quota * cp < (long long)cq * period)) {
+			/* the previous limit (or half of the v1 writes) is in force: the cap */
 			rc = limits_write(fd, c->version, current, quota, period, err, errsz);
+		}
+		if (rc == 0)
+			c->loaded = false;
 		close(fd);
 	}
 	if (rc == -ENOENT || rc == -ESTALE) {
@@ -222,6 +299,23 @@ int caps_resume(struct capset *s, int i, char *err, size_t errsz)
 		caps_save(s, err + l, errsz - l);
 	}
 	return rc;
+}
+
+int caps_check(struct capset *s, int i, struct cap *out, char *err, size_t errsz)
+{
+	struct cap *c = &s->caps[i];
+	char current[LIMIT_TEXT_MAX], note[256];
+	int fd, rc;
+
+	if (s->dry_run || cgpath_reopen(s->policy, c->dir, c->dev, c->ino, &fd, note, sizeof(note)))
+		return 0;
+	rc = limits_read(fd, c->version, current, sizeof(current));
+	close(fd);
+	if (rc || ours(c, current))
+		return 0;
+	changed_note(c, current, err, errsz);
+	drop(s, i, out, err, errsz);
+	return 1;
 }
 
 int caps_next_expired(const struct capset *s, int64_t now_us)
@@ -325,17 +419,17 @@ int caps_save(const struct capset *s, char *err, size_t errsz)
 	if (!buf)
 		return -ENOMEM;
 	rc = append(&buf, &len, &cap,
-		    "# cpi2-enforcer caps in force: cap2, task, dir, dev, inode, version, "
-		    "previous, cpu, period_us, "
+		    "# cpi2-enforcer caps in force: cap3, task, dir, dev, inode, version, "
+		    "previous, written, cpu, period_us, "
 		    "expires_us, incident, victim; budget, dev, inode, day start us, capped us\n");
 	for (int i = 0; rc == 0 && i < s->n; i++) {
 		const struct cap *c = &s->caps[i];
 
 		rc = append(&buf, &len, &cap,
-			    "cap2\t%s\t%s\t%llu\t%llu\t%d\t%s\t%.6f\t%ld\t%lld\t%s\t%s\n", c->task,
-			    c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino,
-			    c->version, c->previous, c->cpu, c->period_us, (long long)c->expires_us,
-			    c->incident_id, c->victim_task);
+			    "cap3\t%s\t%s\t%llu\t%llu\t%d\t%s\t%s\t%.6f\t%ld\t%lld\t%s\t%s\n",
+			    c->task, c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino,
+			    c->version, c->previous, c->written, c->cpu, c->period_us,
+			    (long long)c->expires_us, c->incident_id, c->victim_task);
 	}
 	for (int i = 0; rc == 0 && i < s->n_budget; i++)
 		rc = append(&buf, &len, &cap, "budget\t%llu\t%llu\t%lld\t%lld\n",
@@ -383,17 +477,28 @@ static int split(char *line, char **f, int max)
 	return line ? max + 1 : n; /* more fields than max: malformed */
 }
 
-/* A "cap2" line, or an older "cap" line (no identity: task, dir, version, previous, cpu,
- * period, expires[, incident[, victim]]). */
+/* A "cap3" line, or an older one: "cap2" (no written limit: it is the cap's quota and period),
+ * "cap" (no identity either: task, dir, version, previous, cpu, period, expires[, incident[,
+ * victim]]). f has room for one field more than n. */
 static int parse_cap(char **f, int n, struct cap *c)
 {
 	unsigned long long dev = 0, ino = 0;
 	long long version, period, expires;
+	const char *written = NULL;
 	int k = 3;
+	long q, p;
 	char *end;
 
 	memset(c, 0, sizeof(*c));
-	if (strcmp(f[0], "cap2") == 0) {
+	if (strcmp(f[0], "cap3") == 0) {
+		if (n != 13)
+			return -EINVAL;
+		/* read as a cap2 line without its written limit */
+		written = f[7];
+		memmove(&f[7], &f[8], (size_t)(n - 8) * sizeof(*f));
+		n--;
+	}
+	if (written || strcmp(f[0], "cap2") == 0) {
 		if (n != 12 || num_ull(f[3], &dev) || num_ull(f[4], &ino))
 			return -EINVAL;
 		k = 5;
@@ -420,12 +525,18 @@ static int parse_cap(char **f, int n, struct cap *c)
 		snprintf(c->incident_id, sizeof(c->incident_id), "%s", f[k + 5]);
 	if (n > k + 6)
 		snprintf(c->victim_task, sizeof(c->victim_task), "%s", f[k + 6]);
-	{
-		long q, p;
-
-		if (limits_parse(c->version, c->previous, &q, &p))
+	if (written) {
+		if (strlen(written) >= sizeof(c->written))
 			return -EINVAL;
+		snprintf(c->written, sizeof(c->written), "%s", written);
+	} else {
+		snprintf(c->written, sizeof(c->written), "%lld %ld",
+			 llround(c->cpu * (double)c->period_us), c->period_us);
 	}
+	c->loaded = true;
+	if (limits_parse(c->version, c->previous, &q, &p) ||
+	    limits_parse(c->version, c->written, &q, &p) || q < 0)
+		return -EINVAL;
 	return 0;
 }
 
@@ -447,10 +558,10 @@ static int parse_budget(char **f, int n, struct cap_budget *b)
 static int load_line(char *line, void *arg)
 {
 	struct capset *s = arg;
-	char *f[13];
-	int n = split(line, f, 12);
+	char *f[14];
+	int n = split(line, f, 13);
 
-	if (n < 1 || n > 12)
+	if (n < 1 || n > 13)
 		return -EINVAL;
 	if (strcmp(f[0], "budget") == 0) {
 		if (s->n_budget == CAPS_BUDGET_MAX || parse_budget(f, n, &s->budget[s->n_budget]))

@@ -29,11 +29,14 @@ struct cap {
 	ino_t ino;
 	int version;		       /* LIMITS_V1 or LIMITS_V2 */
 	char previous[LIMIT_TEXT_MAX]; /* the limit to restore */
+	char written[LIMIT_TEXT_MAX];  /* the limit the enforcer wrote: another is not ours */
 	double cpu;		       /* cap in force, CPU-sec/sec */
 	long period_us;
 	int64_t expires_us;	       /* the enforcer's clock, microseconds since the epoch */
 	char incident_id[CAPS_ID_MAX]; /* or the operator command's id */
 	char victim_task[CGPATH_MAX_TASK + 1];
+	bool loaded; /* read from the state file and not written since: a crash may have left
+		      * the cgroup at the previous limit, the cap, or (v1) one file of each */
 };
 
 /* Time a task (a cgroup's identity) was granted caps in the day that began at window_us. */
@@ -68,18 +71,22 @@ struct cap_request {
 };
 
 enum caps_outcome {
-	CAPS_APPLIED,	 /* a new cap, written */
-	CAPS_RENEWED,	 /* the cap in force on the cgroup got the new expiry (and a lower cap) */
-	CAPS_DRY_RUN,	 /* nothing written: dry run */
-	CAPS_AT_OR_BELOW /* nothing written: the limit in force is already at or below the cap */
+	CAPS_APPLIED,	  /* a new cap, written */
+	CAPS_RENEWED,	  /* the cap in force on the cgroup got the new expiry (and a lower cap) */
+	CAPS_DRY_RUN,	  /* nothing written: dry run */
+	CAPS_AT_OR_BELOW, /* nothing written: the limit in force is already at or below the cap */
+	CAPS_CHANGED	  /* nothing written: another writer changed the limit under the cap in
+			     force, which is dropped (*cap is the dropped entry, err says why) */
 };
 
 /* Apply a cap (or renew the one in force on the same cgroup: new expiry, the lower of the two
  * caps, the original previous limit kept). A cap only lowers: when the limit in force is at or
  * below the request, nothing is written (CAPS_AT_OR_BELOW; a renewal keeps the lower cap in
- * force). On success *outcome says which, and *cap points to the entry (the request's values
- * for CAPS_AT_OR_BELOW and a dry run, not kept). Returns 0, -EBUSY when max_caps are in force,
- * or -errno with a reason in err (a refused write leaves the cgroup's limit as it was). */
+ * force). A renewal that finds a limit another writer set (e.g. the kubelet's resize) writes
+ * nothing and drops the cap (CAPS_CHANGED). On success *outcome says which, and *cap points to the
+ * entry (the request's values for CAPS_AT_OR_BELOW and a dry run, not kept). Returns 0, -EBUSY when
+ * max_caps are in force, or -errno with a reason in err (a refused write leaves the cgroup's limit
+ * as it was). */
 int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome,
 	       struct cap **cap, char *err, size_t errsz);
 
@@ -91,14 +98,24 @@ int caps_find(const struct capset *s, const char *dir);
  * puts it back. The released entry is copied to *out (may be NULL). Returns 0, with a note in
  * err when nothing was written: the cgroup is gone, or was replaced by another directory under
  * the same name (its limit is not ours to restore); or when the state file could not be
- * rewritten afterwards. Or -errno with a reason (the entry is kept, due in the state file). */
+ * rewritten afterwards. Returns 1 when another writer changed the limit under the cap: it is
+ * left as that writer set it, the cap forgotten, and err says what changed. Or -errno with a
+ * reason (the entry is kept, due in the state file). */
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz);
 
 /* After a restart: put entry i back in force where it is not (a crash may have come between
  * the state file and the cgroup write), only lowering, and only on the directory capped.
- * Returns 0; -ENOENT or -ESTALE when the cgroup is gone or was replaced (the entry is then
- * forgotten, err says why); or -errno with a reason. */
+ * Returns 0; 1 when another writer changed the limit meanwhile (the entry is forgotten with
+ * nothing written, err says what changed); -ENOENT or -ESTALE when the cgroup is gone or was
+ * replaced (the entry is then forgotten, err says why); or -errno with a reason. */
 int caps_resume(struct capset *s, int i, char *err, size_t errsz);
+
+/* Is entry i's cap still the limit in force? Returns 1 when another writer (the kubelet at a
+ * resize, an operator) changed it: the cap is forgotten without a write (neither fought nor
+ * its stale previous limit restored later), copied to *out (may be NULL), and err says what
+ * changed. Returns 0 when it holds, or when the cgroup cannot be read now (its expiry deals
+ * with a cgroup gone or replaced). */
+int caps_check(struct capset *s, int i, struct cap *out, char *err, size_t errsz);
 
 /* Index of a cap whose expiry is at or before now_us, or -1. */
 int caps_next_expired(const struct capset *s, int64_t now_us);

@@ -45,6 +45,10 @@ static const struct cpi2_config_key keys[] = {
     {"actions_topic", STR(actions_topic), CPI2_TOPIC_ACTIONS, "topic the decisions go to", 0},
     {"poll_ms", NUM(CPI2_CFG_INT, poll_ms), "100",
      "longest wait for a message between expiry checks", 0},
+    {"limit_check_s", NUM(CPI2_CFG_INT, limit_check_s), "5",
+     "every this many seconds, a cap whose limit another writer (the kubelet) changed is dropped "
+     "and that limit left in force (0: only at renewal, expiry and restart)",
+     0},
     {"stale_after_s", NUM(CPI2_CFG_INT, stale_after_s), "600",
      "refuse messages that reached Kafka longer ago than this, and commands issued longer ago", 0},
     {"max_detection_age_s", NUM(CPI2_CFG_INT, max_detection_age_s), "3600",
@@ -136,12 +140,13 @@ int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 		return -EINVAL;
 	}
 	if (c->stale_after_s < 1 || c->max_detection_age_s < 1 || c->clock_skew_s < 0 ||
-	    c->max_cap_s_per_task_day < 0 || c->dead_letters_per_min < 0 || c->seen_ids_max < 16 ||
-	    c->seen_ids_max > 1000000) {
-		snprintf(err, errsz,
-			 "stale_after_s and max_detection_age_s must be at least 1, clock_skew_s, "
-			 "max_cap_s_per_task_day and dead_letters_per_min at least 0, seen_ids_max "
-			 "16..1000000");
+	    c->max_cap_s_per_task_day < 0 || c->dead_letters_per_min < 0 || c->limit_check_s < 0 ||
+	    c->seen_ids_max < 16 || c->seen_ids_max > 1000000) {
+		snprintf(
+		    err, errsz,
+		    "stale_after_s and max_detection_age_s must be at least 1, clock_skew_s, "
+		    "max_cap_s_per_task_day, dead_letters_per_min and limit_check_s at least 0, "
+		    "seen_ids_max 16..1000000");
 		return -EINVAL;
 	}
 	if (!realpath(c->cgroup_root, c->root_real) && !c->sim_hosts_root[0]) {

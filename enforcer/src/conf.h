@@ -28,6 +28,7 @@ struct conf {
 	char group_id[256];	      /* Kafka consumer group (default: cpi2-enforcer-<host>) */
 	char incidents_topic[128], control_topic[128], actions_topic[128];
 	long poll_ms;	    /* longest wait for a message before checking expiries */
+	long limit_check_s; /* how often the caps in force are compared with the cgroups' limits */
 	long stale_after_s; /* messages older than this in Kafka (or commands issued longer ago) are
 			       stale */
 	long max_detection_age_s; /* incidents detected longer ago than this are stale */

@@ -213,7 +213,8 @@ static void cap_task(struct host_enforcer *h, enum cpi2_action_cause cause, cons
 				 .victim_task = victim};
 	out->reason[0] = '\0';
 	rc = caps_apply(&h->caps, &r, &outcome, &c, out->reason, sizeof(out->reason));
-	if (rc || outcome == CAPS_AT_OR_BELOW || outcome == CAPS_DRY_RUN) {
+	if (rc || outcome == CAPS_AT_OR_BELOW || outcome == CAPS_DRY_RUN ||
+	    outcome == CAPS_CHANGED) {
 		bucket_refund(bucket);
 		if (charge && !h->caps.dry_run)
 			caps_budget_charge(&h->caps, t.dev, t.ino, now_us, -charge);
@@ -244,6 +245,12 @@ static void cap_task(struct host_enforcer *h, enum cpi2_action_cause cause, cons
 			 "the limit in force on %s (%s) is already at or below the cap of %g CPU: "
 			 "nothing written",
 			 t.dir, c->previous, cpu);
+		break;
+	case CAPS_CHANGED:
+		/* the renewal found another writer's limit (reason set): the cap is dropped, that
+		 * limit left in force; a later incident caps over it, and restores it */
+		out->kind = CPI2_ACTION_KIND_RELEASED;
+		out->previous_limit[0] = '\0'; /* nothing written back */
 		break;
 	}
 	if (floor_note[0])
@@ -288,7 +295,9 @@ static int release(struct host_enforcer *h, int i, enum cpi2_action_cause cause,
 	begin(out, CPI2_ACTION_KIND_RELEASED, cause, c.task, strlen(c.task));
 	from_cap(out, &c);
 	rc = caps_release(&h->caps, i, NULL, out->reason, sizeof(out->reason));
-	if (rc) {
+	if (rc == 1)
+		out->previous_limit[0] = '\0'; /* another writer's limit left in force */
+	if (rc < 0) {
 		out->kind = CPI2_ACTION_KIND_FAILED;
 		/* Do not retry forever on a broken cgroup: the entry is kept in the state file and
 		 * retried at the next expiry check or restart. */
@@ -304,6 +313,26 @@ int decide_expiry(struct host_enforcer *h, int64_t now_us, struct action *out)
 	if (i < 0)
 		return 0;
 	return release(h, i, CPI2_ACTION_CAUSE_EXPIRY, out);
+}
+
+int decide_check_limits(struct host_enforcer *h, struct action *out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < h->caps.n && n < max;) {
+		struct cap c;
+
+		begin(&out[n], CPI2_ACTION_KIND_RELEASED, CPI2_ACTION_CAUSE_EXPIRY, "", 0);
+		if (caps_check(&h->caps, i, &c, out[n].reason, sizeof(out[n].reason)) != 1) {
+			i++;
+			continue;
+		}
+		text_printable(out[n].task, sizeof(out[n].task), c.task, strlen(c.task));
+		from_cap(&out[n], &c);
+		out[n].previous_limit[0] = '\0';
+		n++; /* entry i is another cap now */
+	}
+	return n;
 }
 
 int decide_release_all(struct host_enforcer *h, enum cpi2_action_cause cause, struct action *out,
@@ -394,6 +423,12 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 		      strlen(c.task));
 		from_cap(&out[n], &c);
 		rc = caps_resume(&h->caps, i, out[n].reason, sizeof(out[n].reason));
+		if (rc == 1) {
+			/* another writer's limit: left in force, the cap forgotten */
+			out[n].kind = CPI2_ACTION_KIND_RELEASED;
+			out[n++].previous_limit[0] = '\0';
+			continue;
+		}
 		if (rc == -ENOENT || rc == -ESTALE) {
 			out[n++].kind =
 			    CPI2_ACTION_KIND_RELEASED; /* forgotten: entry i is another cap now */

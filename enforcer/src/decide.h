@@ -115,6 +115,12 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 /* Release the next cap whose expiry has passed. Returns 1 with *out, or 0 if none is due. */
 int decide_expiry(struct host_enforcer *h, int64_t now_us, struct action *out);
 
+/* The caps whose limit another writer changed since the enforcer wrote it (the kubelet's
+ * resize, ...): each is dropped with nothing written, the other limit left in force, and
+ * reported RELEASED (cause EXPIRY: it ends early) with what changed. Returns the number of
+ * actions written (at most max). */
+int decide_check_limits(struct host_enforcer *h, struct action *out, int max);
+
 /* Release every cap (shutdown or protection off), at most max of them (CAPS_MAX: all). Returns
  * the number of actions written. */
 int decide_release_all(struct host_enforcer *h, enum cpi2_action_cause cause, struct action *out,

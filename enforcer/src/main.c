@@ -344,6 +344,19 @@ static void expire(struct enforcer *e)
 			publish(e, &e->hosts[i], &a);
 }
 
+/* Every limit_check_s: the caps whose limit another writer changed (the kubelet's resize, ...)
+ * are dropped, that limit left in force. */
+static void check_limits(struct enforcer *e)
+{
+	static struct action a[MAX_ACTIONS];
+	int n;
+
+	for (int i = 0; i < e->n_hosts; i++) {
+		n = decide_check_limits(&e->hosts[i], a, MAX_ACTIONS);
+		publish_all(e, &e->hosts[i], a, n);
+	}
+}
+
 /* The hosts this process serves (sim_hosts), each with the configuration's policy, limits and
  * state files. */
 static int load_hosts(struct enforcer *e, char *err, size_t errsz)
@@ -401,6 +414,7 @@ int main(int argc, char **argv)
 	struct cpi2_message m;
 	char err[1024], path[PATH_MAX + 32], kept[512];
 	uint64_t keep;
+	int64_t next_check = 0;
 	int rc, n;
 
 	rc = conf_parse(&conf, argc, argv, err, sizeof(err));
@@ -524,6 +538,10 @@ int main(int argc, char **argv)
 			cpi2_log(CPI2_LOG_WARN, "enforcer", "kafka consumer: %s", strerror(-rc));
 		}
 		expire(&e);
+		if (conf.limit_check_s > 0 && e.rate_clock_us >= next_check) {
+			check_limits(&e);
+			next_check = e.rate_clock_us + (int64_t)conf.limit_check_s * 1000000;
+		}
 		report_suppressed(&e);
 		cpi2_producer_poll(e.producer);
 	}

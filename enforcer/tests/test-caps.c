@@ -3,6 +3,7 @@
  * that would raise a limit, a malformed state-file line, a cgroup replaced under its name, a
  * capped directory or limit file swapped for a symlink to a file outside the root. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -215,7 +216,165 @@ static void run(int version)
 	CHECK(strstr(err, ":2: malformed") != NULL && strstr(err, ":4: malformed") != NULL);
 	CHECK(caps_find(&s, b) >= 0 && caps_find(&s, c3) >= 0 &&
 	      s.caps[caps_find(&s, c3)].ino == 0);
+	/* older lines: the limit written is the cap's quota over its period */
+	CHECK(strcmp(s.caps[caps_find(&s, b)].written, "10000 100000") == 0 &&
+	      strcmp(s.caps[caps_find(&s, c3)].written, "10000 100000") == 0);
 
+	fake_rm(root);
+}
+
+/* Is dir's limit quota/period (v1: both files)? */
+static bool limit_is(const char *dir, int version, long quota, long period)
+{
+	char want[64], got[64];
+
+	if (version == 2) {
+		snprintf(want, sizeof(want), "%ld %ld", quota, period);
+		snprintf(got, sizeof(got), "%s", fake_read(dir, "cpu.max"));
+	} else {
+		snprintf(want, sizeof(want), "%ld %ld", quota, period);
+		snprintf(got, sizeof(got), "%s", fake_read(dir, "cpu.cfs_quota_us"));
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), " %s",
+			 fake_read(dir, "cpu.cfs_period_us"));
+	}
+	if (strcmp(want, got) != 0)
+		fprintf(stderr, "%s: limit '%s', want '%s'\n", dir, got, want);
+	return strcmp(want, got) == 0;
+}
+
+/* The state file, loaded again as a restart does. */
+static struct capset *restarted(const char *state)
+{
+	static struct capset again;
+	char err[512];
+
+	memset(&again, 0, sizeof(again));
+	again.state_path = state;
+	again.max_caps = 4;
+	again.policy = &pol;
+	CHECK(caps_load(&again, err, sizeof(err)) == 0, "%s", err);
+	return &again;
+}
+
+/* Another writer (the kubelet at a pod's start or in-place resize) changes the limit under a
+ * cap: at the periodic check, at expiry, at a renewal and at a restart the cap is dropped with
+ * nothing written, the other limit is left in force (never fought, never replaced by the stale
+ * limit from before the cap), and the note says what changed; raised and lowered further, v1
+ * with the quota alone or both files. A restart still finishes its own interrupted writes. */
+static void other_writer(int version)
+{
+	char root[PATH_MAX], a[PATH_MAX], state[PATH_MAX + 16], err[512];
+	static struct capset s;
+	struct capset *again;
+	enum caps_outcome out;
+	struct cap *cap, gone;
+
+	fake_root(root, sizeof(root));
+	memset(&pol, 0, sizeof(pol));
+	pol.root = root;
+	fake_cgroup(root, "kubepods/burstable/pod1", version, a, sizeof(a));
+	set_limit(a, version, 200000, 100000); /* the kubelet's 2 CPUs */
+	snprintf(state, sizeof(state), "%s/state", root);
+	memset(&s, 0, sizeof(s));
+	s.max_caps = 4;
+	s.state_path = state;
+	s.policy = &pol;
+
+	/* a cap that holds is left alone by the check */
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-1", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && strcmp(cap->written, "25000 250000") == 0);
+	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 && s.n == 1);
+
+	/* raised: v1 the quota alone (the period stays the cap's), v2 cpu.max */
+	if (version == 1)
+		fake_write(a, "cpu.cfs_quota_us", "750000\n");
+	else
+		set_limit(a, version, 750000, 250000);
+	err[0] = '\0';
+	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 1 && s.n == 0);
+	CHECK(strstr(err, "limit changed by another writer: was 25000 250000 (the cap), now "
+			  "750000 250000"),
+	      "%s", err);
+	CHECK(strcmp(gone.incident_id, "k-1") == 0 && strcmp(gone.previous, "200000 100000") == 0);
+	CHECK(limit_is(a, version, 750000, 250000) && restarted(state)->n == 0);
+	/* the cap is forgotten: the expiry that comes later restores nothing */
+	CHECK(caps_next_expired(&s, INT64_MAX) == -1);
+
+	/* lowered further than the cap, found at expiry: left there, the 3 CPUs not restored */
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-2", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED);
+	set_limit(a, version, 5000, 250000);
+	CHECK(caps_release(&s, caps_next_expired(&s, 1000), NULL, err, sizeof(err)) == 1 &&
+	      s.n == 0 && strstr(err, "now 5000 250000"));
+	CHECK(limit_is(a, version, 5000, 250000) && restarted(state)->n == 0);
+
+	/* at a renewal: nothing written, the cap dropped (CAPS_CHANGED) */
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.01, 250000, 1000, "k-3", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && limit_is(a, version, 2500, 250000));
+	set_limit(a, version, 50000, 100000);
+	err[0] = '\0';
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.01, 250000, 2000, "k-4", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_CHANGED && s.n == 0);
+	CHECK(strcmp(cap->incident_id, "k-3") == 0 && strstr(err, "now 50000 100000"), "%s", err);
+	CHECK(limit_is(a, version, 50000, 100000) && restarted(state)->n == 0);
+
+	/* a writer that puts back the limit from before the cap, while the enforcer runs */
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 100000, 1000, "k-5", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED);
+	set_limit(a, version, 50000, 100000);
+	CHECK(caps_check(&s, 0, NULL, err, sizeof(err)) == 1 && s.n == 0);
+	CHECK(limit_is(a, version, 50000, 100000));
+
+	/* while the enforcer was down: the restart drops the cap, writes nothing */
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-6", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED);
+	set_limit(a, version, 60000, 100000);
+	again = restarted(state);
+	CHECK(again->n == 1 && again->caps[0].loaded &&
+	      strcmp(again->caps[0].written, "25000 250000") == 0);
+	CHECK(caps_resume(again, 0, err, sizeof(err)) == 1 && again->n == 0 &&
+	      strstr(err, "now 60000 100000"));
+	CHECK(limit_is(a, version, 60000, 100000) && restarted(state)->n == 0);
+	/* ... and one that expired meanwhile is not restored either */
+	s.n = 0;
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-7", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED);
+	set_limit(a, version, 70000, 100000);
+	again = restarted(state);
+	CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 1 &&
+	      limit_is(a, version, 70000, 100000));
+
+	/* A crash between the state file and the cgroup writes is not another writer: the
+	 * restart finds the previous limit (or, v1, the quota written and the old period) and
+	 * writes the cap. */
+	s.n = 0;
+	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-8", &out, &cap, err,
+		    sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED);
+	set_limit(a, version, 70000, 100000);
+	again = restarted(state);
+	CHECK(caps_resume(again, 0, err, sizeof(err)) == 0 && again->n == 1 &&
+	      !again->caps[0].loaded);
+	CHECK(limit_is(a, version, 25000, 250000));
+	if (version == 1) {
+		fake_write(a, "cpu.cfs_period_us",
+			   "100000\n"); /* the quota first, then the crash */
+		again = restarted(state);
+		CHECK(caps_resume(again, 0, err, sizeof(err)) == 0 && again->n == 1);
+		CHECK(limit_is(a, version, 25000, 250000));
+		/* its release after the restart restores from the same mix */
+		fake_write(a, "cpu.cfs_period_us", "100000\n");
+		again = restarted(state);
+		CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 0);
+		CHECK(limit_is(a, version, 70000, 100000));
+	}
 	fake_rm(root);
 }
 
@@ -249,6 +408,8 @@ int main(void)
 	CHECK(limits_plan_cap(LIMITS_V2, "max 100000", 0, 100000, &q, &p) == -EINVAL);
 	run(2);
 	run(1);
+	other_writer(2);
+	other_writer(1);
 	printf("test-caps: ok (v1 and v2)\n");
 	return 0;
 }

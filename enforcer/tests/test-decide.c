@@ -302,6 +302,34 @@ int main(void)
 	      a[0].kind == CPI2_ACTION_KIND_APPLIED); /* next day */
 	CHECK(decide_release_all(&h2, CPI2_ACTION_CAUSE_SHUTDOWN, a, 8) == 1);
 
+	/* Another writer (the kubelet's resize) changes the limit under a cap: the periodic check
+	 * drops it with nothing written, RELEASED (EXPIRY: it ends early) with no previous limit
+	 * (none written back); so does a renewal (INCIDENT) and a restart (RECOVERY). */
+	init(&h);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
+	CHECK(decide_check_limits(&h, a, 8) == 0 && h.caps.n == 1);
+	fake_write(dir, "cpu.max", "150000 100000\n");
+	CHECK(decide_check_limits(&h, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_RELEASED &&
+	      a[0].cause == CPI2_ACTION_CAUSE_EXPIRY && !a[0].previous_limit[0] &&
+	      strcmp(a[0].task, "batch/video-3") == 0 && a[0].has_cap &&
+	      strstr(a[0].reason, "another writer"));
+	CHECK(strcmp(fake_read(dir, "cpu.max"), "150000 100000") == 0 && h.caps.n == 0);
+	CHECK(decide_expiry(&h, t + 400000000, &a[0]) == 0);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
+	fake_write(dir, "cpu.max", "max 100000\n");
+	CHECK(decide_incident(&h, &in, t + 1000000, &a[0]) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_RELEASED && a[0].cause == CPI2_ACTION_CAUSE_INCIDENT &&
+	      !a[0].previous_limit[0] && strstr(a[0].reason, "now max 100000"));
+	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h.caps.n == 0);
+	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
+	fake_write(dir, "cpu.max", "90000 100000\n");
+	init(&h2);
+	CHECK(decide_recover(&h2, t + 1000000, a, 8, err, sizeof(err)) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_RELEASED && a[0].cause == CPI2_ACTION_CAUSE_RECOVERY &&
+	      !a[0].previous_limit[0]);
+	CHECK(strcmp(fake_read(dir, "cpu.max"), "90000 100000") == 0 && h2.caps.n == 0);
+	fake_write(dir, "cpu.max", "max 100000\n");
+
 	/* dry run: decides and reports, writes nothing */
 	h2.caps.dry_run = true;
 	CHECK(decide_incident(&h2, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_DRY_RUN &&

@@ -4,7 +4,8 @@
  * test parent limited to 0.5 CPU, the kernel's rules for the two files: a cap above the child's
  * own limit writes nothing; a cap the kernel refuses (over the parent's, or under the child's
  * burst) leaves the child's own limit exactly as it was and no cap remembered; a cap that needs
- * the period written first, and its restore, go through.
+ * the period written first, and its restore, go through; a limit the kubelet writes under a cap
+ * (a resize, a quota lowered) is left in force, neither fought nor replaced at expiry.
  * Exit 77 (ctest: skipped) with the reason where this cannot run. */
 #include <errno.h>
 #include <signal.h>
@@ -157,13 +158,28 @@ static void hierarchy(void)
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0);
 	CHECK(is(c[3], "40000", "100000"));
 
+	/* the kubelet resizes c3 under a new cap (period first, then quota, as runc writes them):
+	 * the check drops the cap and writes nothing; then a quota alone lowered under a cap: its
+	 * expiry leaves it, and the 0.45 CPU from before that cap is not restored */
+	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && is(c[3], "50000", "250000"));
+	fake_write(c[3], "cpu.cfs_period_us", "100000\n");
+	fake_write(c[3], "cpu.cfs_quota_us", "45000\n");
+	CHECK(caps_check(&s, 0, NULL, err, sizeof(err)) == 1 && s.n == 0);
+	CHECK(strstr(err, "now 45000 100000") != NULL && is(c[3], "45000", "100000"));
+	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && is(c[3], "50000", "250000"));
+	fake_write(c[3], "cpu.cfs_quota_us", "10000\n");
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 1 && s.n == 0);
+	CHECK(is(c[3], "10000", "250000"));
+
 	for (int i = 3; i >= 0; i--)
 		rmdir(c[i]);
 	rmdir(parent);
 	unlink(state);
 	printf("test-real-v1: under a parent at 0.5 CPU: no raise, refused caps leave the limit "
 	       "exact%s, "
-	       "period-first cap and its restore\n",
+	       "period-first cap and its restore, the kubelet's limits left in force\n",
 	       has_burst ? " (over the parent, under the burst)" : "");
 }
 

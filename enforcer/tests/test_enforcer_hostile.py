@@ -3,7 +3,8 @@ fake cgroup trees (one row each of the table in enforcer/README.md): caps that w
 limit, parents, symlinks, stale / future / replayed messages, a new consumer group, the rate
 limit, large messages and another host's, a host name with a NUL byte, control characters in
 ids, the kill switch and 200 caps across restarts, a malformed state file, two enforcers on one
-state folder, SIGHUP (enforcer, collector, fleetsim), the capabilities kept."""
+state folder, SIGHUP (enforcer, collector, fleetsim), the capabilities kept, a limit the kubelet
+changes under a cap."""
 
 import glob
 import os
@@ -262,13 +263,82 @@ def test_a_replay_renews_nothing_after_a_crash_before_its_id_was_remembered(tmp_
     e.stop(signal.SIGKILL)
     os.remove(os.path.join(e.state, "seen-ids"))
     caps = os.path.join(e.state, e.host + ".caps")
-    before = [line for line in open(caps) if line.startswith("cap2\t")]
+    before = [line for line in open(caps) if line.startswith("cap3\t")]
     e.start()
     produce("cpi2.incidents", e.host, wire.encode("Incident", rec))
     stack.wait_until(lambda: "replayed incident" in e.log(), 20, "the replay to be refused")
-    assert [line for line in open(caps) if line.startswith("cap2\t")] == before  # same expiry
+    assert [line for line in open(caps) if line.startswith("cap3\t")] == before  # same expiry
     assert "RENEWED batch/a (INCIDENT" not in e.log()
     assert read_limit(a) == "25000 250000"  # resumed, until its own expiry
+
+
+def test_a_replay_caps_nothing_after_a_crash_before_its_id_was_remembered_and_an_expiry(tmp_path, enforcers):
+    # as above, and the cap expires while the enforcer is down: the restart lifts it, and the
+    # replay of its incident (well under stale_after_s old) must not cap again
+    root = str(tmp_path / "cg")
+    a = cgroup(root, "batch/a")
+    e = start(enforcers, tmp_path, root)
+    rec = send_incident(e.host, "batch/a", cap_duration_s=2)
+    stack.wait_until(lambda: read_limit(a) == "25000 250000", 20, "the cap")
+    e.stop(signal.SIGKILL)
+    os.remove(os.path.join(e.state, "seen-ids"))
+    time.sleep(2.5)
+    e.start()
+    assert read_limit(a) == "max 100000" and "RELEASED batch/a (RECOVERY" in e.log()
+    produce("cpi2.incidents", e.host, wire.encode("Incident", rec))
+    stack.wait_until(lambda: "replayed incident" in e.log(), 20, "the replay to be refused")
+    assert read_limit(a) == "max 100000"
+    assert e.log().count("APPLIED batch/a") == 1
+
+
+def test_a_limit_the_kubelet_changes_under_a_cap_is_neither_fought_nor_undone(tmp_path, enforcers):
+    # the kubelet writes a pod's limit at its start and at an in-place resize, a cap or not
+    root = str(tmp_path / "cg")
+    pod = cgroup(root, "kubepods/burstable/pod-resized", "200000 100000")
+    e = start(enforcers, tmp_path, root, "--limit-check-s", "1")
+    c = Actions(e.host)
+
+    def write(limit):
+        with open(os.path.join(pod, "cpu.max"), "w") as f:
+            f.write(limit + "\n")
+
+    def released(got):
+        return [a for a in kinds(got, "RELEASED") if "another writer" in a["reason"]]
+
+    def holds(limit, seconds):
+        end = time.time() + seconds
+        while time.time() < end:
+            assert read_limit(pod) == limit
+            time.sleep(0.05)
+
+    try:
+        # while the enforcer runs: its periodic check (every second) drops the cap
+        send_incident(e.host, "kubepods/burstable/pod-resized", cap_duration_s=3)
+        stack.wait_until(lambda: read_limit(pod) == "25000 250000", 20, "the cap")
+        write("150000 100000")  # an in-place resize to 1.5 CPU
+        got = c.collect(10, until=released)
+        gone = released(got)
+        assert len(gone) == 1 and gone[0]["cause"] == "EXPIRY", got
+        assert gone[0]["previous_limit"] is None, gone[0]
+        assert "was 25000 250000 (the cap), now 150000 100000" in gone[0]["reason"], gone[0]
+        assert "200000 100000" in gone[0]["reason"]  # the stale limit, named, not restored
+        holds("150000 100000", 3.5)  # past the cap's own expiry: nothing written
+        assert not [a for a in c.collect(1) if a.get("kind") in ("RELEASED", "FAILED")]
+
+        # while it is down (kill -9): the restart drops the cap, writes nothing
+        send_incident(e.host, "kubepods/burstable/pod-resized", cap_duration_s=3)
+        stack.wait_until(lambda: read_limit(pod) == "25000 250000", 20, "the second cap")
+        e.stop(signal.SIGKILL)
+        write("5000 250000")  # lowered further than the cap: left there too
+        e.start()
+        got = c.collect(10, until=lambda g: [a for a in released(g) if a["cause"] == "RECOVERY"])
+        gone = [a for a in released(got) if a["cause"] == "RECOVERY"]
+        assert len(gone) == 1 and "now 5000 250000" in gone[0]["reason"], got
+        assert "150000 100000, not restored" in gone[0]["reason"], gone[0]
+        holds("5000 250000", 3.5)
+        assert not open(os.path.join(e.state, e.host + ".caps")).read().count("cap3\t")
+    finally:
+        c.close()
 
 
 def test_a_new_consumer_group_starts_at_the_latest_offset(tmp_path, enforcers):
