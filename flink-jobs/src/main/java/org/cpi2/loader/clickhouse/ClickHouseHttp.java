@@ -15,8 +15,7 @@ import org.slf4j.LoggerFactory;
  * Batched inserts into one table over ClickHouse's HTTP interface (the statement in the query
  * parameter, rows in the body), and the queries a sink needs first (the table's columns), with
  * retries and exponential backoff. Works with ClickHouse 18.16 and current versions: only the query
- * parameter and {@code input_format_skip_unknown_fields} are used (JSONEachRow: extra fields are
- * ignored; RowBinary names its columns).
+ * parameter is used.
  */
 public final class ClickHouseHttp {
   private static final Logger LOG = LoggerFactory.getLogger(ClickHouseHttp.class);
@@ -28,16 +27,14 @@ public final class ClickHouseHttp {
   private final int attempts;
   private final long firstBackoffMs;
 
-  /**
-   * Inserts JSONEachRow rows into {@code database.table}; {@link #inserting} for another statement.
-   */
+  /** Queries for {@code database.table}; {@link #inserting} for its inserts. */
   public ClickHouseHttp(
       String baseUrl, String database, String table, int attempts, long firstBackoffMs) {
     this(
         HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
         baseUrl.endsWith("/") ? baseUrl : baseUrl + "/",
         database + "." + table,
-        "INSERT INTO " + database + "." + table + " FORMAT " + InsertPlan.JSON_EACH_ROW,
+        "INSERT INTO " + database + "." + table + " FORMAT " + InsertPlan.ROW_BINARY,
         attempts,
         firstBackoffMs);
   }
@@ -53,10 +50,7 @@ public final class ClickHouseHttp {
     this.base = base;
     this.table = table;
     this.insertUri =
-        URI.create(
-            base
-                + "?input_format_skip_unknown_fields=1&query="
-                + URLEncoder.encode(statement, StandardCharsets.UTF_8));
+        URI.create(base + "?query=" + URLEncoder.encode(statement, StandardCharsets.UTF_8));
     this.attempts = attempts;
     this.firstBackoffMs = firstBackoffMs;
   }

@@ -30,11 +30,10 @@ import org.slf4j.LoggerFactory;
  * <p>ClickHouse's cost per row falls with the size of the insert and with RowBinary (make -C
  * flink-jobs bench-clickhouse measures it), so batches are large.
  *
- * <p>The rows are RowBinary ({@link RowBinaryRows}) when the format is {@link
- * InsertPlan#ROW_BINARY} and the table's columns allow it, else JSONEachRow ({@link JsonRows}, with
- * a WARN line naming the column in the way). The writer reads the table's columns when it is
- * created, in the task: the job's main needs no ClickHouse, and a restarted task sees the table as
- * it is then.
+ * <p>The rows are RowBinary ({@link RowBinaryRows}), encoded for the table's columns: the writer
+ * reads them when it is created, in the task, so the job's main needs no ClickHouse and a restarted
+ * task sees the table as it is then. A table the rows do not fit fails the writer, naming the
+ * column in the way.
  */
 public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -64,34 +63,14 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
   private final String table;
   private final Batching batching;
   private final RowShape<T> shape;
-  private final String format;
 
-  /**
-   * {@code format}: InsertPlan.ROW_BINARY (JSONEachRow where the table does not allow it) or
-   * JSON_EACH_ROW.
-   */
   public ClickHouseSink(
-      String url,
-      String database,
-      String table,
-      Batching batching,
-      RowShape<T> shape,
-      String format) {
-    if (!format.equals(InsertPlan.ROW_BINARY) && !format.equals(InsertPlan.JSON_EACH_ROW)) {
-      throw new IllegalArgumentException(
-          "clickhouse: format "
-              + format
-              + ": expected "
-              + InsertPlan.ROW_BINARY
-              + " or "
-              + InsertPlan.JSON_EACH_ROW);
-    }
+      String url, String database, String table, Batching batching, RowShape<T> shape) {
     this.url = url;
     this.database = database;
     this.table = table;
     this.batching = batching;
     this.shape = shape;
-    this.format = format;
   }
 
   /**
@@ -113,7 +92,7 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
     ClickHouseHttp http = new ClickHouseHttp(url, database, table, 6, 200);
     InsertPlan<T> plan = plan(http);
     if (subtask == 0) {
-      LOG.info("clickhouse: {} takes {} rows of {}", http.table(), plan.format(), shape.source());
+      LOG.info("clickhouse: {} takes RowBinary rows of {}", http.table(), shape.source());
     }
     return new Writer<>(
         plan.encoder(),
@@ -125,9 +104,6 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
   }
 
   private InsertPlan<T> plan(ClickHouseHttp http) throws IOException {
-    if (format.equals(InsertPlan.JSON_EACH_ROW)) {
-      return InsertPlan.json(shape);
-    }
     List<TableColumn> columns;
     try {
       columns = TableColumn.read(http, database, table);

@@ -46,7 +46,6 @@ public final class ClickHouseSinks {
   private final String url;
   private final String database;
   private final ClickHouseSink.Batching batching;
-  private final String format;
 
   public ClickHouseSinks(Cpi2Options o) {
     this(
@@ -55,17 +54,13 @@ public final class ClickHouseSinks {
         new ClickHouseSink.Batching(
             o.getInt(Cpi2Options.CLICKHOUSE_BATCH),
             o.getLong(Cpi2Options.CLICKHOUSE_BATCH_BYTES),
-            o.getLong(Cpi2Options.CLICKHOUSE_MAX_DELAY_MS)),
-        InsertPlan.ROW_BINARY);
+            o.getLong(Cpi2Options.CLICKHOUSE_MAX_DELAY_MS)));
   }
 
-  /** {@code format}: InsertPlan.ROW_BINARY or JSON_EACH_ROW. */
-  public ClickHouseSinks(
-      String url, String database, ClickHouseSink.Batching batching, String format) {
+  public ClickHouseSinks(String url, String database, ClickHouseSink.Batching batching) {
     this.url = url;
     this.database = database;
     this.batching = batching;
-    this.format = format;
   }
 
   public void samples(DataStream<CpiSample> s) {
@@ -94,7 +89,7 @@ public final class ClickHouseSinks {
   }
 
   private <T extends IndexedRecord> void to(DataStream<T> s, String table, RowShape<T> rows) {
-    new ClickHouseSink<>(url, database, table, batching, rows, format)
+    new ClickHouseSink<>(url, database, table, batching, rows)
         .attachTo(s)
         .uid("clickhouse-" + table);
   }

@@ -9,34 +9,17 @@ import java.util.Arrays;
 import java.util.Base64;
 
 /**
- * The rows of one insert in one growable array, and the writers of values into it: JSON values for
- * JSONEachRow rows ({@link JsonRows}), ClickHouse's binary layout for RowBinary rows ({@link
- * RowBinaryRows}). Records are encoded straight into the batch the sink will send, and the insert
- * posts that array: no String per row, no StringBuilder of the batch, no String-to-UTF-8 copy of
- * it. Not thread-safe: the sink's writer fills one batch while its sender thread posts another.
+ * The rows of one insert in one growable array, and the writers of values into it in ClickHouse's
+ * RowBinary layout ({@link RowBinaryRows}). Records are encoded straight into the batch the sink
+ * will send, and the insert posts that array: no String per row, no StringBuilder of the batch, no
+ * String-to-UTF-8 copy of it. Not thread-safe: the sink's writer fills one batch while its sender
+ * thread posts another.
  */
 public final class RowBatch {
-  private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] LONG_MIN =
-      Long.toString(Long.MIN_VALUE).getBytes(StandardCharsets.US_ASCII);
   private static final VarHandle INT_LE =
       MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
   private static final VarHandle LONG_LE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-
-  /**
-   * Characters copied as they are inside a JSON string: printable ASCII but {@code "} and {@code
-   * \}.
-   */
-  private static final boolean[] PLAIN = new boolean[128];
-
-  static {
-    for (int c = 0x20; c < 0x7f; c++) {
-      PLAIN[c] = c != '"' && c != '\\';
-    }
-    PLAIN[0x7f] = true; // DEL is not a control character for JSON
-  }
 
   private byte[] buf;
   private int len;
@@ -87,14 +70,8 @@ public final class RowBatch {
     rows = rowCount;
   }
 
-  /** Ends the current JSONEachRow row (a newline). */
+  /** Ends the current row (RowBinary has no separator: it only counts). */
   public void endRow() {
-    put((byte) '\n');
-    rows++;
-  }
-
-  /** Ends the current RowBinary row (RowBinary has no separator: it only counts). */
-  public void endBinaryRow() {
     rows++;
   }
 
@@ -116,7 +93,7 @@ public final class RowBatch {
     buf[len++] = b;
   }
 
-  /** Bytes already in the batch's format (precomputed field names, encoded enum symbols). */
+  /** Bytes already in the batch's format (encoded enum symbols). */
   public void put(byte[] bytes) {
     put(bytes, 0, bytes.length);
   }
@@ -126,144 +103,6 @@ public final class RowBatch {
     ensure(length);
     System.arraycopy(bytes, offset, buf, len, length);
     len += length;
-  }
-
-  // JSON values.
-
-  public void putNull() {
-    put(NULL);
-  }
-
-  public void putBoolean(boolean b) {
-    put(b ? (byte) '1' : (byte) '0');
-  }
-
-  public void putLong(long v) {
-    ensure(20);
-    if (v < 0) {
-      if (v == Long.MIN_VALUE) {
-        put(LONG_MIN);
-        return;
-      }
-      buf[len++] = '-';
-      v = -v;
-    }
-    len = JsonDoubles.putDigits(v, JsonDoubles.digits(v), buf, len);
-  }
-
-  /** A double in a form that parses back to the same value; NaN and infinities as null. */
-  public void putDouble(double d) {
-    if (!Double.isFinite(d)) {
-      putNull();
-    } else {
-      ensure(JsonDoubles.MAX_CHARS);
-      len = JsonDoubles.write(d, buf, len);
-    }
-  }
-
-  public void putFloat(float f) {
-    if (!Float.isFinite(f)) {
-      putNull();
-    } else {
-      putAscii(Float.toString(f));
-    }
-  }
-
-  @SuppressWarnings(
-      "deprecation") // String.getBytes(int, int, byte[], int): the low byte of each char, here
-  // ASCII.
-  private void putAscii(String s) {
-    ensure(s.length());
-    s.getBytes(0, s.length(), buf, len);
-    len += s.length();
-  }
-
-  /**
-   * A JSON string. Printable ASCII but {@code "} and {@code \} (most of what the job writes) is
-   * copied byte by byte; from the first other character on, {@code "}, {@code \} and control
-   * characters are escaped ({@code \n}, {@code \r}, {@code \t}, else {@code \}{@code u00XX}) and
-   * the rest encoded as UTF-8, a surrogate pair as one 4-byte sequence. A lone surrogate becomes
-   * {@code ?}, as String.getBytes(UTF_8) makes it.
-   */
-  public void putString(CharSequence cs) {
-    String s = cs.toString();
-    int n = s.length();
-    ensure(n + 2);
-    byte[] b = buf;
-    int p = len;
-    b[p++] = '"';
-    for (int i = 0; i < n; i++) {
-      char c = s.charAt(i);
-      if (c >= 128 || !PLAIN[c]) {
-        len = p;
-        putEscaped(s, i);
-        put((byte) '"');
-        return;
-      }
-      b[p++] = (byte) c;
-    }
-    b[p++] = '"';
-    len = p;
-  }
-
-  private void putEscaped(String s, int from) {
-    int n = s.length();
-    ensure(6 * (n - from)); // at most 6 bytes per char (backslash u00XX); a pair is 4 bytes for 2
-    // chars
-    byte[] b = buf;
-    int p = len;
-    for (int i = from; i < n; i++) {
-      char c = s.charAt(i);
-      if (c < 128) {
-        if (PLAIN[c]) {
-          b[p++] = (byte) c;
-        } else {
-          b[p++] = '\\';
-          switch (c) {
-            case '"' -> b[p++] = '"';
-            case '\\' -> b[p++] = '\\';
-            case '\n' -> b[p++] = 'n';
-            case '\r' -> b[p++] = 'r';
-            case '\t' -> b[p++] = 't';
-            default -> {
-              b[p++] = 'u';
-              b[p++] = '0';
-              b[p++] = '0';
-              b[p++] = HEX[c >> 4];
-              b[p++] = HEX[c & 0xf];
-            }
-          }
-        }
-      } else if (c < 0x800) {
-        b[p++] = (byte) (0xc0 | (c >> 6));
-        b[p++] = (byte) (0x80 | (c & 0x3f));
-      } else if (!Character.isSurrogate(c)) {
-        b[p++] = (byte) (0xe0 | (c >> 12));
-        b[p++] = (byte) (0x80 | ((c >> 6) & 0x3f));
-        b[p++] = (byte) (0x80 | (c & 0x3f));
-      } else if (Character.isHighSurrogate(c)
-          && i + 1 < n
-          && Character.isLowSurrogate(s.charAt(i + 1))) {
-        int cp = Character.toCodePoint(c, s.charAt(++i));
-        b[p++] = (byte) (0xf0 | (cp >> 18));
-        b[p++] = (byte) (0x80 | ((cp >> 12) & 0x3f));
-        b[p++] = (byte) (0x80 | ((cp >> 6) & 0x3f));
-        b[p++] = (byte) (0x80 | (cp & 0x3f));
-      } else {
-        b[p++] = '?';
-      }
-    }
-    len = p;
-  }
-
-  /** Bytes as a base64 JSON string (the bytes themselves are left untouched). */
-  public void putBase64(ByteBuffer bytes) {
-    byte[] encoded = base64(bytes);
-    ensure(encoded.length + 2);
-    buf[len++] = '"';
-    System.arraycopy(encoded, 0, buf, len, encoded.length);
-    len += encoded.length;
-    buf[len++] = '"';
   }
 
   private static byte[] base64(ByteBuffer bytes) {
@@ -303,10 +142,9 @@ public final class RowBatch {
   }
 
   /**
-   * A RowBinary String: the length of its UTF-8 as a varint, then the UTF-8, as {@link #putString}
-   * would encode it (a lone surrogate becomes {@code ?}). String.getBytes checks and copies an
-   * ASCII string in bulk (vector instructions), which beat a copy char by char here even with the
-   * array it allocates.
+   * A RowBinary String: the length of its UTF-8 as a varint, then the UTF-8 (a lone surrogate
+   * becomes {@code ?}). String.getBytes checks and copies an ASCII string in bulk (vector
+   * instructions), which beat a copy char by char here even with the array it allocates.
    */
   public void putBinaryString(CharSequence cs) {
     byte[] utf8 = cs.toString().getBytes(StandardCharsets.UTF_8);

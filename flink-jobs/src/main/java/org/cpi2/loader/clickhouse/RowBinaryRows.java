@@ -19,20 +19,18 @@ import org.apache.avro.util.Utf8;
 /**
  * Avro records as ClickHouse RowBinary rows ({@code INSERT INTO db.table (c1, c2, ...) FORMAT
  * RowBinary}) for one table, compiled from a {@link RowShape} and the table's columns as the server
- * reports them. RowBinary costs the server less than JSONEachRow (no text to parse) and the encoder
- * less (no digits to print), but it has no names and no defaults: each value must be written with
- * exactly its column's type, in the order of the statement's column list. So the encoder is built
- * for the table, and refuses ({@link Unsupported}; the sink then writes JSONEachRow) rather than
- * guess.
+ * reports them. RowBinary costs the server and the encoder little (no text to parse, no digits to
+ * print), but it has no names and no defaults: each value must be written with exactly its column's
+ * type, in the order of the statement's column list. So the encoder is built for the table, and
+ * refuses ({@link Unsupported}: the writer fails, naming the column) rather than guess.
  *
  * <p>The columns are those of the shape, in its order, that the table has and can insert into: a
- * field without a column is left out (as {@code input_format_skip_unknown_fields} does for JSON),
- * MATERIALIZED and ALIAS columns are the server's, and a column with a default expression but no
- * field is left to the server. Values follow the column contract of RowShape: strings, enum symbols
- * and base64 of bytes as String (LowCardinality(String) takes the same bytes), booleans as UInt8,
- * ints as Int32 or Int64, longs as Int64, doubles as Float64, arrays as Array, unions with null as
- * Nullable. A non-finite double is NULL in a Nullable column, as the JSON rows make it; in a
- * Float64 column it is written as it is (JSON's null became NaN on 18.16 and 0 on current servers).
+ * field without a column is left out, MATERIALIZED and ALIAS columns are the server's, and a column
+ * with a default expression but no field is left to the server. Values follow the column contract
+ * of RowShape: strings, enum symbols and base64 of bytes as String (LowCardinality(String) takes
+ * the same bytes), booleans as UInt8, ints as Int32 or Int64, longs as Int64, doubles as Float64,
+ * arrays as Array, unions with null as Nullable. A non-finite double is NULL in a Nullable column;
+ * in a Float64 column it is written as it is.
  */
 public final class RowBinaryRows {
   private RowBinaryRows() {}
@@ -105,7 +103,7 @@ public final class RowBinaryRows {
     Rows<T> rows = new Rows<>(shape, columns, writers.toArray(new Writer[0]));
     RowEncoder<T> encoder =
         shape.flatRecord() == null ? rows : new SelfWrittenRows<>(rows, shape.flatRecord());
-    return InsertPlan.rowBinary(encoder, names);
+    return new InsertPlan<>(encoder, names);
   }
 
   private static final class Rows<T extends IndexedRecord> extends RowShape.Encoder<T> {
@@ -127,7 +125,7 @@ public final class RowBinaryRows {
       for (int i = 0; i < columns.length; i++) {
         writers[i].write(shape.get(columns[i], parent, element, rank), out);
       }
-      out.endBinaryRow();
+      out.endRow();
     }
   }
 
@@ -198,7 +196,7 @@ public final class RowBinaryRows {
         throw new UncheckedIOException(x);
       }
       e.finish();
-      out.endBinaryRow();
+      out.endRow();
     }
 
     /** A generated class with custom coders (it overrides customEncode) of the shape's schema. */
@@ -309,7 +307,7 @@ public final class RowBinaryRows {
       Writer w = byField[field];
       if (w != null && w.nullable && w.op == Writer.FLOAT64 && !Double.isFinite(d)) {
         field++;
-        out.put((byte) 1); // NULL, as the JSON rows make it
+        out.put((byte) 1); // NULL
       } else if (column(Writer.FLOAT64, "a double")) {
         out.putFloat64(d);
       }

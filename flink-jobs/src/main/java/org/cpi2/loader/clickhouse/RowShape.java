@@ -17,9 +17,9 @@ import org.cpi2.schema.Incident;
  * the column can hold null. A record gives one row ({@link #records}), or one row per element of an
  * array of records ({@link #elements}: incident_suspects).
  *
- * <p>One shape, two formats: {@link JsonRows} and {@link RowBinaryRows} compile their encoders from
- * it, and both walk records with {@link Encoder}, so which columns a record gives, where each value
- * comes from and what it is are decided here once.
+ * <p>{@link RowBinaryRows} compiles its encoders from a shape and walks records with {@link
+ * Encoder}: which columns a record gives, where each value comes from and what it is are decided
+ * here, apart from how the bytes are written.
  */
 public final class RowShape<T extends IndexedRecord> implements Serializable {
   private static final long serialVersionUID = 1L;
@@ -187,7 +187,10 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
     };
   }
 
-  /** The walk over a record's rows; a format writes each row. Part of the sink, so serializable. */
+  /**
+   * The walk over a record's rows; RowBinaryRows writes each row. Part of the sink, so
+   * serializable.
+   */
   abstract static class Encoder<T extends IndexedRecord> implements RowEncoder<T> {
     private static final long serialVersionUID = 1L;
     final RowShape<T> shape;
@@ -264,30 +267,26 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
     /** ARRAY: its elements. */
     final Value items;
 
-    /** RECORD (JSON only, as a nested object): its fields. */
-    final RowShape<IndexedRecord> record;
-
-    private Value(Kind kind, boolean nullable, Value items, RowShape<IndexedRecord> record) {
+    private Value(Kind kind, boolean nullable, Value items) {
       this.kind = kind;
       this.nullable = nullable;
       this.items = items;
-      this.record = record;
     }
 
     static Value of(Schema s) {
       return switch (s.getType()) {
-        case NULL -> new Value(Kind.NULL, true, null, null);
-        case STRING -> new Value(Kind.STRING, false, null, null);
-        case ENUM -> new Value(Kind.ENUM, false, null, null);
-        case BOOLEAN -> new Value(Kind.BOOLEAN, false, null, null);
-        case INT -> new Value(Kind.INT, false, null, null);
-        case LONG -> new Value(Kind.LONG, false, null, null);
-        case FLOAT -> new Value(Kind.FLOAT, false, null, null);
-        case DOUBLE -> new Value(Kind.DOUBLE, false, null, null);
-        case BYTES -> new Value(Kind.BYTES, false, null, null);
-        case ARRAY -> new Value(Kind.ARRAY, false, of(s.getElementType()), null);
+        case NULL -> new Value(Kind.NULL, true, null);
+        case STRING -> new Value(Kind.STRING, false, null);
+        case ENUM -> new Value(Kind.ENUM, false, null);
+        case BOOLEAN -> new Value(Kind.BOOLEAN, false, null);
+        case INT -> new Value(Kind.INT, false, null);
+        case LONG -> new Value(Kind.LONG, false, null);
+        case FLOAT -> new Value(Kind.FLOAT, false, null);
+        case DOUBLE -> new Value(Kind.DOUBLE, false, null);
+        case BYTES -> new Value(Kind.BYTES, false, null);
+        case ARRAY -> new Value(Kind.ARRAY, false, of(s.getElementType()));
         case RECORD ->
-            new Value(Kind.RECORD, false, null, RowShape.<IndexedRecord>records(s, Set.of()));
+            new Value(Kind.RECORD, false, null); // no column type: RowBinaryRows refuses it
         case UNION -> {
           // null or one type: a null is written as null whatever the branch.
           List<Schema> types = new ArrayList<>();
@@ -301,10 +300,10 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
                 "ClickHouse rows: unions of several non-null types are not supported: " + s);
           }
           if (types.isEmpty()) {
-            yield new Value(Kind.NULL, true, null, null);
+            yield new Value(Kind.NULL, true, null);
           }
           Value v = of(types.get(0));
-          yield new Value(v.kind, true, v.items, v.record);
+          yield new Value(v.kind, true, v.items);
         }
         case MAP, FIXED ->
             throw new IllegalArgumentException("ClickHouse rows: no column contract for " + s);

@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.Set;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.sink2.Sink;
@@ -26,7 +25,6 @@ import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Cpi2Sinks;
 import org.cpi2.flink.Cpi2Sources;
 import org.cpi2.flink.records.RawRecord;
-import org.cpi2.loader.clickhouse.JsonRows;
 import org.cpi2.schema.CounterSource;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.Incident;
@@ -161,7 +159,10 @@ public final class ScenarioReplay {
     }
   }
 
-  /** Every element as one JSON line (JsonRows, suspects nested), into one file. */
+  /**
+   * Every incident as one JSON line (Avro's own rendering, GenericData#toString: enums as their
+   * symbol, unions unwrapped, suspects nested), into one file.
+   */
   static final class JsonLinesSink implements Sink<Incident> {
     private static final long serialVersionUID = 1L;
     private final String path;
@@ -181,7 +182,7 @@ public final class ScenarioReplay {
       return new SinkWriter<>() {
         @Override
         public void write(Incident i, Context ctx) {
-          out.println(JsonRows.row(i, Set.of()));
+          out.println(i);
         }
 
         @Override

@@ -31,47 +31,40 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * RowBinary against JSONEachRow through the real tables: cpi2.clickhouse.apply applies the
- * migrations to two throw-away databases on the local ClickHouse (18.16), the sink writes the same
- * tricky records ({@link TrickyRecords#forTables}) into every table the job writes, one database
- * per format, and every column (materialized ones too) is read back with FORMAT JSONEachRow. The
- * RowBinary rows must be the records' values exactly; the JSON rows the same, except that 18.16
- * parses some doubles of JSON text 1 ulp off (counted and printed; current ClickHouse parses them
- * exactly). The same bytes then go through chdb-core (a current ClickHouse, LowCardinality columns)
- * with src/test/python/chdb_formats_check.py, when a Python with chdb is found ($PY, else
- * ../.venv/bin/python).
+ * The loader's RowBinary rows through the real tables: cpi2.clickhouse.apply applies the migrations
+ * to a throw-away database on the local ClickHouse (18.16), the sink writes tricky records ({@link
+ * TrickyRecords#forTables}) into every table the job writes, and every column it writes is read
+ * back with FORMAT JSONEachRow: the rows must hold the records' values exactly ({@link
+ * ExpectedRows}). The same bytes then go through chdb-core (a current ClickHouse, LowCardinality
+ * columns) with src/test/python/chdb_formats_check.py, when a Python with chdb is found ($PY, else
+ * ../.venv/bin/python), and must read back the same.
  */
 class ClickHouseFormatsIT {
   static final File ROOT = new File(System.getProperty("user.dir")).getParentFile();
   static final String RB = "cpi2_rowbinary_it_" + ProcessHandle.current().pid();
-  static final String JS = "cpi2_json_it_" + ProcessHandle.current().pid();
   private static final ObjectMapper JSON = new ObjectMapper();
 
   @BeforeAll
   static void applySchema() throws Exception {
     String missing = LocalClickHouse.ensureUp();
     Assumptions.assumeTrue(missing == null, missing);
-    for (String db : List.of(RB, JS)) {
-      String out =
-          run(
-              List.of(
-                  python(),
-                  "-m",
-                  "cpi2.clickhouse.apply",
-                  "--url",
-                  LocalClickHouse.URL,
-                  "--database",
-                  db));
-      assertTrue(out.contains("applied"), out);
-    }
+    String out =
+        run(
+            List.of(
+                python(),
+                "-m",
+                "cpi2.clickhouse.apply",
+                "--url",
+                LocalClickHouse.URL,
+                "--database",
+                RB));
+    assertTrue(out.contains("applied"), out);
   }
 
   @AfterAll
   static void dropDatabases() throws Exception {
     if (LocalClickHouse.answers()) {
-      for (String db : List.of(RB, JS)) {
-        LocalClickHouse.query("DROP DATABASE IF EXISTS " + db);
-      }
+      LocalClickHouse.query("DROP DATABASE IF EXISTS " + RB);
     }
   }
 
@@ -113,81 +106,37 @@ class ClickHouseFormatsIT {
   }
 
   @Test
-  void everyTableGetsTheSameRowsFromBothFormats() throws Exception {
+  void everyTableHoldsItsRecordsValues() throws Exception {
     Map<String, List<IndexedRecord>> records = records(11);
-    int inexact = 0;
-    int doubles = 0;
     for (String table : ClickHouseSinks.TABLES.keySet()) {
       List<TableColumn> columns =
           TableColumn.read(new ClickHouseHttp(LocalClickHouse.URL, RB, table, 1, 10), RB, table);
-      assertEquals(
-          InsertPlan.ROW_BINARY,
-          InsertPlan.forTable(shape(table), RB + "." + table, columns).format(),
-          table + " takes RowBinary rows");
-      write(RB, table, InsertPlan.ROW_BINARY, records.get(table));
-      write(JS, table, InsertPlan.JSON_EACH_ROW, records.get(table));
-
-      List<JsonNode> expected = new ArrayList<>();
-      RowBatch json = new RowBatch();
-      RowEncoder<IndexedRecord> jsonRows = JsonRows.of(shape(table));
-      for (IndexedRecord r : records.get(table)) {
-        jsonRows.encode(r, json);
-      }
-      for (String line : json.toString().split("\n")) {
-        expected.add(JSON.readTree(line));
-      }
-      List<JsonNode> binary = select(RB, table, columns);
-      List<JsonNode> fromJson = select(JS, table, columns);
-      Comparator<JsonNode> byKey = Comparator.comparing(r -> key(r, columns));
-      expected.sort(byKey);
-      assertEquals(expected.size(), binary.size(), table);
-      assertEquals(expected.size(), fromJson.size(), table);
-      assertEquals(
-          expected.size(),
-          new HashSet<>(binary.stream().map(r -> key(r, columns)).toList()).size(),
-          table + ": unique keys");
-      for (int i = 0; i < expected.size(); i++) {
-        for (TableColumn c : columns) {
-          String where = table + "." + c.name() + " in " + binary.get(i);
-          boolean floating = c.type().contains("Float64");
-          if (!c.computed()) {
-            same(expected.get(i).get(c.name()), binary.get(i).get(c.name()), floating, 0, where);
-          }
-          inexact +=
-              same(
-                  binary.get(i).get(c.name()),
-                  fromJson.get(i).get(c.name()),
-                  floating,
-                  1,
-                  where + " vs JSON's " + fromJson.get(i));
-          doubles += floating ? 1 : 0;
-        }
-      }
-      System.out.printf(
-          "ClickHouseFormatsIT: %s: %d rows, the same from RowBinary and JSONEachRow%n",
-          table, expected.size());
+      List<String> written = InsertPlan.forTable(shape(table), RB + "." + table, columns).columns();
+      write(RB, table, records.get(table));
+      String list = String.join(", ", written.stream().map(c -> "`" + c + "`").toList());
+      String out =
+          LocalClickHouse.query(
+              "SELECT " + list + " FROM " + RB + "." + table + " FORMAT JSONEachRow",
+              "output_format_json_quote_64bit_integers=0");
+      int rows = sameRows(table, records.get(table), columns, out);
+      System.out.printf("ClickHouseFormatsIT: %s: %d rows, the records' values%n", table, rows);
     }
-    System.out.printf(
-        "ClickHouseFormatsIT: the JSONEachRow rows had %d of %d Float64 values 1 ulp off (the server's parser of JSON text)%n",
-        inexact, doubles);
   }
 
   /** The rows through the real sink writer, one insert. */
-  private static void write(String db, String table, String format, List<IndexedRecord> records)
-      throws Exception {
-    write(db, table, format, records, shape(table));
+  private static void write(String db, String table, List<IndexedRecord> records) throws Exception {
+    write(db, table, records, shape(table));
   }
 
   private static <T extends IndexedRecord> void write(
-      String db, String table, String format, List<T> records, RowShape<T> shape) throws Exception {
+      String db, String table, List<T> records, RowShape<T> shape) throws Exception {
     ClickHouseSink.Writer<T> w =
         new ClickHouseSink<>(
                 LocalClickHouse.URL,
                 db,
                 table,
                 new ClickHouseSink.Batching(100_000, 1 << 25, 3_600_000),
-                shape,
-                format)
+                shape)
             .createWriter(0, null);
     try {
       for (T r : records) {
@@ -199,32 +148,60 @@ class ClickHouseFormatsIT {
     }
   }
 
-  /** Every column, materialized ones too, sorted by {@link #key}. */
-  private static List<JsonNode> select(String db, String table, List<TableColumn> columns)
+  /**
+   * The JSONEachRow lines {@code out} (a server's output of the columns the rows were written with)
+   * are the records' values, in any order; {@code columns}: the table's, for their types. Returns
+   * the number of rows.
+   */
+  private static int sameRows(
+      String table, List<IndexedRecord> records, List<TableColumn> columns, String out)
       throws Exception {
-    String list = String.join(", ", columns.stream().map(c -> "`" + c.name() + "`").toList());
-    String out =
-        LocalClickHouse.query(
-            "SELECT " + list + " FROM " + db + "." + table + " FORMAT JSONEachRow",
-            "output_format_json_quote_64bit_integers=0");
-    List<JsonNode> rows = new ArrayList<>();
+    List<JsonNode> got = new ArrayList<>();
     for (String line : out.split("\n")) {
       if (!line.isEmpty()) {
-        rows.add(JSON.readTree(line));
+        got.add(JSON.readTree(line));
       }
     }
-    rows.sort(Comparator.comparing(r -> key(r, columns)));
-    return rows;
+    List<TableColumn> written = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    got.stream().findFirst().ifPresent(r -> r.fieldNames().forEachRemaining(names::add));
+    for (String name : names) {
+      written.add(columns.stream().filter(c -> c.name().equals(name)).findFirst().orElseThrow());
+    }
+    List<JsonNode> expected = new ArrayList<>();
+    for (IndexedRecord r : records) {
+      expected.addAll(ExpectedRows.of(table, r));
+    }
+    Comparator<JsonNode> byKey = Comparator.comparing(r -> key(r, written));
+    expected.sort(byKey);
+    got.sort(byKey);
+    assertEquals(expected.size(), got.size(), table);
+    assertEquals(
+        expected.size(),
+        new HashSet<>(got.stream().map(r -> key(r, written)).toList()).size(),
+        table + ": unique keys");
+    for (int i = 0; i < expected.size(); i++) {
+      for (TableColumn c : written) {
+        String where = table + "." + c.name() + " in " + got.get(i);
+        JsonNode value = expected.get(i).get(c.name());
+        if (value.isDouble()
+            && !Double.isFinite(value.doubleValue())
+            && c.type().startsWith("Nullable(")) {
+          value =
+              com.fasterxml.jackson.databind.node.NullNode
+                  .getInstance(); // a non-finite double is NULL in a Nullable column
+        }
+        same(value, got.get(i).get(c.name()), c.type().contains("Float64"), where);
+      }
+    }
+    return got.size();
   }
 
-  /**
-   * What identifies a row in both formats: its values but the doubles (JSON may move them by 1
-   * ulp).
-   */
+  /** What identifies a row: its values but the doubles (which JSON may print another way). */
   private static String key(JsonNode row, List<TableColumn> columns) {
     StringBuilder sb = new StringBuilder();
     for (TableColumn c : columns) {
-      if (!c.computed() && !c.type().contains("Float64")) {
+      if (!c.type().contains("Float64")) {
         sb.append(row.get(c.name())).append('\u0001');
       }
     }
@@ -233,44 +210,33 @@ class ClickHouseFormatsIT {
 
   /**
    * Same value; a double ({@code floating}: of a Float64 column, which the output may write as an
-   * integer) may differ by {@code ulps} (-0 and 0 are the same: the output writes both as 0).
-   * Returns 1 if a double differed, else 0.
+   * integer) the same number (-0 and 0 are the same: the output writes both as 0).
    */
-  private static int same(
-      JsonNode expected, JsonNode actual, boolean floating, int ulps, String where) {
+  private static void same(JsonNode expected, JsonNode actual, boolean floating, String where) {
     if (expected == null || actual == null) {
       fail("missing value: " + expected + " vs " + actual + ": " + where);
     }
     if (expected.isNumber() && actual.isNumber()) {
       if (!floating) {
         assertEquals(expected.bigIntegerValue(), actual.bigIntegerValue(), where);
-        return 0;
+      } else if (expected.doubleValue() != actual.doubleValue()) {
+        fail(expected + " vs " + actual + ": " + where);
       }
-      double a = expected.doubleValue();
-      double b = actual.doubleValue();
-      if (a == b) {
-        return 0;
-      }
-      if (ulps > 0 && Math.abs(a - b) <= ulps * Math.ulp(a)) {
-        return 1;
-      }
-      fail(expected + " vs " + actual + ": " + where);
+      return;
     }
     if (expected.isArray() && actual.isArray()) {
       assertEquals(expected.size(), actual.size(), where);
-      int off = 0;
       for (int i = 0; i < expected.size(); i++) {
-        off += same(expected.get(i), actual.get(i), floating, ulps, where);
+        same(expected.get(i), actual.get(i), floating, where);
       }
-      return off;
+      return;
     }
     assertEquals(expected, actual, where);
-    return 0;
   }
 
   /**
    * A non-finite double in a Float64 column (not Nullable) is stored as it is by RowBinary; in a
-   * Nullable(Float64) column it is NULL, as JSON's null makes it.
+   * Nullable(Float64) column it is NULL.
    */
   @Test
   void nonFiniteDoublesAreKeptInFloat64AndNullInNullableColumns() throws Exception {
@@ -285,7 +251,7 @@ class ClickHouseFormatsIT {
     s.setTimeRunningRatio(Double.POSITIVE_INFINITY);
     s.setNumaScore(Double.POSITIVE_INFINITY);
     LocalClickHouse.query("CREATE TABLE " + RB + ".samples_non_finite AS " + RB + ".samples");
-    write(RB, "samples_non_finite", InsertPlan.ROW_BINARY, List.of(s), shape("samples"));
+    write(RB, "samples_non_finite", List.of(s), shape("samples"));
     assertEquals(
         "-inf\tinf\t1\t1\n",
         LocalClickHouse.query(
@@ -297,7 +263,7 @@ class ClickHouseFormatsIT {
 
   /**
    * The bytes of every table's rows, encoded for the local server's tables, into chdb-core with the
-   * current ClickHouse's tables (LowCardinality(String) columns): the same rows from both formats;
+   * current ClickHouse's tables (LowCardinality(String) columns): the records' values read back;
    * and the encoders compiled for chdb's columns write the same bytes.
    */
   @Test
@@ -315,15 +281,12 @@ class ClickHouseFormatsIT {
           TableColumn.read(new ClickHouseHttp(LocalClickHouse.URL, RB, table, 1, 10), RB, table);
       InsertPlan<IndexedRecord> plan = RowBinaryRows.compile(shape(table), columns);
       RowBatch binary = new RowBatch();
-      RowBatch json = new RowBatch();
       for (IndexedRecord r : records.get(table)) {
         plan.encoder().encode(r, binary);
-        JsonRows.of(shape(table)).encode(r, json);
       }
       bytes.put(table, Arrays.copyOf(binary.array(), binary.length()));
       lists.put(table, plan.columns());
       Files.write(dir.resolve(table + ".RowBinary"), bytes.get(table));
-      Files.write(dir.resolve(table + ".JSONEachRow"), Arrays.copyOf(json.array(), json.length()));
       Files.write(dir.resolve(table + ".columns"), plan.columns());
       Files.writeString(dir.resolve(table + ".rows"), Integer.toString(binary.rows()));
     }
@@ -338,6 +301,11 @@ class ClickHouseFormatsIT {
     for (String table : ClickHouseSinks.TABLES.keySet()) {
       List<TableColumn> current =
           TableColumn.parse(Files.readString(dir.resolve(table + ".chdb-columns")));
+      sameRows(
+          table,
+          records.get(table),
+          current,
+          Files.readString(dir.resolve(table + ".chdb-rows"), StandardCharsets.UTF_8));
       InsertPlan<IndexedRecord> plan = RowBinaryRows.compile(shape(table), current);
       assertEquals(lists.get(table), plan.columns(), table + ": the same columns on both servers");
       RowBatch b = new RowBatch();

@@ -14,12 +14,12 @@ import org.cpi2.schema.TaskClass;
 
 /**
  * ClickHouse server CPU per sample row inserted through the real sink writer (its encoder, the
- * sender thread, ClickHouseHttp), by format (RowBinary, JSONEachRow) and batching: utime + stime of
- * the clickhouse-server process (/proc/PID/stat) over the inserts and {@value #SETTLE_MS} ms after
- * (the merges they cause), minus what the server used meanwhile without us (its rate over {@value
- * #IDLE_MS} ms just before: the server is shared). Rows go to a throw-away database with
- * cpi2.samples' table and its materialized view (cloned from {@code cpi2} with SHOW CREATE),
- * dropped at the end. The formats alternate within each repeat.
+ * sender thread, ClickHouseHttp), by batch size: utime + stime of the clickhouse-server process
+ * (/proc/PID/stat) over the inserts and {@value #SETTLE_MS} ms after (the merges they cause), minus
+ * what the server used meanwhile without us (its rate over {@value #IDLE_MS} ms just before: the
+ * server is shared). Rows go to a throw-away database with cpi2.samples' table and its materialized
+ * view (cloned from {@code cpi2} with SHOW CREATE), dropped at the end. The batch sizes alternate
+ * within each repeat.
  *
  * <p>Usage: {@code ClickHouseSinkCost [ROWS [REPEATS [ROWS_PER_BATCH ...]]]}, default 500000 rows,
  * 2 repeats, batches of 100000 rows (the default; 32 MiB bounds them too, as in the job). Run:
@@ -53,22 +53,14 @@ public final class ClickHouseSinkCost {
       List<TableColumn> columns =
           TableColumn.read(
               new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 1, 10), DB, "samples");
-      List<InsertPlan<CpiSample>> plans =
-          List.of(
-              InsertPlan.forTable(ClickHouseSinks.SAMPLES, DB + ".samples", columns),
-              InsertPlan.json(ClickHouseSinks.SAMPLES));
+      InsertPlan<CpiSample> plan =
+          InsertPlan.forTable(ClickHouseSinks.SAMPLES, DB + ".samples", columns);
       System.out.printf(
-          "clickhouse-server pid %d; %d sample rows per run; bytes per row: %s%n",
-          pid,
-          rows,
-          String.join(
-              ", ",
-              plans.stream().map(p -> p.format() + " " + averageRowBytes(samples, p)).toList()));
+          "clickhouse-server pid %d; %d sample rows per run; RowBinary bytes per row: %s%n",
+          pid, rows, averageRowBytes(samples, plan));
       for (int r = 1; r <= repeats; r++) {
         for (int batchRows : batches) {
-          for (InsertPlan<CpiSample> plan : plans) {
-            run(pid, tick, samples, plan, batchRows, r);
-          }
+          run(pid, tick, samples, plan, batchRows, r);
         }
       }
     } finally {
@@ -124,9 +116,8 @@ public final class ClickHouseSinkCost {
       throw new IllegalStateException("expected " + samples.size() + " rows, found " + count);
     }
     System.out.printf(
-        "%-11s batch-rows %6d (run %d): %3d inserts of %6d rows; server CPU %5.2f us/row (%d ms over %d ms, less %.0f ms"
+        "batch-rows %6d (run %d): %3d inserts of %6d rows; server CPU %5.2f us/row (%d ms over %d ms, less %.0f ms"
             + " the server used at its idle rate); inserts took %d ms (%.0f rows/s)%n",
-        plan.format(),
         batchRows,
         repeat,
         inserts.get(),

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 class ClickHouseSinkOperatorTest {
   private static final RowEncoder<String> ROWS =
       (s, out) -> {
-        out.putString(s);
+        out.putBinaryString(s);
         out.endRow();
       };
 
