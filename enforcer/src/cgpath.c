@@ -249,6 +249,7 @@ int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len,
 		rc = fail(err, errsz, -ENAMETOOLONG, "%scgroup path too long", "");
 		goto out;
 	}
+	t->rel_at = strlen(t->dir) - rl;
 	/* The protected names, on the path that is opened (no symlink is followed: it is this one).
 	 */
 	for (start = c = rel;; c++) {

@@ -38,7 +38,8 @@ struct cgpath_policy {
 /* A cgroup directory opened for a cap: its canonical path, descriptor and identity. */
 struct cgpath_target {
 	char dir[PATH_MAX];
-	int fd; /* O_RDONLY | O_DIRECTORY; the caller closes it */
+	size_t rel_at; /* dir + rel_at: the path relative to the root */
+	int fd;	       /* O_RDONLY | O_DIRECTORY; the caller closes it */
 	dev_t dev;
 	ino_t ino;
 };

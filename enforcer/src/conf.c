@@ -39,6 +39,10 @@ static const struct cpi2_config_key keys[] = {
      "absolute cgroup dirs never capped, e.g. the collector's", 0},
     {"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "decide and publish actions, write nothing",
      0},
+    {"enforce_file", STR(enforce_file), "",
+     "per-namespace opt-in: incidents cap only the cgroups this file lists, one path a line "
+     "(cpi2-k8s-identity --enforce-file writes it; reread when it changes); empty: every task",
+     0},
     {"group_id", STR(group_id), "", "Kafka consumer group (default: cpi2-enforcer-<host>)", 0},
     {"incidents_topic", STR(incidents_topic), CPI2_TOPIC_INCIDENTS, "topic of incidents", 0},
     {"control_topic", STR(control_topic), CPI2_TOPIC_CONTROL, "topic of operator commands", 0},

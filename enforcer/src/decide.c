@@ -154,6 +154,14 @@ static void cap_task(struct host_enforcer *h, enum cpi2_action_cause cause, cons
 	rc = cgpath_open(&h->policy, task, len, &t, out->reason, sizeof(out->reason));
 	if (rc)
 		return;
+	if (cause == CPI2_ACTION_CAUSE_INCIDENT && !optin_allows(h->optin, t.dir + t.rel_at)) {
+		/* per-namespace opt-in: measured and detected, not capped here */
+		snprintf(out->reason, sizeof(out->reason),
+			 "not opted in: %s is not among the %d cgroups of enforce_file %s%s",
+			 t.dir + t.rel_at, h->optin->n, h->optin->path,
+			 h->optin->read ? "" : " (not read yet)");
+		goto out;
+	}
 	version = h->version != LIMITS_AUTO ? h->version : limits_detect(t.fd);
 	if (version < 0) {
 		out->kind = CPI2_ACTION_KIND_FAILED;

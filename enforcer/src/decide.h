@@ -12,6 +12,7 @@
 
 #include "caps.h"
 #include "cgpath.h"
+#include "optin.h"
 
 /* ActionKind, ActionCause (EnforcementAction) and CommandKind (ControlCommand): enum
  * cpi2_action_kind, cpi2_action_cause, cpi2_command_kind and their symbols, from cpi2/names.h. */
@@ -78,6 +79,7 @@ struct host_enforcer {
 	int64_t max_cap_us_per_day; /* capped time a task may be granted in a day (0: no bound) */
 	struct bucket new_caps, renewals; /* per-host rate limits */
 	const int64_t *rate_clock_us; /* monotonic clock of the buckets (NULL: the now_us given) */
+	const struct optin *optin;    /* the cgroups incidents may cap (NULL: every one) */
 	bool protection_off;	      /* kill switch for this host */
 	bool *cluster_protection_off; /* shared kill switch of the cluster */
 	char protection_path[PATH_MAX]; /* where the host's kill switch is remembered, or "" */

@@ -20,6 +20,7 @@
 #include "decide.h"
 #include "latency.h"
 #include "messages.h"
+#include "optin.h"
 #include "privs.h"
 #include "sampler.h"
 #include "seen.h"
@@ -38,6 +39,7 @@ struct enforcer {
 	struct seen seen;	/* ids acted on, against replays */
 	struct sampler sampler; /* bound on dead letters and repeated refusals */
 	struct freshness incident_fresh, command_fresh;
+	struct optin optin;    /* the cgroups incidents may cap (enforce_file) */
 	int64_t rate_clock_us; /* monotonic: the hosts' rate limits */
 	int lock_fd;
 	struct cpi2_producer *producer;
@@ -213,6 +215,20 @@ static void remember_capped(struct enforcer *e, struct host_enforcer *h)
 	}
 }
 
+/* Read enforce_file again if it changed, and say so. */
+static void refresh_optin(struct enforcer *e)
+{
+	char err[512];
+	int rc = optin_refresh(&e->optin, err, sizeof(err));
+
+	if (rc < 0)
+		cpi2_log(CPI2_LOG_WARN, "enforcer", "%s", text_log(0, err));
+	else if (rc == 1)
+		cpi2_log(err[0] ? CPI2_LOG_WARN : CPI2_LOG_INFO, "enforcer",
+			 "enforce_file %s: %d cgroups may be capped by incidents%s%s",
+			 e->optin.path, e->optin.n, err[0] ? "; " : "", text_log(0, err));
+}
+
 static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 {
 	struct incident_in in;
@@ -251,6 +267,7 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 		       "replayed incident: this incident_id was acted on already");
 		return;
 	}
+	refresh_optin(e);
 	if (decide_incident(h, &in, sim_now_us(e->conf), &a) == 1) {
 		if ((a.kind == CPI2_ACTION_KIND_APPLIED || a.kind == CPI2_ACTION_KIND_RENEWED) &&
 		    m->timestamp_ms > 0)
@@ -398,6 +415,7 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		h->default_duration_s = c->default_duration_s;
 		h->default_cap_cpu = c->default_cap_cpu;
 		h->cluster_protection_off = &e->cluster_protection_off;
+		h->optin = c->enforce_file[0] ? &e->optin : NULL;
 		decide_load_protection(h);
 		e->n_hosts++;
 	}
@@ -445,6 +463,8 @@ int main(int argc, char **argv)
 			e.n_hosts == 0 && !err[0] ? "no host to serve" : err);
 		return 1;
 	}
+	e.optin.path = conf.enforce_file;
+	refresh_optin(&e);
 	snprintf(e.cluster_switch_path, sizeof(e.cluster_switch_path), "%s/cluster.protection",
 		 conf.state_dir);
 	e.cluster_protection_off = statefile_load_switch(e.cluster_switch_path);
@@ -562,5 +582,6 @@ int main(int argc, char **argv)
 	cpi2_codec_close(e.command_codec);
 	cpi2_codec_close(e.action_codec);
 	seen_close(&e.seen);
+	optin_free(&e.optin);
 	return 0;
 }

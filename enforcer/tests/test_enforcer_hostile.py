@@ -4,7 +4,7 @@ limit, parents, symlinks, stale / future / replayed messages, a new consumer gro
 limit, large messages and another host's, a host name with a NUL byte, control characters in
 ids, the kill switch and 200 caps across restarts, a malformed state file, two enforcers on one
 state folder, SIGHUP (enforcer, collector, fleetsim), the capabilities kept, a limit the kubelet
-changes under a cap."""
+changes under a cap, the per-namespace opt-in list."""
 
 import glob
 import os
@@ -339,6 +339,31 @@ def test_a_limit_the_kubelet_changes_under_a_cap_is_neither_fought_nor_undone(tm
         assert not open(os.path.join(e.state, e.host + ".caps")).read().count("cap3\t")
     finally:
         c.close()
+
+
+def test_only_the_cgroups_of_the_enforce_file_are_capped_and_it_is_reread(tmp_path, enforcers):
+    # per-namespace opt-in: cpi2-k8s-identity lists the cgroups of the namespaces that enforce
+    root = str(tmp_path / "cg")
+    shop, other = cgroup(root, "kubepods/burstable/pod-shop"), cgroup(root, "kubepods/burstable/pod-other")
+    listing = tmp_path / "enforce"
+
+    def write(*paths):  # replaced whole, as the identity component does
+        tmp = tmp_path / "enforce.tmp"
+        tmp.write_text("# cgroups that may be capped\n" + "".join(p + "\n" for p in paths))
+        os.rename(tmp, listing)
+
+    write("kubepods/burstable/pod-shop")
+    e = start(enforcers, tmp_path, root, "--enforce-file", str(listing))
+    refused = first_refusal(e, "kubepods/burstable/pod-other")
+    assert "not opted in: kubepods/burstable/pod-other is not among the 1 cgroups" in refused["reason"], refused
+    assert read_limit(other) == "max 100000"
+    send_incident(e.host, "kubepods/burstable/pod-shop")
+    stack.wait_until(lambda: read_limit(shop) == "25000 250000", 20, "the opted-in pod's cap")
+    # its namespace opts in: the file is read again at the next incident
+    write("kubepods/burstable/pod-shop", "kubepods/burstable/pod-other")
+    send_incident(e.host, "kubepods/burstable/pod-other")
+    stack.wait_until(lambda: read_limit(other) == "25000 250000", 20, "the cap once opted in")
+    assert "enforce_file %s: 2 cgroups may be capped" % listing in e.log()
 
 
 def test_a_new_consumer_group_starts_at_the_latest_offset(tmp_path, enforcers):
