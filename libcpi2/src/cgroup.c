@@ -94,6 +94,58 @@ int cpi2_cgroup_parse_cpu_stat(const char *text, uint64_t *usage_usec)
 	return -EINVAL;
 }
 
+/* one PSI line after its kind: " avg10=D.DD avg60=D.DD avg300=D.DD total=N", then a newline
+ * or the end; *total gets N */
+static int parse_psi_line(const char *p, const char **next, uint64_t *total)
+{
+	static const char *const keys[] = {" avg10=", " avg60=", " avg300=", " total="};
+	char *end;
+
+	for (int k = 0; k < 4; k++) {
+		size_t n = strlen(keys[k]);
+
+		if (strncmp(p, keys[k], n) != 0 || p[n] < '0' || p[n] > '9')
+			return -EINVAL;
+		p += n;
+		errno = 0;
+		if (k < 3) {
+			double avg = strtod(p, &end);
+
+			if (errno || end == p || !(avg >= 0 && avg <= 100))
+				return -EINVAL;
+		} else {
+			*total = strtoull(p, &end, 10);
+			if (errno || end == p)
+				return -EINVAL;
+		}
+		p = end;
+	}
+	if (*p != '\n' && *p != '\0')
+		return -EINVAL;
+	*next = *p ? p + 1 : p;
+	return 0;
+}
+
+int cpi2_cgroup_parse_psi(const char *text, struct cpi2_psi *out)
+{
+	const char *p = text;
+
+	memset(out, 0, sizeof(*out));
+	while (*p) {
+		bool some = strncmp(p, "some", 4) == 0, full = strncmp(p, "full", 4) == 0;
+		uint64_t total;
+
+		if ((!some && !full) || (some && out->has_some) || (full && out->has_full) ||
+		    parse_psi_line(p + 4, &p, &total))
+			return -EINVAL;
+		if (some)
+			out->has_some = true, out->some_us = total;
+		else
+			out->has_full = true, out->full_us = total;
+	}
+	return out->has_some ? 0 : -EINVAL;
+}
+
 /* A decimal number (an optional '-', then digits) at *p, moved past it; blanks before it. */
 static int parse_long(const char **p, long *out)
 {

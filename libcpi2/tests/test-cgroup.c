@@ -61,6 +61,40 @@ int main(void)
 				  "usage_usec 99999999999999999999999\n"};
 	for (size_t i = 0; i < sizeof(bad_stat) / sizeof(bad_stat[0]); i++)
 		CHECK(cpi2_cgroup_parse_cpu_stat(bad_stat[i], &us) == -EINVAL);
+	/* PSI: some and full totals, in either order, full optional */
+	struct cpi2_psi psi;
+	CHECK(cpi2_cgroup_parse_psi("some avg10=0.00 avg60=1.50 avg300=100.00 total=123\n"
+				    "full avg10=0.00 avg60=0.00 avg300=0.00 total=45\n",
+				    &psi) == 0);
+	CHECK(psi.has_some && psi.some_us == 123 && psi.has_full && psi.full_us == 45);
+	CHECK(cpi2_cgroup_parse_psi("full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+				    "some avg10=3.52 avg60=2.22 avg300=7.10 total=5963599330",
+				    &psi) == 0);
+	CHECK(psi.some_us == 5963599330ULL && psi.has_full && psi.full_us == 0);
+	CHECK(cpi2_cgroup_parse_psi(
+		  "some avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551615\n", &psi) ==
+	      0);
+	CHECK(psi.has_some && !psi.has_full && psi.some_us == UINT64_MAX);
+	const char *bad_psi[] = {
+	    "",
+	    "\n",
+	    "full avg10=0.00 avg60=0.00 avg300=0.00 total=5\n", /* no some */
+	    "some avg10=0.00 avg60=0.00 avg300=0.00\n",		/* no total */
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=\n",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=-1\n",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=12x\n",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=99999999999999999999999\n",
+	    "some avg10=101.00 avg60=0.00 avg300=0.00 total=1\n",
+	    "some avg10=nan avg60=0.00 avg300=0.00 total=1\n",
+	    "some avg60=0.00 avg10=0.00 avg300=0.00 total=1\n",
+	    "some  avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nsome avg10=0.00 avg60=0.00 "
+	    "avg300=0.00 total=2\n",
+	    "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nhalf avg10=0.00\n",
+	    "Some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",
+	};
+	for (size_t i = 0; i < sizeof(bad_psi) / sizeof(bad_psi[0]); i++)
+		CHECK(cpi2_cgroup_parse_psi(bad_psi[i], &psi) == -EINVAL, "psi '%s'", bad_psi[i]);
 	/* random bytes never crash the parsers */
 	char junk[256];
 	srand(3);
@@ -70,6 +104,14 @@ int main(void)
 			junk[k] = (char)(1 + rand() % 255);
 		junk[n] = '\0';
 		(void)cpi2_cgroup_parse_cpu_stat(junk, &us);
+		(void)cpi2_cgroup_parse_psi(junk, &psi);
+		/* and mutations of a real PSI text */
+		char mut[160] = "some avg10=0.10 avg60=2.00 avg300=7.10 total=5963599330\nfull "
+				"avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+		size_t len = strlen(mut);
+		for (int k = 0; k < 3; k++)
+			mut[rand() % len] = (char)(1 + rand() % 255);
+		(void)cpi2_cgroup_parse_psi(mut, &psi);
 		if (r % 100 == 0) {
 			f = file(junk);
 			(void)cpi2_cgroup_mounts(f, &m);

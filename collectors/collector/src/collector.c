@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FD_RESERVE 128	   /* descriptors kept for Kafka sockets, files, the cgroup directory */
@@ -206,6 +207,28 @@ static void init_budget(struct collector *c)
 	c->fd_budget = c->conf->max_fds ? c->conf->max_fds : (long)rl.rlim_cur - FD_RESERVE;
 }
 
+/* say at start which signals beside the perf counts this host gives */
+static void init_signals(struct collector *c)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (c->conf->llc_misses && c->spec.counter_source != CPI2_COUNTER_SOURCE_SOFTWARE &&
+	    !c->spec.llc)
+		cpi2_log(CPI2_LOG_INFO, "collector",
+			 "LLC misses: the PMU has no cache-misses event: llc_misses and "
+			 "llc_mpki are null");
+	c->resctrl =
+	    c->conf->resctrl[0] &&
+	    snprintf(path, sizeof(path), "%s/mon_groups", c->conf->resctrl) < (int)sizeof(path) &&
+	    stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (c->conf->resctrl[0] && !c->resctrl)
+		cpi2_log(CPI2_LOG_INFO, "collector",
+			 "resctrl: no monitoring groups at %s: llc_occupancy_bytes and "
+			 "memory_bandwidth_bytes_per_s are null",
+			 path);
+}
+
 int collector_init(struct collector *c, const struct collector_conf *conf, char *err, size_t errsz)
 {
 	int rc;
@@ -218,9 +241,13 @@ int collector_init(struct collector *c, const struct collector_conf *conf, char 
 		strcpy(c->host, "localhost");
 	if ((rc = init_cpus(c, err, errsz)) || (rc = init_platform(c, err, errsz)) ||
 	    (rc = init_roots(c, err, errsz)) || (rc = init_rules(c, err, errsz)) ||
-	    (rc = perf_spec_parse(conf->events, &c->spec, err, errsz)) ||
-	    (rc = perf_spec_probe(&c->spec, err, errsz)))
+	    (rc = perf_spec_parse(conf->events, &c->spec, err, errsz)))
 		return rc;
+	if (conf->llc_misses)
+		(void)perf_spec_add_llc(&c->spec); /* -EINVAL for a software event: none to add */
+	if ((rc = perf_spec_probe(&c->spec, err, errsz)))
+		return rc;
+	init_signals(c);
 	init_budget(c);
 	if (c->fd_budget < c->ncpu * c->spec.n_events) {
 		snprintf(err, errsz, "descriptor budget %ld is below one cgroup's %d events",
@@ -465,6 +492,44 @@ static void read_usage(struct collector *c, struct counted *t, uint64_t *ns, boo
 	*ok = dir[0] && cpi2_cgroup_cpu_usage_ns(dir, ns) == 0;
 }
 
+/* where a task's pressure and resctrl files are */
+static void find_res_paths(struct collector *c, struct counted *t)
+{
+	const struct cg_root *r = &c->roots[t->root];
+	char v1_dir[PATH_MAX];
+
+	t->res_paths.psi_dir[0] = t->res_paths.mon_dir[0] = '\0';
+	if (c->conf->psi) {
+		join(v1_dir, sizeof(v1_dir), r->path, t->task);
+		res_find_v2_dir(r->v2_base, t->task, r->version == 1 && v1_dir[0] ? v1_dir : NULL,
+				r->unified, t->res_paths.psi_dir, sizeof(t->res_paths.psi_dir));
+	}
+	if (c->resctrl)
+		res_find_mon_dir(c->conf->resctrl, t->task, t->res_paths.mon_dir,
+				 sizeof(t->res_paths.mon_dir));
+}
+
+/* read a task's pressure and resctrl files; a failure is logged once per signal and cause */
+static void read_res(struct collector *c, struct counted *t, struct res_reading *out)
+{
+	struct res_errors e;
+	char key[64];
+
+	res_read(&t->res_paths, out, &e);
+	if (e.psi) {
+		snprintf(key, sizeof(key), "/psi:%d", e.psi);
+		report_once(c, key, CPI2_LOG_WARN,
+			    "pressure of %s: %s (null in its samples; said once for this cause)",
+			    t->res_paths.psi_dir, strerror(-e.psi));
+	}
+	if (e.resctrl) {
+		snprintf(key, sizeof(key), "/resctrl:%d", e.resctrl);
+		report_once(c, key, CPI2_LOG_WARN,
+			    "resctrl %s: %s (null in its samples; said once for this cause)",
+			    t->res_paths.mon_dir, strerror(-e.resctrl));
+	}
+}
+
 int collector_window_begin(struct collector *c)
 {
 	int rc;
@@ -482,7 +547,11 @@ int collector_window_begin(struct collector *c)
 	c->start_us = cpi2_clock_us(CLOCK_REALTIME);
 	clock_gettime(CLOCK_MONOTONIC, &c->start_mono);
 	for (size_t i = 0; i < c->n_counted; i++)
+		find_res_paths(c, &c->counted[i]);
+	for (size_t i = 0; i < c->n_counted; i++) {
 		read_usage(c, &c->counted[i], &c->counted[i].usage0_ns, &c->counted[i].has_usage);
+		read_res(c, &c->counted[i], &c->counted[i].res0);
+	}
 	c->stats.counted = c->n_counted;
 	c->open = true;
 	return 0;
@@ -523,10 +592,12 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 	for (size_t i = 0; i < c->n_counted && readings; i++) {
 		struct counted *t = &c->counted[i];
 		struct perf_counts counts;
+		struct res_reading res1;
 		uint64_t usage1;
 		bool ok;
 
 		read_usage(c, t, &usage1, &ok);
+		read_res(c, t, &res1);
 		if (!ok || !t->has_usage || perf_group_read(&c->spec, t->fds, c->ncpu, readings)) {
 			c->stats
 			    .vanished++; /* removed during the window: no whole window to report */
@@ -553,7 +624,12 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 			    : 0.0,
 		    .has_cpi = counts.has_cpi,
 		    .cpi = counts.cpi,
+		    .has_llc_misses = counts.has_llc_misses,
+		    .llc_misses = counts.llc_misses,
+		    .has_llc_mpki = counts.has_llc_mpki,
+		    .llc_mpki = counts.llc_mpki,
 		};
+		res_apply(&t->res0, &res1, window_us, &s);
 		s.has_threads = read_threads(c, t, &s.threads);
 		c->stats.samples++;
 		emit(arg, &s);

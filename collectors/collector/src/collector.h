@@ -8,6 +8,7 @@
 #include "conf.h"
 #include "discover.h"
 #include "perf.h"
+#include "resources.h"
 #include "rules.h"
 
 #include <cpi2/sample.h>
@@ -25,6 +26,8 @@ struct counted {
 	int *fds; /* ncpu * n_events */
 	uint64_t usage0_ns;
 	bool has_usage;
+	struct res_paths res_paths; /* where its pressure and resctrl files are */
+	struct res_reading res0;    /* their values at the window's start */
 };
 
 /* what the last window saw; parents: unmapped cgroups holding others, not published;
@@ -52,6 +55,7 @@ struct collector {
 	int n_roots;
 	struct rules rules;
 	char host[256], platform[256];
+	bool resctrl;		 /* resctrl monitoring is mounted at conf->resctrl */
 	long fd_budget;		 /* event descriptors a window may hold */
 	size_t rotate;		 /* first task of the next window when over budget */
 	struct cg_list found;	 /* this window's discovery */

@@ -31,6 +31,18 @@ const struct cpi2_config_key collector_conf_keys[] = {
      "hardware (ref-cycles or cycles + instructions), or a software event such as task-clock (no "
      "CPI)",
      0},
+    {"llc_misses", NUM(CPI2_CFG_BOOL, llc_misses), "true",
+     "with hardware events, count last-level cache misses too (llc_misses, llc_mpki) where the "
+     "PMU has them",
+     0},
+    {"psi", NUM(CPI2_CFG_BOOL, psi), "true",
+     "CPU and memory pressure (cpu_pressure, memory_pressure) from each task's cgroup v2 "
+     "cpu.pressure and memory.pressure",
+     0},
+    {"resctrl", STR(resctrl), "/sys/fs/resctrl",
+     "resctrl mount: LLC occupancy and memory bandwidth from the monitoring group "
+     "mon_groups/NAME of each task, NAME its path with '/' as ':' (empty: off)",
+     0},
     {"window_s", NUM(CPI2_CFG_DOUBLE, window_s), "10", "sampling duration in seconds", 0},
     {"period_s", NUM(CPI2_CFG_DOUBLE, period_s), "60",
      "one window starts every period (aligned to the clock)", 0},
@@ -62,7 +74,9 @@ const char collector_usage[] =
     "Usage: cpi2-collector [--config FILE] [options] [-X kafka.property=value ...]\n"
     "\n"
     "Counts cycles and instructions of every cgroup (task) of this host with perf_event_open for\n"
-    "a window (10 s) once a period (60 s), and publishes one Avro CpiSample per task to Kafka.";
+    "a window (10 s) once a period (60 s), with each task's CPU and memory pressure (cgroup v2\n"
+    "PSI) and, where resctrl monitoring is mounted, its LLC occupancy and memory bandwidth, and\n"
+    "publishes one Avro CpiSample per task to Kafka. A signal it cannot read is null, never 0.";
 
 int collector_conf_check(const struct collector_conf *c, char *err, size_t errsz)
 {

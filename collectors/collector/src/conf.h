@@ -18,6 +18,9 @@ struct collector_conf {
 	bool default_rules;	/* use the built-in systemd / Kubernetes rules */
 	char labels_file[4096]; /* exact task -> job labels written by a scheduler */
 	char events[64];	/* hardware, or a software event (test only: no CPI) */
+	bool llc_misses;	/* with hardware events: LLC misses too, where the PMU has them */
+	bool psi;		/* CPU and memory pressure from each task's cgroup v2 directory */
+	char resctrl[4096];	/* resctrl mount for LLC occupancy / memory bandwidth ("" = off) */
 	double window_s;	/* sampling duration */
 	double period_s;	/* one window starts every period */
 	long windows;		/* stop after this many windows (0 = run until SIGTERM) */

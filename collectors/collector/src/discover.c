@@ -53,10 +53,12 @@ int cg_root_init(struct cg_root *r, const char *path, const struct cpi2_cgroup_m
 	memcpy(r->path, path, n + 1);
 	while (n > 1 && r->path[n - 1] == '/')
 		r->path[--n] = '\0';
+	snprintf(r->unified, sizeof(r->unified), "%s", m->unified);
 	if (exists(r->path, "cgroup.controllers")) {
 		r->version = 2;
 		strcpy(r->usage_base, r->path);
 		strcpy(r->perf_base, r->path);
+		strcpy(r->v2_base, r->path);
 		return 0;
 	}
 	r->version = 1;
@@ -70,6 +72,8 @@ int cg_root_init(struct cg_root *r, const char *path, const struct cpi2_cgroup_m
 		join(r->perf_base, sizeof(r->perf_base), m->perf_event, rel);
 	else if (rel && m->unified[0]) /* hybrid systemd layout: the same paths in v2 */
 		join(r->perf_base, sizeof(r->perf_base), m->unified, rel);
+	if (rel && m->unified[0])
+		join(r->v2_base, sizeof(r->v2_base), m->unified, rel);
 	return 0;
 }
 

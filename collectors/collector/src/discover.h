@@ -13,6 +13,8 @@ struct cg_root {
 	int version;		   /* 2: unified (cgroup.controllers in the root), 1: v1 */
 	char usage_base[PATH_MAX]; /* directory of cpu.stat / cpuacct.usage for the root */
 	char perf_base[PATH_MAX];  /* the root's directory in the perf_event hierarchy, or "" */
+	char v2_base[PATH_MAX];	   /* the root's directory in the v2 hierarchy (PSI), or "" */
+	char unified[PATH_MAX];	   /* the v2 mount, or "" */
 };
 
 /* One discovered cgroup. */
@@ -29,7 +31,9 @@ struct cg_list {
 
 /* Describe the root at path: its version and where its usage and perf_event directories are,
  * given the mounts (perf_event v1 mount, else the unified one for v1 roots; cpuacct mount for
- * v1 roots without cpuacct.usage). Returns 0 or -errno (-ENOTDIR: not a directory). */
+ * v1 roots without cpuacct.usage), and its v2 directory (a v1 root's path below its mount, under
+ * the unified mount: the systemd hybrid layout). Returns 0 or -errno (-ENOTDIR: not a directory).
+ */
 struct cpi2_cgroup_mounts;
 int cg_root_init(struct cg_root *r, const char *path, const struct cpi2_cgroup_mounts *m);
 

@@ -29,7 +29,8 @@ int perf_spec_parse(const char *events, struct perf_spec *spec, char *err, size_
 				       {PERF_TYPE_HARDWARE, PERF_TYPE_HARDWARE},
 				       {PERF_COUNT_HW_REF_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS},
 				       {"ref-cycles", "instructions"},
-				       CPI2_COUNTER_SOURCE_REF_CYCLES};
+				       CPI2_COUNTER_SOURCE_REF_CYCLES,
+				       0};
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(software) / sizeof(software[0]); i++) {
@@ -38,7 +39,8 @@ int perf_spec_parse(const char *events, struct perf_spec *spec, char *err, size_
 						   {PERF_TYPE_SOFTWARE},
 						   {software[i].config},
 						   {software[i].name},
-						   CPI2_COUNTER_SOURCE_SOFTWARE};
+						   CPI2_COUNTER_SOURCE_SOFTWARE,
+						   0};
 			return 0;
 		}
 	}
@@ -48,6 +50,19 @@ int perf_spec_parse(const char *events, struct perf_spec *spec, char *err, size_
 		 "or page-faults",
 		 events);
 	return -EINVAL;
+}
+
+int perf_spec_add_llc(struct perf_spec *spec)
+{
+	if (spec->counter_source != CPI2_COUNTER_SOURCE_REF_CYCLES &&
+	    spec->counter_source != CPI2_COUNTER_SOURCE_CYCLES)
+		return -EINVAL;
+	spec->llc = spec->n_events;
+	spec->type[spec->llc] = PERF_TYPE_HARDWARE;
+	spec->config[spec->llc] = PERF_COUNT_HW_CACHE_MISSES;
+	spec->name[spec->llc] = "cache-misses";
+	spec->n_events++;
+	return 0;
 }
 
 static int open_event(const struct perf_spec *spec, int i, pid_t pid, int cpu, int group_fd,
@@ -93,6 +108,11 @@ int perf_spec_probe(struct perf_spec *spec, char *err, size_t errsz)
 		    PERF_COUNT_HW_CPU_CYCLES; /* no ref-cycles on this CPU: core cycles */
 		spec->name[0] = "cycles";
 		spec->counter_source = CPI2_COUNTER_SOURCE_CYCLES;
+		rc = try_spec(spec, &failed);
+	}
+	if (rc && spec->llc && failed == spec->llc) {
+		spec->n_events = spec->llc; /* no LLC misses on this PMU: CPI without them */
+		spec->llc = 0;
 		rc = try_spec(spec, &failed);
 	}
 	if (rc)
@@ -195,4 +215,9 @@ void perf_counts_compute(const struct perf_spec *spec, const struct perf_reading
 			spec->counter_source == CPI2_COUNTER_SOURCE_CYCLES) &&
 		       out->instructions > 0;
 	out->cpi = out->has_cpi ? (double)out->cycles / (double)out->instructions : 0.0;
+	out->has_llc_misses = spec->llc > 0 && spec->llc < spec->n_events;
+	out->llc_misses = out->has_llc_misses ? (int64_t)(sum[spec->llc] + 0.5) : 0;
+	out->has_llc_mpki = out->has_llc_misses && out->instructions > 0;
+	out->llc_mpki =
+	    out->has_llc_mpki ? 1000.0 * (double)out->llc_misses / (double)out->instructions : 0.0;
 }

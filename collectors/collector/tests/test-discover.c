@@ -174,6 +174,7 @@ int main(void)
 	path(p, "v2");
 	CHECK(cg_root_init(&v2, p, &m) == 0);
 	CHECK(v2.version == 2 && !strcmp(v2.perf_base, p) && !strcmp(v2.usage_base, p));
+	CHECK(!strcmp(v2.v2_base, p) && !strcmp(v2.unified, p));
 	path(p, "cpu/batch");
 	CHECK(cg_root_init(&v1, p, &m) == 0);
 	CHECK(v1.version == 1);
@@ -181,11 +182,14 @@ int main(void)
 	CHECK(!strcmp(v1.usage_base, p)); /* no cpuacct.usage beside cpu: the cpuacct mount */
 	path(p, "v2/batch");
 	CHECK(!strcmp(v1.perf_base, p)); /* no v1 perf_event mount: the same path in v2 */
+	CHECK(!strcmp(v1.v2_base, p));	 /* pressure: the same path in v2 */
 	path(m.perf_event, "perf");
 	path(p, "cpu/batch");
 	CHECK(cg_root_init(&v1, p, &m) == 0);
 	path(p, "perf/batch");
 	CHECK(!strcmp(v1.perf_base, p));
+	path(p, "v2/batch");
+	CHECK(!strcmp(v1.v2_base, p)); /* with a v1 perf_event mount too */
 	path(p, "v2/cpu.stat");
 	CHECK(cg_root_init(&v1, p, &m) == -ENOTDIR);
 	CHECK(cg_root_init(&v1, "/nonexistent/cgroup", &m) == -ENOENT);

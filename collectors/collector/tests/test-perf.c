@@ -68,6 +68,21 @@ int main(void)
 	perf_counts_compute(&hw, r6, 1, &out);
 	CHECK(out.cycles > 0 && out.instructions > 0);
 
+	/* LLC misses as the hardware group's third event: scaled like the others, per thousand
+	 * instructions; none without instructions, and none for a software event */
+	CHECK(!hw.llc && !out.has_llc_misses && !out.has_llc_mpki);
+	struct perf_spec llc = hw;
+	CHECK(perf_spec_add_llc(&llc) == 0 && llc.n_events == 3 && llc.llc == 2 &&
+	      !strcmp(llc.name[2], "cache-misses"));
+	CHECK(perf_spec_add_llc(&sw) == -EINVAL && sw.n_events == 1 && !sw.llc);
+	struct perf_reading r7[2] = {{400, 100, {3000, 1000, 5}}, {100, 100, {1000, 500, 7}}};
+	perf_counts_compute(&llc, r7, 2, &out);
+	CHECK(out.instructions == 4500 && out.has_llc_misses && out.llc_misses == 27);
+	CHECK(out.has_llc_mpki && near(out.llc_mpki, 1000.0 * 27 / 4500), "%g", out.llc_mpki);
+	struct perf_reading r8[1] = {{10, 10, {100, 0, 3}}};
+	perf_counts_compute(&llc, r8, 1, &out);
+	CHECK(out.has_llc_misses && out.llc_misses == 3 && !out.has_llc_mpki && !out.has_cpi);
+
 	/* a sample from counts: fast encoder == what the codec decodes */
 	perf_counts_compute(&hw, r2, 2, &out);
 	struct cpi2_sample s = {.host = "h1",

@@ -4,6 +4,7 @@
 #define CPI2_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,20 @@ int cpi2_cgroup_parse_cpu_max(const char *text, long *quota_us, long *period_us)
  * cpu.cfs_period_us (at least 1). Returns 0 or -EINVAL. */
 int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us,
 			  long *period_us);
+
+/* A pressure (PSI) file's totals: cpu.pressure, memory.pressure, io.pressure of a cgroup v2
+ * directory or /proc/pressure. Microseconds some (at least one task stalled) and full (every
+ * non-idle task stalled at once) of the cgroup's tasks spent stalled since it was created. */
+struct cpi2_psi {
+	bool has_some, has_full;
+	uint64_t some_us, full_us;
+};
+
+/* Parse a pressure file: lines "some avg10=A avg60=A avg300=A total=N" and optionally the same
+ * with "full" (cpu.pressure has a full line of zeros on kernels from 5.13), each kind at most
+ * once, in any order. Anything else (an unknown first word, a missing or malformed total, a
+ * missing some line) is -EINVAL. Returns 0 or -EINVAL. */
+int cpi2_cgroup_parse_psi(const char *text, struct cpi2_psi *out);
 
 /* CPU time used by a cgroup in nanoseconds: v2 dir (cpu.stat usage_usec) or v1 cpuacct dir
  * (cpuacct.usage). Returns 0 or -errno. */
