@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every hand-over gets a number, one more than the last; {@link #awaitInserted(long)} waits
  * until the batch of a number and all before it are inserted, from any thread. An insert that
- * failed (after ClickHouseHttp's retries) stops the thread and is thrown, wrapped, by every later
+ * failed (after ClickHouseTable's retries) stops the thread and is thrown, wrapped, by every later
  * call: the job fails and restores from its last checkpoint rather than lose rows.
  */
 final class BatchSender implements AutoCloseable {
@@ -28,10 +28,14 @@ final class BatchSender implements AutoCloseable {
   /** Batches handed over and not yet inserted, at most. */
   static final int QUEUE = 2;
 
-  /** Inserts one batch: ClickHouseHttp#insert; tests give fakes. */
+  /** Inserts one batch: ClickHouseTable#insert; tests give fakes. */
   @FunctionalInterface
-  interface Insert {
+  interface Insert extends AutoCloseable {
     void insert(byte[] body, int length, int rows) throws IOException, InterruptedException;
+
+    /** Releases the connection, once the sender thread has stopped. */
+    @Override
+    default void close() {}
   }
 
   private final Insert insert;
@@ -213,5 +217,6 @@ final class BatchSender implements AutoCloseable {
     if (thread.isAlive()) {
       LOG.warn("clickhouse: {} sender did not stop within 10 s", table);
     }
+    insert.close();
   }
 }

@@ -89,34 +89,46 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
    * (tests), the age of the oldest row is checked on write only. Reads the table's columns.
    */
   public Writer<T> createWriter(int subtask, ProcessingTimeService time) throws IOException {
-    ClickHouseHttp http = new ClickHouseHttp(url, database, table, 6, 200);
-    InsertPlan<T> plan = plan(http);
-    if (subtask == 0) {
-      LOG.info("clickhouse: {} takes RowBinary rows of {}", http.table(), shape.source());
+    ClickHouseTable client = new ClickHouseTable(url, database, table, 6, 200);
+    try {
+      InsertPlan<T> plan = plan(client);
+      if (subtask == 0) {
+        LOG.info("clickhouse: {} takes RowBinary rows of {}", client.name(), shape.source());
+      }
+      BatchSender.Insert insert =
+          new BatchSender.Insert() {
+            @Override
+            public void insert(byte[] body, int length, int rows)
+                throws IOException, InterruptedException {
+              client.insert(plan.columns(), body, length, rows);
+            }
+
+            @Override
+            public void close() {
+              client.close();
+            }
+          };
+      return new Writer<>(plan.encoder(), batching, insert, client.name(), subtask, time);
+    } catch (IOException | RuntimeException e) {
+      client.close();
+      throw e;
     }
-    return new Writer<>(
-        plan.encoder(),
-        batching,
-        http.inserting(plan.statement(http.table()))::insert,
-        http.table(),
-        subtask,
-        time);
   }
 
-  private InsertPlan<T> plan(ClickHouseHttp http) throws IOException {
+  private InsertPlan<T> plan(ClickHouseTable client) throws IOException {
     List<TableColumn> columns;
     try {
-      columns = TableColumn.read(http, database, table);
+      columns = client.columns();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException(
-          "clickhouse: interrupted while reading the columns of " + http.table());
+          "clickhouse: interrupted while reading the columns of " + client.name());
     }
     if (columns.isEmpty()) {
       throw new IOException(
-          "clickhouse: no table " + http.table() + " (it has no columns in system.columns)");
+          "clickhouse: no table " + client.name() + " (it has no columns in system.columns)");
     }
-    return InsertPlan.forTable(shape, http.table(), columns);
+    return InsertPlan.forTable(shape, client.name(), columns);
   }
 
   /**

@@ -2,7 +2,6 @@ package org.cpi2.loader.clickhouse;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.apache.avro.generic.IndexedRecord;
 
 /**
@@ -12,9 +11,6 @@ import org.apache.avro.generic.IndexedRecord;
  * insert that no longer fits fails, and the job restarts from its checkpoint).
  */
 public record InsertPlan<T>(RowEncoder<T> encoder, List<String> columns) {
-  /** The one insert format. */
-  public static final String ROW_BINARY = "RowBinary";
-
   public InsertPlan {
     columns = List.copyOf(columns);
   }
@@ -37,14 +33,5 @@ public record InsertPlan<T>(RowEncoder<T> encoder, List<String> columns) {
               + e.getMessage(),
           e);
     }
-  }
-
-  /** {@code INSERT INTO table (c1, c2, ...) FORMAT RowBinary}. */
-  public String statement(String table) {
-    return "INSERT INTO "
-        + table
-        + columns.stream().map(c -> "`" + c + "`").collect(Collectors.joining(", ", " (", ")"))
-        + " FORMAT "
-        + ROW_BINARY;
   }
 }

@@ -1,6 +1,5 @@
 package org.cpi2.loader.clickhouse;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,20 +18,6 @@ public record TableColumn(String name, String type, String defaultKind) {
   /** An insert may leave the column out: the server fills it from its expression. */
   public boolean hasDefault() {
     return !defaultKind.isEmpty();
-  }
-
-  /**
-   * The columns of {@code database.table}, in the table's order; none if there is no such table.
-   */
-  static List<TableColumn> read(ClickHouseHttp http, String database, String table)
-      throws IOException, InterruptedException {
-    return parse(
-        http.query(
-            "SELECT name, type, default_kind FROM system.columns WHERE database = "
-                + quote(database)
-                + " AND table = "
-                + quote(table)
-                + " FORMAT TabSeparatedRaw"));
   }
 
   /** Rows of name, type and default kind, tab-separated, unescaped. */

@@ -109,8 +109,7 @@ class ClickHouseFormatsIT {
   void everyTableHoldsItsRecordsValues() throws Exception {
     Map<String, List<IndexedRecord>> records = records(11);
     for (String table : ClickHouseSinks.TABLES.keySet()) {
-      List<TableColumn> columns =
-          TableColumn.read(new ClickHouseHttp(LocalClickHouse.URL, RB, table, 1, 10), RB, table);
+      List<TableColumn> columns = columns(table);
       List<String> written = InsertPlan.forTable(shape(table), RB + "." + table, columns).columns();
       write(RB, table, records.get(table));
       String list = String.join(", ", written.stream().map(c -> "`" + c + "`").toList());
@@ -120,6 +119,13 @@ class ClickHouseFormatsIT {
               "output_format_json_quote_64bit_integers=0");
       int rows = sameRows(table, records.get(table), columns, out);
       System.out.printf("ClickHouseFormatsIT: %s: %d rows, the records' values%n", table, rows);
+    }
+  }
+
+  /** The columns of RB.table, as the sink reads them. */
+  private static List<TableColumn> columns(String table) throws Exception {
+    try (ClickHouseTable t = new ClickHouseTable(LocalClickHouse.URL, RB, table, 1, 10)) {
+      return t.columns();
     }
   }
 
@@ -277,8 +283,7 @@ class ClickHouseFormatsIT {
     Map<String, byte[]> bytes = new LinkedHashMap<>();
     Map<String, List<String>> lists = new LinkedHashMap<>();
     for (String table : ClickHouseSinks.TABLES.keySet()) {
-      List<TableColumn> columns =
-          TableColumn.read(new ClickHouseHttp(LocalClickHouse.URL, RB, table, 1, 10), RB, table);
+      List<TableColumn> columns = columns(table);
       InsertPlan<IndexedRecord> plan = RowBinaryRows.compile(shape(table), columns);
       RowBatch binary = new RowBatch();
       for (IndexedRecord r : records.get(table)) {

@@ -14,7 +14,7 @@ import org.cpi2.schema.TaskClass;
 
 /**
  * ClickHouse server CPU per sample row inserted through the real sink writer (its encoder, the
- * sender thread, ClickHouseHttp), by batch size: utime + stime of the clickhouse-server process
+ * sender thread, ClickHouseTable), by batch size: utime + stime of the clickhouse-server process
  * (/proc/PID/stat) over the inserts and {@value #SETTLE_MS} ms after (the merges they cause), minus
  * what the server used meanwhile without us (its rate over {@value #IDLE_MS} ms just before: the
  * server is shared). Rows go to a throw-away database with cpi2.samples' table and its materialized
@@ -50,9 +50,10 @@ public final class ClickHouseSinkCost {
     LocalClickHouse.query("CREATE DATABASE IF NOT EXISTS " + DB);
     try {
       createTables();
-      List<TableColumn> columns =
-          TableColumn.read(
-              new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 1, 10), DB, "samples");
+      List<TableColumn> columns;
+      try (ClickHouseTable t = new ClickHouseTable(LocalClickHouse.URL, DB, "samples", 1, 10)) {
+        columns = t.columns();
+      }
       InsertPlan<CpiSample> plan =
           InsertPlan.forTable(ClickHouseSinks.SAMPLES, DB + ".samples", columns);
       System.out.printf(
@@ -83,13 +84,20 @@ public final class ClickHouseSinkCost {
     double idleRate = (cpuMs(pid, tick) - idleCpu0) / ((System.nanoTime() - idle0) / 1e6);
 
     AtomicInteger inserts = new AtomicInteger();
-    ClickHouseHttp http =
-        new ClickHouseHttp(LocalClickHouse.URL, DB, "samples", 6, 200)
-            .inserting(plan.statement(DB + ".samples"));
+    ClickHouseTable table = new ClickHouseTable(LocalClickHouse.URL, DB, "samples", 6, 200);
     BatchSender.Insert counting =
-        (body, length, n) -> {
-          inserts.incrementAndGet();
-          http.insert(body, length, n);
+        new BatchSender.Insert() {
+          @Override
+          public void insert(byte[] body, int length, int n)
+              throws IOException, InterruptedException {
+            inserts.incrementAndGet();
+            table.insert(plan.columns(), body, length, n);
+          }
+
+          @Override
+          public void close() {
+            table.close();
+          }
         };
     ClickHouseSink.Writer<CpiSample> w =
         new ClickHouseSink.Writer<>(

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -425,23 +424,29 @@ class ClickHouseSinkIT {
 
   @Test
   void aMissingTableFailsAtOnceWithClickHousesMessage() {
-    ClickHouseHttp http = new ClickHouseHttp(LocalClickHouse.URL, DB, "no_such_table", 5, 10_000);
     long start = System.nanoTime();
-    IOException e = assertThrows(IOException.class, () -> insert(http, "{\"a\":1}\n"));
+    IOException e;
+    try (ClickHouseTable t =
+        new ClickHouseTable(LocalClickHouse.URL, DB, "no_such_table", 5, 10_000)) {
+      e = assertThrows(IOException.class, () -> insertOneRow(t));
+    }
     assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
+    assertTrue(e.getMessage().contains("refused"), e.getMessage());
     assertTrue(System.nanoTime() - start < 5_000_000_000L, "no retries for a refused insert");
   }
 
   @Test
   void anUnreachableServerFailsAfterTheRetries() {
-    ClickHouseHttp http = new ClickHouseHttp("http://127.0.0.1:1", DB, "samples", 3, 10);
-    IOException e = assertThrows(IOException.class, () -> insert(http, "{}\n"));
+    IOException e;
+    try (ClickHouseTable t = new ClickHouseTable("http://127.0.0.1:1", DB, "samples", 3, 10)) {
+      e = assertThrows(IOException.class, () -> insertOneRow(t));
+    }
     assertTrue(e.getMessage().contains("after 3 attempts"), e.getMessage());
   }
 
-  private static void insert(ClickHouseHttp http, String rows)
-      throws IOException, InterruptedException {
-    byte[] body = rows.getBytes(StandardCharsets.UTF_8);
-    http.insert(body, body.length, (int) rows.chars().filter(c -> c == '\n').count());
+  /** One RowBinary row of a String column {@code host}. */
+  private static void insertOneRow(ClickHouseTable t) throws IOException, InterruptedException {
+    byte[] body = {1, 'h'};
+    t.insert(List.of("host"), body, body.length, 1);
   }
 }
