@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -262,13 +263,15 @@ func TestAgainstARealAPIServer(t *testing.T) {
 	mkpod("batch", "reindex-y", "node-a", controllerOf("Job", plainJob.ObjectMeta, "batch/v1"), "", false)
 
 	type agent struct {
-		p    *proc
-		file string
+		p       *proc
+		file    string
+		enforce string // the cgroups incidents may cap: shop's pods, not protected
 	}
 	agents := map[string]*agent{}
 	for _, n := range []string{"node-a", "node-b"} {
-		a := &agent{file: filepath.Join(dir, n+".labels")}
-		a.p = spawn(t, bin, "--kubeconfig", kubeconfig, "--node", n, "--labels-file", a.file, "--debounce", "50ms", "--retry", "200ms")
+		a := &agent{file: filepath.Join(dir, n+".labels"), enforce: filepath.Join(dir, n+".enforce")}
+		a.p = spawn(t, bin, "--kubeconfig", kubeconfig, "--node", n, "--labels-file", a.file, "--debounce", "50ms", "--retry", "200ms",
+			"--enforce-file", a.enforce, "--enforce-namespaces", "shop")
 		agents[n] = a
 	}
 	// expect: node -> pod -> "job class [protected]"; every pod has its two cgroup lines
@@ -303,10 +306,40 @@ func TestAgainstARealAPIServer(t *testing.T) {
 		"node-b": {"web-5d8f7-b2": "shop/deployment/web batch", "db-1": "shop/statefulset/db latency_sensitive",
 			"nightly-29170-x": "batch/cronjob/nightly batch"},
 	}
+	// the enforce file names both cgroups of each pod of shop that is not protected, and no other
+	expectEnforce := func(what, n string) {
+		t.Helper()
+		var names []string
+		for name, w := range want[n] {
+			if strings.HasPrefix(w, "shop/") && !strings.HasSuffix(w, " protected") {
+				names = append(names, name, name)
+			}
+		}
+		sort.Strings(names)
+		var got []string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			b, _ := os.ReadFile(agents[n].file)
+			m := parseLabels(t, string(b))
+			e, _ := os.ReadFile(agents[n].enforce)
+			got = nil
+			for _, l := range strings.Split(string(e), "\n") {
+				if l != "" && !strings.HasPrefix(l, "#") {
+					got = append(got, strings.Join(m[l][1:2], ""))
+				}
+			}
+			sort.Strings(got)
+			if strings.Join(got, ",") == strings.Join(names, ",") {
+				return
+			}
+		}
+		t.Fatalf("%s on %s: the enforce file names %q, want %q", what, n, got, names)
+	}
 	expectBoth := func(what string) {
 		t.Helper()
-		expect(what, "node-a", want["node-a"])
-		expect(what, "node-b", want["node-b"])
+		for _, n := range []string{"node-a", "node-b"} {
+			expect(what, n, want[n])
+			expectEnforce(what, n)
+		}
 	}
 	expectBoth("the first mapping")
 	// the paths are the kubelet's for each QoS class

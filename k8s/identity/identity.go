@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -31,9 +32,13 @@ type Config struct {
 	Drivers      []string
 	CgroupParent string
 	Namespaces   map[string]bool // opted-in namespaces; empty: every namespace
-	Debounce     time.Duration
-	Retry        time.Duration
-	MaxPods      int
+	// EnforceFile, if set, is written with the cgroups incidents may cap: those of the pods of
+	// EnforceNamespaces (none: no pod), protected pods never (the enforcer's enforce_file)
+	EnforceFile       string
+	EnforceNamespaces map[string]bool
+	Debounce          time.Duration
+	Retry             time.Duration
+	MaxPods           int
 }
 
 // Identity is one running identity component.
@@ -243,6 +248,30 @@ func (id *Identity) sync(ctx context.Context, list func(labels.Selector) ([]*cor
 		id.writes.Add(1)
 		id.log.Printf("identity: wrote %s: %d pods, %d lines", id.cfg.LabelsFile, len(next), bytes.Count(data, []byte("\n"))-2)
 	}
+	if id.cfg.EnforceFile != "" {
+		data, n := RenderEnforce(lines, dropped, id.cfg.EnforceNamespaces,
+			fmt.Sprintf("cpi2-k8s-identity: the cgroups of node %s that incidents may cap (namespaces %s); replaced whole, do not edit",
+				id.cfg.Node, strings.Join(sortedKeys(id.cfg.EnforceNamespaces), ", ")))
+		wrote, err := WriteAtomic(id.cfg.EnforceFile, data)
+		if err != nil {
+			return true, err
+		}
+		if wrote {
+			id.log.Printf("identity: wrote %s: %d cgroups may be capped", id.cfg.EnforceFile, n)
+		}
+	}
 	id.last = next
 	return pending, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) == 0 {
+		keys = append(keys, "none")
+	}
+	return keys
 }

@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -316,6 +317,61 @@ func TestIdentityNamespaces(t *testing.T) {
 	m := h.await("opt-in", func(m map[string][]string) bool { return len(m) == 2 })
 	if line(m, cg(uidWeb)) != "shop/pod/a a batch" {
 		t.Fatalf("%q", m)
+	}
+}
+
+// awaitEnforce waits until the enforce file lists exactly want (sorted).
+func (h *harness) awaitEnforce(path, what string, want ...string) {
+	h.t.Helper()
+	sort.Strings(want)
+	var got []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		got = nil
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				got = append(got, l)
+			}
+		}
+		if strings.Join(got, "\n") == strings.Join(want, "\n") {
+			return
+		}
+	}
+	h.t.Fatalf("%s: enforce file %q, want %q\nlog:\n%s", what, got, want, h.logs.String())
+}
+
+// Per-namespace enforcement: every pod is mapped (measured everywhere), and the enforce file
+// lists the cgroups (both drivers) of the enforcing namespaces' pods only, never a protected
+// pod; it follows a pod made protected and a pod deleted.
+func TestIdentityEnforceFile(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.EnforceFile = filepath.Join(filepath.Dir(cfg.LabelsFile), "enforce")
+	cfg.EnforceNamespaces = map[string]bool{"shop": true}
+	web := pod("shop", "a", uidWeb, corev1.PodQOSBurstable, nil, nil)
+	db := pod("shop", "db", uidDB, corev1.PodQOSBestEffort, nil, nil)
+	h := start(t, cfg, time.Minute, nil, web, db, pod("tools", "b", uidBare, corev1.PodQOSBurstable, nil, nil))
+	h.await("every pod measured", func(m map[string][]string) bool { return len(m) == 6 })
+	h.awaitEnforce(cfg.EnforceFile, "shop's pods", cg(uidWeb), sd("burstable", uidWeb),
+		"kubepods/besteffort/pod"+uidDB, sd("besteffort", uidDB))
+	h.awaitWatch()
+	ctx := context.Background()
+	db.Annotations = map[string]string{AnnotationProtected: "true"}
+	if _, err := h.client.CoreV1().Pods("shop").Update(ctx, db, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.awaitEnforce(cfg.EnforceFile, "the protected pod left out", cg(uidWeb), sd("burstable", uidWeb))
+	if err := h.client.CoreV1().Pods("shop").Delete(ctx, web.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.awaitEnforce(cfg.EnforceFile, "the deleted pod left out")
+	if m := h.await("the others still measured", func(m map[string][]string) bool { return len(m) == 4 }); line(m, cg(uidBare)) != "tools/pod/b b batch" {
+		t.Fatalf("%q", m)
+	}
+	if !strings.Contains(h.logs.String(), "0 cgroups may be capped") {
+		t.Errorf("no log of the last write:\n%s", h.logs.String())
 	}
 }
 

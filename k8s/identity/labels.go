@@ -47,6 +47,31 @@ func Render(lines []Line, comment string) (out []byte, dropped []string) {
 	return b.Bytes(), dropped
 }
 
+// RenderEnforce makes the enforcer's enforce_file (enforcer/README.md, "Per-namespace
+// opt-in"): a comment, then the cgroup paths of lines whose pod is in one of namespaces and
+// not protected, sorted, one a line; paths in dropped (claimed twice) are left out. It returns
+// the file and the number of paths.
+func RenderEnforce(lines []Line, dropped []string, namespaces map[string]bool, comment string) ([]byte, int) {
+	skip := map[string]bool{}
+	for _, p := range dropped {
+		skip[p] = true
+	}
+	var paths []string
+	for _, l := range lines {
+		if namespaces[l.Task.Namespace] && !l.Task.Protected && !skip[l.Path] {
+			paths = append(paths, l.Path)
+		}
+	}
+	sort.Strings(paths)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# %s\n# TASK\n", comment)
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), len(paths)
+}
+
 // WriteAtomic replaces path with data unless it already holds exactly that. It reports
 // whether it wrote.
 func WriteAtomic(path string, data []byte) (bool, error) {

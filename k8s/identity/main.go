@@ -32,6 +32,8 @@ type options struct {
 	drivers      string
 	cgroupParent string
 	namespaces   string
+	enforceFile  string
+	enforceNS    string
 	debounce     time.Duration
 	retry        time.Duration
 	ownerTTL     time.Duration
@@ -50,6 +52,8 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.drivers, "cgroup-driver", "systemd,cgroupfs", "the kubelet's cgroup driver(s): systemd, cgroupfs or both (comma-separated)")
 	fs.StringVar(&o.cgroupParent, "cgroup-parent", "", "the kubelet's --cgroup-root relative to the collector's root, ending in / (default: the root)")
 	fs.StringVar(&o.namespaces, "namespaces", "", "opted-in namespaces (comma-separated); pods elsewhere are left out of the file (default: all)")
+	fs.StringVar(&o.enforceFile, "enforce-file", "", "also write the enforcer's enforce_file here: the cgroups incidents may cap, those of --enforce-namespaces (default: not written, every pod may be capped)")
+	fs.StringVar(&o.enforceNS, "enforce-namespaces", "", "namespaces whose pods may be capped (comma-separated; none: the enforce file lists no pod); protected pods never")
 	fs.DurationVar(&o.debounce, "debounce", 200*time.Millisecond, "wait this long after a change for more before writing")
 	fs.DurationVar(&o.retry, "retry", 5*time.Second, "try again this often while a pod's owner cannot be read")
 	fs.DurationVar(&o.ownerTTL, "owner-ttl", 10*time.Minute, "keep a ReplicaSet's or Job's owner this long")
@@ -147,6 +151,16 @@ func parseArgs(args []string, out io.Writer) (options, Config, error) {
 			return o, cfg, fmt.Errorf("--namespaces: %q is not a namespace name", ns)
 		}
 		cfg.Namespaces[ns] = true
+	}
+	cfg.EnforceFile, cfg.EnforceNamespaces = o.enforceFile, map[string]bool{}
+	for _, ns := range splitList(o.enforceNS) {
+		if !dnsLabel.MatchString(ns) {
+			return o, cfg, fmt.Errorf("--enforce-namespaces: %q is not a namespace name", ns)
+		}
+		cfg.EnforceNamespaces[ns] = true
+	}
+	if len(cfg.EnforceNamespaces) > 0 && cfg.EnforceFile == "" {
+		return o, cfg, errors.New("--enforce-namespaces needs --enforce-file (the enforcer reads the list there)")
 	}
 	if cfg.Debounce < 0 || cfg.Retry <= 0 || o.ownerTTL <= 0 || cfg.MaxPods <= 0 {
 		return o, cfg, errors.New("--debounce must be >= 0, --retry, --owner-ttl and --max-pods > 0")

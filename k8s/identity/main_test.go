@@ -14,7 +14,7 @@ func TestHelp(t *testing.T) {
 	if rc := run([]string{"--help"}, &out, &errb); rc != 0 {
 		t.Fatalf("--help: exit %d", rc)
 	}
-	for _, s := range []string{"-labels-file", "-cgroup-driver", "-namespaces", "-config", AnnotationClass, AnnotationProtected} {
+	for _, s := range []string{"-labels-file", "-cgroup-driver", "-namespaces", "-enforce-file", "-enforce-namespaces", "-config", AnnotationClass, AnnotationProtected} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("--help lacks %s:\n%s", s, out.String())
 		}
@@ -27,23 +27,27 @@ func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "identity.conf")
 	os.WriteFile(conf, []byte("# comment\nnode = node-x\nlabels_file = /run/x/labels  # trailing\n"+
-		"cgroup-driver = systemd\nnamespaces = shop, tools\ndebounce = 1s\n"), 0o644)
+		"cgroup-driver = systemd\nnamespaces = shop, tools\ndebounce = 1s\n"+
+		"enforce_file = /run/x/enforce\nenforce_namespaces = shop\n"), 0o644)
 	_, cfg, err := parseArgs([]string{"--config", conf, "--debounce", "50ms"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Node != "node-x" || cfg.LabelsFile != "/run/x/labels" || strings.Join(cfg.Drivers, ",") != "systemd" ||
-		!cfg.Namespaces["shop"] || !cfg.Namespaces["tools"] || len(cfg.Namespaces) != 2 || cfg.Debounce != 50*time.Millisecond {
+		!cfg.Namespaces["shop"] || !cfg.Namespaces["tools"] || len(cfg.Namespaces) != 2 || cfg.Debounce != 50*time.Millisecond ||
+		cfg.EnforceFile != "/run/x/enforce" || !cfg.EnforceNamespaces["shop"] || len(cfg.EnforceNamespaces) != 1 {
 		t.Fatalf("%+v", cfg)
 	}
 	bad := map[string]string{
-		"colour = blue\n":                    "identity.conf:1: expected 'option = value' with a known option",
-		"node = n\ncgroup-driver = docker\n": "--cgroup-driver: \"docker\" is not systemd or cgroupfs",
-		"node = n\nnamespaces = Shop\n":      "--namespaces: \"Shop\" is not a namespace name",
-		"node = n\ncgroup-parent = /abs/\n":  "--cgroup-parent",
-		"node = n\ndebounce = soon\n":        "identity.conf:2: debounce",
-		"node = bad node\n":                  "--node",
-		"node = n\nconfig = other\n":         "identity.conf:2",
+		"colour = blue\n":                       "identity.conf:1: expected 'option = value' with a known option",
+		"node = n\ncgroup-driver = docker\n":    "--cgroup-driver: \"docker\" is not systemd or cgroupfs",
+		"node = n\nnamespaces = Shop\n":         "--namespaces: \"Shop\" is not a namespace name",
+		"node = n\ncgroup-parent = /abs/\n":     "--cgroup-parent",
+		"node = n\ndebounce = soon\n":           "identity.conf:2: debounce",
+		"node = bad node\n":                     "--node",
+		"node = n\nconfig = other\n":            "identity.conf:2",
+		"node = n\nenforce-namespaces = shop\n": "--enforce-namespaces needs --enforce-file",
+		"node = n\nenforce_file = /run/cpi2/enforce\nenforce-namespaces = a,B\n": "--enforce-namespaces: \"B\"",
 	}
 	for text, want := range bad {
 		os.WriteFile(conf, []byte(text), 0o644)
