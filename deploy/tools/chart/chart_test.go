@@ -207,12 +207,37 @@ func TestDryRunAndOptIn(t *testing.T) {
 	if get(find(docs, "DaemonSet", "t-agents"), "spec", "template", "spec", "nodeSelector") != nil {
 		t.Error("dry run: the agents do not run on every node")
 	}
-	id := container(t, render(t, "-f", chartDir+"/values-opt-in.yaml"), "identity")
-	if !has(strs(id["args"]), "--namespaces=shop,batch") {
-		t.Errorf("opt-in: identity args %v", id["args"])
+	// opt-in: every namespace measured (identity maps them all), the enforcer reads the list of
+	// shop's and batch's cgroups that identity writes into the volume they share, read-only
+	optIn := render(t, "-f", chartDir+"/values-opt-in.yaml")
+	id, enf := container(t, optIn, "identity"), container(t, optIn, "enforcer")
+	if a := strs(id["args"]); !has(a, "--enforce-file=/run/cpi2/enforce") || !has(a, "--enforce-namespaces=shop,batch") ||
+		strings.Contains(strings.Join(a, " "), "--namespaces") {
+		t.Errorf("opt-in: identity args %v", a)
 	}
-	if id := container(t, docs, "identity"); strings.Contains(strings.Join(strs(id["args"]), " "), "--namespaces") {
-		t.Errorf("default: identity args %v", id["args"])
+	if m := mount(id, "labels"); m == nil || m["mountPath"] != "/run/cpi2" || m["readOnly"] == true {
+		t.Errorf("opt-in: identity's labels mount %v", m)
+	}
+	if !has(strs(enf["args"]), "--enforce-file=/run/cpi2/enforce") || has(strs(enf["args"]), "--dry-run") {
+		t.Errorf("opt-in: enforcer args %v", enf["args"])
+	}
+	if m := mount(enf, "labels"); m == nil || m["mountPath"] != "/run/cpi2" || m["readOnly"] != true {
+		t.Errorf("opt-in: enforcer's labels mount %v", m)
+	}
+	// opted in with no namespace: the list is written, and names none
+	if id := container(t, render(t, "--set", "agents.enforcer.optIn=true"), "identity"); !has(strs(id["args"]), "--enforce-file=/run/cpi2/enforce") ||
+		strings.Contains(strings.Join(strs(id["args"]), " "), "--enforce-namespaces") {
+		t.Errorf("opt-in, no namespace: identity args %v", id["args"])
+	}
+	// by default: no list, every namespace may be capped
+	docs = render(t)
+	for _, c := range []string{"identity", "enforcer"} {
+		if a := strings.Join(strs(container(t, docs, c)["args"]), " "); strings.Contains(a, "--enforce") || strings.Contains(a, "--namespaces") {
+			t.Errorf("default: %s args %v", c, a)
+		}
+	}
+	if mount(container(t, docs, "enforcer"), "labels") != nil {
+		t.Error("default: the enforcer mounts the labels volume")
 	}
 }
 
