@@ -21,6 +21,7 @@ import org.cpi2.flink.records.DetectorTask;
 import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
 import org.cpi2.flink.records.SpecHistory;
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.CpiSpec;
 
 /**
@@ -232,12 +233,10 @@ public class AnomalyDetectorFunction
     }
     CpiSpec spec = history == null ? null : history.at(o.timeUs);
     if (spec != null && spec.getWeightedCount() > 0) {
-      o.specKnown = true;
-      o.specUsable = spec.getUsable();
-      o.specMean = spec.getCpiMean();
-      o.specStddev = spec.getCpiStddev();
-      o.threshold = rule.threshold(o.specMean, o.specStddev);
-      o.outlier = rule.isOutlier(o.cpi, o.cpu, o.threshold);
+      double mean = spec.getCpiMean();
+      double stddev = spec.getCpiStddev();
+      o.spec = new SpecVerdict(spec.getUsable(), mean, stddev, rule.threshold(mean, stddev));
+      o.outlier = rule.isOutlier(o.cpi, o.cpu, o.spec.threshold());
       if (o.outlier) {
         DetectorTask t = task(o.task);
         t.outliers = window.insert(t.outliers, o.timeUs);

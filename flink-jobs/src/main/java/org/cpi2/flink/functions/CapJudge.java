@@ -94,7 +94,7 @@ final class CapJudge implements java.io.Serializable {
       TaskSeries ts = series.get(c.victimTask);
       double[] before = values(ts, c.appliedAtUs - beforeUs, c.appliedAtUs);
       double[] during = values(ts, c.appliedAtUs, c.expiresAtUs);
-      double sigma = ts != null && ts.specKnown ? ts.specStddev : 0;
+      double sigma = ts != null && ts.spec != null ? ts.spec.stddev() : 0;
       OutcomeJudgement.Result r = OutcomeJudgement.judge(before, during, sigma);
       out.add(
           CapOutcome.newBuilder()

@@ -137,12 +137,8 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     }
     ts.describe(s.job, s.platform, s.taskClass);
     ts.isProtected = s.isProtected;
-    if (s.specKnown) {
-      ts.specKnown = true;
-      ts.specUsable = s.specUsable;
-      ts.specMean = s.specMean;
-      ts.specStddev = s.specStddev;
-      ts.threshold = s.threshold;
+    if (s.spec != null && !s.spec.equals(ts.spec)) {
+      ts.spec = s.spec; // an equal one held is kept: the series is old, the sample's spec young
     }
     ts.add(s.timeUs, s.cpi, s.cpu, s.outlier);
     // Analyses run at the watermark, which may lag the newest sample: keep one window behind it,
@@ -155,7 +151,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     // One cleanup timer per host and window (timers of equal time are kept once).
     long window = windowUs / 1000;
     ctx.timerService().registerEventTimeTimer((s.timeUs / 1000 / window + 2) * window);
-    if (s.anomalous && s.specKnown) {
+    if (s.anomalous && s.spec != null) {
       PendingAnalysis queued = pending.get(s.task);
       if (queued == null || queued.timeUs < s.timeUs) {
         pending.put(s.task, PendingAnalysis.of(s));

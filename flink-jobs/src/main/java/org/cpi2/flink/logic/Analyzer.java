@@ -76,7 +76,7 @@ public final class Analyzer {
         }
       }
     }
-    double threshold = victim.threshold;
+    double threshold = victim.spec.threshold();
     List<Suspect> suspects = new ArrayList<>();
     double machineCpu = 0;
     for (TaskSeries s : others) {
@@ -106,7 +106,7 @@ public final class Analyzer {
     double victimCpu = cpuN == 0 ? 0 : cpuSum / cpuN;
     TaskClass victimClass = taskClass(victim.taskClass);
     DecisionPolicy.Verdict v =
-        policy.decide(victimClass, victim.isProtected, victim.specUsable, victimCpu, suspects);
+        policy.decide(victimClass, victim.isProtected, victim.spec.usable(), victimCpu, suspects);
     Suspect a = v.antagonist();
     return Incident.newBuilder()
         .setIncidentId(incidentId(host, victim.task, detectedAtUs, round))
@@ -121,8 +121,8 @@ public final class Analyzer {
         .setVictimCpi(cpiN == 0 ? 0 : cpiSum / cpiN)
         .setVictimCpuUsage(victimCpu)
         .setCpiThreshold(threshold)
-        .setSpecMean(victim.specMean)
-        .setSpecStddev(victim.specStddev)
+        .setSpecMean(victim.spec.mean())
+        .setSpecStddev(victim.spec.stddev())
         .setWindowStartUs(start)
         .setWindowEndUs(detectedAtUs)
         .setSuspects(suspects)

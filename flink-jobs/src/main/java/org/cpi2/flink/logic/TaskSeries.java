@@ -2,6 +2,7 @@ package org.cpi2.flink.logic;
 
 import java.util.Arrays;
 import java.util.Objects;
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.TaskClass;
 
 /**
@@ -19,11 +20,9 @@ public class TaskSeries {
   public String platform;
   public TaskClass taskClass;
   public boolean isProtected;
-  public boolean specKnown;
-  public boolean specUsable;
-  public double specMean;
-  public double specStddev;
-  public double threshold;
+
+  /** The spec the task was last judged against; null until one was known. */
+  public SpecVerdict spec;
 
   /** Samples held: valid elements of the arrays below. */
   public int size;

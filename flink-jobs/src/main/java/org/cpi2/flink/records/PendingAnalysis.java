@@ -2,7 +2,11 @@ package org.cpi2.flink.records;
 
 import org.cpi2.flink.logic.TaskSeries;
 
-/** An anomaly waiting for its analysis: when it happened and the spec it was judged against. */
+/**
+ * An anomaly waiting for its analysis: when it happened and the spec it was judged against. In the
+ * correlator's state through Flink's POJO serializer, whose savepoints name these fields: they stay
+ * flat rather than a {@link SpecVerdict}.
+ */
 public class PendingAnalysis {
   public long timeUs;
   public boolean specUsable;
@@ -12,21 +16,18 @@ public class PendingAnalysis {
 
   public PendingAnalysis() {}
 
+  /** {@code s} must have been judged against a spec. */
   public static PendingAnalysis of(ScoredSample s) {
     PendingAnalysis p = new PendingAnalysis();
     p.timeUs = s.timeUs;
-    p.specUsable = s.specUsable;
-    p.specMean = s.specMean;
-    p.specStddev = s.specStddev;
-    p.threshold = s.threshold;
+    p.specUsable = s.spec.usable();
+    p.specMean = s.spec.mean();
+    p.specStddev = s.spec.stddev();
+    p.threshold = s.spec.threshold();
     return p;
   }
 
   public void applySpecTo(TaskSeries v) {
-    v.specKnown = true;
-    v.specUsable = specUsable;
-    v.specMean = specMean;
-    v.specStddev = specStddev;
-    v.threshold = threshold;
+    v.spec = new SpecVerdict(specUsable, specMean, specStddev, threshold);
   }
 }

@@ -24,11 +24,9 @@ public class ScoredSample {
   public double cpu;
   public boolean outlier;
   public boolean anomalous;
-  public boolean specKnown;
-  public boolean specUsable;
-  public double specMean;
-  public double specStddev;
-  public double threshold;
+
+  /** The spec it was judged against; null when none was known. */
+  public SpecVerdict spec;
 
   public ScoredSample() {}
 

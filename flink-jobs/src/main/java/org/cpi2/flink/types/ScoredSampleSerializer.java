@@ -7,6 +7,7 @@ import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.flink.records.SpecVerdict;
 
 /**
  * {@link ScoredSample} field by field, the flags in one byte, cheaper than Flink's reflective
@@ -51,11 +52,7 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     o.cpu = from.cpu;
     o.outlier = from.outlier;
     o.anomalous = from.anomalous;
-    o.specKnown = from.specKnown;
-    o.specUsable = from.specUsable;
-    o.specMean = from.specMean;
-    o.specStddev = from.specStddev;
-    o.threshold = from.threshold;
+    o.spec = from.spec; // immutable
     return o;
   }
 
@@ -70,19 +67,21 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
   }
 
   /**
-   * The sample's fields ({@link #serializeSample}), then the judgement's: flags, spec, threshold.
+   * The sample's fields ({@link #serializeSample}), then the judgement's: flags, the spec's mean,
+   * standard deviation and threshold (zeros when no spec was known).
    */
   @Override
   public void serialize(ScoredSample s, DataOutputView out) throws IOException {
     serializeSample(s, out);
+    SpecVerdict v = s.spec;
     out.writeByte(
         (s.outlier ? OUTLIER : 0)
             | (s.anomalous ? ANOMALOUS : 0)
-            | (s.specKnown ? SPEC_KNOWN : 0)
-            | (s.specUsable ? SPEC_USABLE : 0));
-    out.writeDouble(s.specMean);
-    out.writeDouble(s.specStddev);
-    out.writeDouble(s.threshold);
+            | (v != null ? SPEC_KNOWN : 0)
+            | (v != null && v.usable() ? SPEC_USABLE : 0));
+    out.writeDouble(v != null ? v.mean() : 0);
+    out.writeDouble(v != null ? v.stddev() : 0);
+    out.writeDouble(v != null ? v.threshold() : 0);
   }
 
   @Override
@@ -91,12 +90,20 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     int flags = in.readByte();
     s.outlier = (flags & OUTLIER) != 0;
     s.anomalous = (flags & ANOMALOUS) != 0;
-    s.specKnown = (flags & SPEC_KNOWN) != 0;
-    s.specUsable = (flags & SPEC_USABLE) != 0;
-    s.specMean = in.readDouble();
-    s.specStddev = in.readDouble();
-    s.threshold = in.readDouble();
+    s.spec = readSpec(flags, in);
     return s;
+  }
+
+  /**
+   * What {@link #serialize} wrote after the flags; null (read and dropped) if no spec was known.
+   */
+  private static SpecVerdict readSpec(int flags, DataInputView in) throws IOException {
+    double mean = in.readDouble();
+    double stddev = in.readDouble();
+    double threshold = in.readDouble();
+    return (flags & SPEC_KNOWN) != 0
+        ? new SpecVerdict((flags & SPEC_USABLE) != 0, mean, stddev, threshold)
+        : null;
   }
 
   /** The sample's fields (those {@link ScoredSample#of} sets), not the judgement's. */

@@ -8,6 +8,7 @@ import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.cpi2.flink.logic.TaskSeries;
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.TaskClass;
 
 /**
@@ -49,11 +50,7 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     t.platform = from.platform;
     t.taskClass = from.taskClass;
     t.isProtected = from.isProtected;
-    t.specKnown = from.specKnown;
-    t.specUsable = from.specUsable;
-    t.specMean = from.specMean;
-    t.specStddev = from.specStddev;
-    t.threshold = from.threshold;
+    t.spec = from.spec; // immutable
     // Same room as the original: a copy is what a snapshot keeps while the task goes on adding.
     t.size = from.size;
     t.times = from.times.clone();
@@ -79,13 +76,18 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     Strings.write(t.job, out);
     Strings.write(t.platform, out);
     writeTaskClass(t.taskClass, out);
+    SpecVerdict v = t.spec;
     out.writeByte(
         (t.isProtected ? PROTECTED : 0)
-            | (t.specKnown ? SPEC_KNOWN : 0)
-            | (t.specUsable ? SPEC_USABLE : 0));
+            | (v != null ? SPEC_KNOWN : 0)
+            | (v != null && v.usable() ? SPEC_USABLE : 0));
     int n = t.size;
     ByteBuffer b = ByteBuffer.allocate(3 * 8 + 4 + n * SAMPLE_BYTES);
-    b.putDouble(t.specMean).putDouble(t.specStddev).putDouble(t.threshold).putInt(n);
+    // Zeros when no spec was known (the layout of the former flat fields, which savepoints hold).
+    b.putDouble(v != null ? v.mean() : 0)
+        .putDouble(v != null ? v.stddev() : 0)
+        .putDouble(v != null ? v.threshold() : 0)
+        .putInt(n);
     for (int i = 0; i < n; i++) {
       b.putLong(t.times[i]);
     }
@@ -110,14 +112,15 @@ public final class TaskSeriesSerializer extends TypeSerializerSingleton<TaskSeri
     t.taskClass = readTaskClass(in);
     int flags = in.readUnsignedByte();
     t.isProtected = (flags & PROTECTED) != 0;
-    t.specKnown = (flags & SPEC_KNOWN) != 0;
-    t.specUsable = (flags & SPEC_USABLE) != 0;
     byte[] head = new byte[3 * 8 + 4];
     in.readFully(head);
     ByteBuffer h = ByteBuffer.wrap(head);
-    t.specMean = h.getDouble();
-    t.specStddev = h.getDouble();
-    t.threshold = h.getDouble();
+    double mean = h.getDouble();
+    double stddev = h.getDouble();
+    double threshold = h.getDouble();
+    if ((flags & SPEC_KNOWN) != 0) {
+      t.spec = new SpecVerdict((flags & SPEC_USABLE) != 0, mean, stddev, threshold);
+    }
     int n = h.getInt();
     if (n < 0) {
       throw new IOException("TaskSeries with " + n + " samples");

@@ -9,6 +9,7 @@ import org.cpi2.flink.logic.Analyzer;
 import org.cpi2.flink.logic.AntagonistCorrelation;
 import org.cpi2.flink.logic.DecisionPolicy;
 import org.cpi2.flink.logic.TaskSeries;
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.Incident;
 import org.cpi2.schema.TaskClass;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -56,11 +57,7 @@ public class CorrelationBenchmark {
   public void setUp() {
     Random rnd = new Random(42);
     victim = series("web/0", "LATENCY_SENSITIVE", rnd);
-    victim.specKnown = true;
-    victim.specUsable = true;
-    victim.specMean = 1.5;
-    victim.specStddev = 0.25;
-    victim.threshold = 2.0;
+    victim.spec = new SpecVerdict(true, 1.5, 0.25, 2.0);
     tenants = new ArrayList<>();
     tenants.add(victim);
     for (int i = 0; i < suspects; i++) {
@@ -89,7 +86,13 @@ public class CorrelationBenchmark {
       TaskSeries s = tenants.get(i);
       bh.consume(
           AntagonistCorrelation.correlate(
-              victim.times, victim.cpi, victim.size(), victim.threshold, s.times, s.cpu, s.size()));
+              victim.times,
+              victim.cpi,
+              victim.size(),
+              victim.spec.threshold(),
+              s.times,
+              s.cpu,
+              s.size()));
     }
   }
 

@@ -4,6 +4,7 @@ import static org.cpi2.flink.Fixtures.MIN;
 import static org.cpi2.flink.Fixtures.sample;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -86,7 +87,7 @@ class AnomalyDetectorFunctionTest {
         out.stream().map(s -> s.timeUs).toList(),
         "the spec of their time is final: judged on arrival, without waiting for the watermark");
     assertEquals(List.of(true, true, false, false), out.stream().map(s -> s.outlier).toList());
-    assertEquals(1.5, out.get(0).threshold, 1e-12);
+    assertEquals(1.5, out.get(0).spec.threshold(), 1e-12);
     assertFalse(out.get(1).anomalous, "two outliers only");
     // A third outlier within five minutes of the first arrives, older than the newest.
     add(h, 3 * MIN + 30_000_000L, 1.6, 0.8);
@@ -114,7 +115,7 @@ class AnomalyDetectorFunctionTest {
     List<ScoredSample> out = scored(h);
     assertEquals(List.of(61 * MIN, 62 * MIN), out.stream().map(s -> s.timeUs).toList());
     assertEquals(List.of(false, false), out.stream().map(s -> s.outlier).toList());
-    assertEquals(3.5, out.get(0).threshold, 1e-12);
+    assertEquals(3.5, out.get(0).spec.threshold(), 1e-12);
     add(h, 63 * MIN, 4.0, 0.8); // the new spec is final for it: at once
     assertTrue(scored(h).get(2).outlier);
     h.close();
@@ -173,9 +174,9 @@ class AnomalyDetectorFunctionTest {
     h.processWatermark(Long.MAX_VALUE);
     h.processBroadcastWatermark(Long.MAX_VALUE);
     List<ScoredSample> out = scored(h);
-    assertEquals(List.of(false, true, true), out.stream().map(s -> s.specKnown).toList());
+    assertEquals(List.of(false, true, true), out.stream().map(s -> s.spec != null).toList());
     assertEquals(List.of(false, true, false), out.stream().map(s -> s.outlier).toList());
-    assertEquals(3.5, out.get(2).threshold, 1e-12);
+    assertEquals(3.5, out.get(2).spec.threshold(), 1e-12);
     h.close();
   }
 
@@ -186,7 +187,7 @@ class AnomalyDetectorFunctionTest {
     h.processWatermark(Long.MAX_VALUE);
     h.processBroadcastWatermark(Long.MAX_VALUE);
     ScoredSample s = scored(h).get(0);
-    assertFalse(s.specKnown);
+    assertNull(s.spec);
     assertFalse(s.outlier);
     h.close();
   }

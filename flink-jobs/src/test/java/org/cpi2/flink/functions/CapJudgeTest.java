@@ -13,6 +13,7 @@ import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Fixtures;
 import org.cpi2.flink.records.HostEvent;
 import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.Incident;
 import org.cpi2.schema.TaskClass;
@@ -43,8 +44,7 @@ class CapJudgeTest {
     o.timeUs = t;
     o.cpi = cpi;
     o.cpu = cpu;
-    o.specKnown = true;
-    o.specStddev = 0.25;
+    o.spec = new SpecVerdict(false, 0, 0.25, 0);
     return o;
   }
 

@@ -1,5 +1,6 @@
 package org.cpi2.flink.logic;
 
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.TaskClass;
 
 /** Builds {@link TaskSeries} for tests: samples every 60 s starting at 60 s. */
@@ -22,11 +23,7 @@ final class Series {
 
   static TaskSeries victim(String task, double[] cpi, double[] cpu, double mean, double sd) {
     TaskSeries s = of(task, "LATENCY_SENSITIVE", cpi, cpu);
-    s.specKnown = true;
-    s.specUsable = true;
-    s.specMean = mean;
-    s.specStddev = sd;
-    s.threshold = mean + 2 * sd;
+    s.spec = new SpecVerdict(true, mean, sd, mean + 2 * sd);
     return s;
   }
 

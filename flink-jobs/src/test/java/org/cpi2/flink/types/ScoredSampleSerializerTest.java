@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Random;
@@ -15,6 +16,7 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
@@ -39,6 +41,16 @@ class ScoredSampleSerializerTest {
         f.setLong(s, r.nextLong());
       } else if (t == double.class) {
         f.setDouble(s, r.nextInt(7) == 0 ? Double.NaN : r.nextGaussian() * 10);
+      } else if (t == SpecVerdict.class) {
+        f.set(
+            s,
+            r.nextInt(4) == 0
+                ? null
+                : new SpecVerdict(
+                    r.nextBoolean(),
+                    r.nextGaussian(),
+                    r.nextDouble(),
+                    r.nextInt(7) == 0 ? Double.NaN : r.nextDouble() * 3));
       } else {
         throw new AssertionError("ScoredSampleSerializer does not know " + t + " " + f.getName());
       }
@@ -77,6 +89,44 @@ class ScoredSampleSerializerTest {
       ScoredSample copy = ser.copy(s);
       assertNotSame(s, copy);
       assertSameFields(s, copy);
+    }
+  }
+
+  /**
+   * The bytes of a judged sample and of one waiting for its spec (the detector's state), as the
+   * build with flat spec fields (before SpecVerdict) wrote them: its savepoints restore into this
+   * one.
+   */
+  @Test
+  void theBytesAreTheFormerFlatFieldsOnes() throws Exception {
+    String[] former = {
+      "0268067765622f300477656202700642415443480100000000039387003ff40000000000003fe000"
+          + "00000000001a3ff00000000000003fc00000000000003ff4000000000000",
+      "0268067765622f300477656202700642415443480100000000039387003ff40000000000003fe000"
+          + "000000000000000000000000000000000000000000000000000000000000"
+    };
+    for (int i = 0; i < former.length; i++) {
+      ScoredSample s = new ScoredSample();
+      s.host = "h";
+      s.task = "web/0";
+      s.job = "web";
+      s.platform = "p";
+      s.taskClass = TaskClass.BATCH;
+      s.isProtected = true;
+      s.timeUs = 60_000_000L;
+      s.cpi = 1.25;
+      s.cpu = 0.5;
+      if (i == 0) {
+        s.outlier = true;
+        s.spec = new SpecVerdict(true, 1.0, 0.125, 1.25);
+      }
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      ScoredSampleSerializer.INSTANCE.serialize(s, out);
+      assertEquals(former[i], HexFormat.of().formatHex(out.getCopyOfBuffer()));
+      assertSameFields(
+          s,
+          ScoredSampleSerializer.INSTANCE.deserialize(
+              new DataInputDeserializer(HexFormat.of().parseHex(former[i]))));
     }
   }
 

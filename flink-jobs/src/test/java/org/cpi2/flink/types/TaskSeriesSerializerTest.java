@@ -9,12 +9,14 @@ import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.Random;
 import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.cpi2.flink.logic.TaskSeries;
+import org.cpi2.flink.records.SpecVerdict;
 import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
@@ -26,11 +28,14 @@ class TaskSeriesSerializerTest {
     t.platform = "AMD EPYC 7B13 64-Core Processor|" + r.nextInt(3);
     t.taskClass = r.nextBoolean() ? TaskClass.BATCH : TaskClass.LATENCY_SENSITIVE;
     t.isProtected = r.nextBoolean();
-    t.specKnown = r.nextBoolean();
-    t.specUsable = r.nextBoolean();
-    t.specMean = r.nextGaussian();
-    t.specStddev = r.nextDouble();
-    t.threshold = r.nextInt(5) == 0 ? Double.NaN : r.nextDouble() * 3;
+    t.spec =
+        r.nextBoolean()
+            ? null
+            : new SpecVerdict(
+                r.nextBoolean(),
+                r.nextGaussian(),
+                r.nextDouble(),
+                r.nextInt(5) == 0 ? Double.NaN : r.nextDouble() * 3);
     for (int i = 0; i < samples; i++) {
       t.add(
           1_000_000L * 60 * i + r.nextInt(1000),
@@ -95,6 +100,42 @@ class TaskSeriesSerializerTest {
       if (before > 0) {
         assertEquals(first, c.times[0]);
       }
+    }
+  }
+
+  /**
+   * The bytes a series is written as in checkpoints and savepoints, as the build with flat spec
+   * fields (before SpecVerdict) wrote them: a savepoint of it restores into this one. With a spec
+   * (protected, not usable) and without one.
+   */
+  @Test
+  void theStateBytesAreTheFormerFlatFieldsOnes() throws Exception {
+    String[] former = {
+      "067765622f30047765620270124c4154454e43595f53454e534954495645033ff80000000000003f"
+          + "d0000000000000400000000000000000000002000000000000000a00000000000000143ff0000000"
+          + "0000007ff80000000000003fe00000000000003fe80000000000000001",
+      "067765622f30047765620270124c4154454e43595f53454e53495449564501000000000000000000"
+          + "00000000000000000000000000000000000002000000000000000a00000000000000143ff0000000"
+          + "0000007ff80000000000003fe00000000000003fe80000000000000001"
+    };
+    SpecVerdict[] specs = {new SpecVerdict(false, 1.5, 0.25, 2.0), null};
+    for (int i = 0; i < specs.length; i++) {
+      TaskSeries t = new TaskSeries();
+      t.task = "web/0";
+      t.job = "web";
+      t.platform = "p";
+      t.taskClass = TaskClass.LATENCY_SENSITIVE;
+      t.isProtected = true;
+      t.spec = specs[i];
+      t.add(10, 1.0, 0.5, false);
+      t.add(20, Double.NaN, 0.75, true);
+      DataOutputSerializer out = new DataOutputSerializer(64);
+      TaskSeriesSerializer.INSTANCE.serialize(t, out);
+      assertEquals(former[i], HexFormat.of().formatHex(out.getCopyOfBuffer()));
+      TaskSeries back =
+          TaskSeriesSerializer.INSTANCE.deserialize(
+              new DataInputDeserializer(HexFormat.of().parseHex(former[i])));
+      assertSameFields(t, back);
     }
   }
 
