@@ -249,6 +249,7 @@ int collector_init(struct collector *c, const struct collector_conf *conf, char 
 		return rc;
 	init_signals(c);
 	init_budget(c);
+	c->continuous = conf->period_s - conf->window_s <= 1.0;
 	if (c->fd_budget < c->ncpu * c->spec.n_events) {
 		snprintf(err, errsz, "descriptor budget %ld is below one cgroup's %d events",
 			 c->fd_budget, c->ncpu * c->spec.n_events);
@@ -271,8 +272,8 @@ static struct counted *add_counted(struct collector *c)
 	}
 	struct counted *t = &c->counted[c->n_counted];
 
-	if (!t->fds && !(t->fds = malloc((size_t)(c->ncpu * c->spec.n_events) * sizeof(int))))
-		return NULL;
+	t->fds = NULL; /* from the groups, in open_groups */
+	t->base = NULL;
 	c->n_counted++;
 	return t;
 }
@@ -441,26 +442,58 @@ static void join(char *out, size_t size, const char *base, const char *task)
 		out[0] = '\0';
 }
 
-/* open the groups; cgroups that vanished or cannot be counted leave the list */
+/* the groups of the cgroups counted in this window: those of the last window are kept, the
+ * others' closed (first, so their descriptors count for the new ones), new ones opened;
+ * cgroups that vanished or cannot be counted leave the list */
 static void open_groups(struct collector *c)
 {
 	char dir[PATH_MAX], key[PATH_MAX + 64];
 	size_t kept = 0;
 
+	for (size_t i = 0; i < c->groups.n; i++)
+		c->groups.v[i].seen = false;
+	for (size_t i = 0; i < c->n_counted; i++) {
+		struct counted *t = &c->counted[i];
+		struct pgroup *g = groups_find(&c->groups, t->root, t->task);
+		struct stat st;
+
+		/* the same directory still (a cgroup made anew under the same name is another) */
+		join(dir, sizeof(dir), c->roots[t->root].perf_base, t->task);
+		if (g && dir[0] && stat(dir, &st) == 0 && st.st_ino == g->ino) {
+			g->seen = true;
+			t->fds = g->fds; /* buffers that stay where they are */
+			t->base = g->base;
+		}
+	}
+	groups_close_unseen(&c->groups, &c->spec, c->ncpu);
 	for (size_t i = 0; i < c->n_counted; i++) {
 		struct counted *t = &c->counted[i];
 		const struct cg_root *r = &c->roots[t->root];
+		struct pgroup *g = NULL;
 		int fd = -1, rc = -ENOENT;
 
+		if (t->fds) {
+			rc = 0;
+			goto keep;
+		}
 		if (!r->perf_base[0]) {
 			c->stats.failed++;
 			goto drop;
 		}
 		join(dir, sizeof(dir), r->perf_base, t->task);
 		fd = dir[0] ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-		rc = fd < 0 ? -errno : perf_group_open(&c->spec, fd, c->cpus, c->ncpu, t->fds);
-		if (fd >= 0)
+		rc = -errno;
+		if (fd >= 0) {
+			/* appended unsorted: sorted when this loop is done */
+			g = groups_open(&c->groups, &c->spec, t->root, t->task, fd, c->cpus,
+					c->ncpu, c->continuous, &rc);
 			close(fd); /* the events hold the cgroup */
+		}
+		if (rc == 0) {
+			t->fds = g->fds;
+			t->base = g->base;
+		}
+	keep:
 		if (rc == 0) {
 			struct counted tmp = c->counted[kept];
 
@@ -482,6 +515,7 @@ static void open_groups(struct collector *c)
 	drop:;
 	}
 	c->n_counted = kept;
+	groups_sort(&c->groups);
 }
 
 static void read_usage(struct collector *c, struct counted *t, uint64_t *ns, bool *ok)
@@ -542,10 +576,16 @@ int collector_window_begin(struct collector *c)
 		return rc;
 	apply_budget(c);
 	open_groups(c);
-	for (size_t i = 0; i < c->n_counted; i++)
-		perf_group_enable(&c->spec, c->counted[i].fds, c->ncpu, true);
+	if (!c->continuous)
+		for (size_t i = 0; i < c->n_counted; i++)
+			perf_group_enable(&c->spec, c->counted[i].fds, c->ncpu, true);
 	c->start_us = cpi2_clock_us(CLOCK_REALTIME);
 	clock_gettime(CLOCK_MONOTONIC, &c->start_mono);
+	for (size_t i = 0; i < c->n_counted; i++) {
+		struct counted *t = &c->counted[i];
+
+		t->has_base = perf_group_read(&c->spec, t->fds, c->ncpu, t->base) == 0;
+	}
 	for (size_t i = 0; i < c->n_counted; i++)
 		find_res_paths(c, &c->counted[i]);
 	for (size_t i = 0; i < c->n_counted; i++) {
@@ -584,8 +624,9 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 		free(readings);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < c->n_counted; i++)
-		perf_group_enable(&c->spec, c->counted[i].fds, c->ncpu, false);
+	if (!c->continuous)
+		for (size_t i = 0; i < c->n_counted; i++)
+			perf_group_enable(&c->spec, c->counted[i].fds, c->ncpu, false);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	window_us = (int64_t)(end.tv_sec - c->start_mono.tv_sec) * 1000000 +
 		    (end.tv_nsec - c->start_mono.tv_nsec) / 1000;
@@ -598,11 +639,13 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 
 		read_usage(c, t, &usage1, &ok);
 		read_res(c, t, &res1);
-		if (!ok || !t->has_usage || perf_group_read(&c->spec, t->fds, c->ncpu, readings)) {
+		if (!ok || !t->has_usage || !t->has_base ||
+		    perf_group_read(&c->spec, t->fds, c->ncpu, readings)) {
 			c->stats
 			    .vanished++; /* removed during the window: no whole window to report */
 			continue;
 		}
+		perf_readings_sub(&c->spec, readings, t->base, c->ncpu);
 		perf_counts_compute(&c->spec, readings, c->ncpu, &counts);
 		struct cpi2_sample s = {
 		    .host = c->host,
@@ -635,14 +678,14 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 		emit(arg, &s);
 	}
 	free(readings);
-	collector_window_abort(c);
+	c->n_counted = 0; /* the groups stay open for the next window */
+	c->open = false;
 	return 0;
 }
 
 void collector_window_abort(struct collector *c)
 {
-	for (size_t i = 0; i < c->n_counted; i++)
-		perf_group_close(&c->spec, c->counted[i].fds, c->ncpu);
+	groups_free(&c->groups, &c->spec, c->ncpu);
 	c->n_counted = 0;
 	c->open = false;
 }
@@ -650,8 +693,6 @@ void collector_window_abort(struct collector *c)
 void collector_free(struct collector *c)
 {
 	collector_window_abort(c);
-	for (size_t i = 0; i < c->cap_counted; i++)
-		free(c->counted[i].fds);
 	free(c->counted);
 	free(c->roots);
 	cg_list_free(&c->found);

@@ -7,6 +7,7 @@
 
 #include "conf.h"
 #include "discover.h"
+#include "groups.h"
 #include "perf.h"
 #include "resources.h"
 #include "rules.h"
@@ -23,7 +24,9 @@ struct counted {
 	const char *task; /* in the discovery list */
 	int root;
 	struct mapping map;
-	int *fds; /* ncpu * n_events */
+	int *fds;		   /* ncpu * n_events, owned by the collector's groups */
+	struct perf_reading *base; /* the counts at the window's start (the groups') */
+	bool has_base;
 	uint64_t usage0_ns;
 	bool has_usage;
 	struct res_paths res_paths; /* where its pressure and resctrl files are */
@@ -55,10 +58,12 @@ struct collector {
 	int n_roots;
 	struct rules rules;
 	char host[256], platform[256];
-	bool resctrl;		 /* resctrl monitoring is mounted at conf->resctrl */
-	long fd_budget;		 /* event descriptors a window may hold */
-	size_t rotate;		 /* first task of the next window when over budget */
-	struct cg_list found;	 /* this window's discovery */
+	bool resctrl;	      /* resctrl monitoring is mounted at conf->resctrl */
+	struct groups groups; /* perf groups held open across windows */
+	bool continuous;      /* windows follow each other within a second: groups always count */
+	long fd_budget;	      /* event descriptors a window may hold */
+	size_t rotate;	      /* first task of the next window when over budget */
+	struct cg_list found; /* this window's discovery */
 	struct counted *counted; /* this window's counted cgroups */
 	size_t n_counted, cap_counted;
 	int64_t start_us; /* wall clock at the window's start */
@@ -72,16 +77,20 @@ struct collector {
  * Returns 0 or -errno with a reason (the caller decides it is fatal). */
 int collector_init(struct collector *c, const struct collector_conf *conf, char *err, size_t errsz);
 
-/* Start a window: discover, map, open and enable the event groups, read CPU usage. */
+/* Start a window: discover, map, open the groups of new cgroups and close those of cgroups no
+ * longer counted, enable them (unless continuous: then they count all along), read the counts,
+ * CPU usage and the other signals the window's values are taken from. */
 int collector_window_begin(struct collector *c);
 
 /* Called with every sample of a window; a non-zero return is counted and ignored. */
 typedef int (*collector_emit_fn)(void *arg, const struct cpi2_sample *s);
 
-/* End the window: disable, read, emit one sample per counted cgroup, close everything. */
+/* End the window: read (and disable, unless continuous), emit one sample per counted cgroup.
+ * The groups stay open: the next window reuses those of the cgroups it counts again. */
 int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg);
 
-/* Close the window's descriptors without emitting anything (shutdown in the middle). */
+/* Close every perf descriptor without emitting anything (shutdown in the middle); the next
+ * window opens its groups afresh. */
 void collector_window_abort(struct collector *c);
 
 /* True the first time s is seen (then remembered; when ONCE_SET_MAX are held, the set is

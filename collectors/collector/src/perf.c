@@ -66,7 +66,7 @@ int perf_spec_add_llc(struct perf_spec *spec)
 }
 
 static int open_event(const struct perf_spec *spec, int i, pid_t pid, int cpu, int group_fd,
-		      unsigned long flags)
+		      unsigned long flags, bool enabled)
 {
 	struct perf_event_attr attr;
 
@@ -74,7 +74,7 @@ static int open_event(const struct perf_spec *spec, int i, pid_t pid, int cpu, i
 	attr.size = sizeof(attr);
 	attr.type = spec->type[i];
 	attr.config = spec->config[i];
-	attr.disabled = i == 0; /* members follow their leader */
+	attr.disabled = i == 0 && !enabled; /* members follow their leader */
 	attr.read_format =
 	    PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	return (int)syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd,
@@ -87,7 +87,7 @@ static int try_spec(const struct perf_spec *spec, int *failed)
 	int fds[PERF_MAX_EVENTS], rc = 0, i;
 
 	for (i = 0; i < spec->n_events; i++) {
-		fds[i] = open_event(spec, i, 0, -1, i ? fds[0] : -1, 0);
+		fds[i] = open_event(spec, i, 0, -1, i ? fds[0] : -1, 0, false);
 		if (fds[i] < 0) {
 			rc = -errno;
 			*failed = i;
@@ -125,7 +125,7 @@ int perf_spec_probe(struct perf_spec *spec, char *err, size_t errsz)
 }
 
 int perf_group_open(const struct perf_spec *spec, int cgroup_fd, const int *cpus, int ncpu,
-		    int *fds)
+		    bool enabled, int *fds)
 {
 	int rc = 0;
 
@@ -136,7 +136,7 @@ int perf_group_open(const struct perf_spec *spec, int cgroup_fd, const int *cpus
 
 		for (int e = 0; e < spec->n_events; e++) {
 			g[e] = open_event(spec, e, cgroup_fd, cpus[c], e ? g[0] : -1,
-					  PERF_FLAG_PID_CGROUP);
+					  PERF_FLAG_PID_CGROUP, enabled);
 			if (g[e] < 0) {
 				rc = -errno;
 				break;
@@ -177,6 +177,17 @@ int perf_group_read(const struct perf_spec *spec, const int *fds, int ncpu,
 			readings[c].value[e] = buf[3 + e];
 	}
 	return 0;
+}
+
+void perf_readings_sub(const struct perf_spec *spec, struct perf_reading *r,
+		       const struct perf_reading *base, int ncpu)
+{
+	for (int c = 0; c < ncpu; c++) {
+		r[c].time_enabled -= base[c].time_enabled;
+		r[c].time_running -= base[c].time_running;
+		for (int e = 0; e < spec->n_events; e++)
+			r[c].value[e] -= base[c].value[e];
+	}
 }
 
 void perf_group_close(const struct perf_spec *spec, int *fds, int ncpu)

@@ -53,10 +53,11 @@ int perf_spec_add_llc(struct perf_spec *spec);
  * -errno with a reason that says what is missing. */
 int perf_spec_probe(struct perf_spec *spec, char *err, size_t errsz);
 
-/* Open one group for the cgroup directory fd on each of the ncpu CPUs, disabled; fds gets
- * ncpu * n_events descriptors (leader first). Returns 0 or -errno (all closed again). */
+/* Open one group for the cgroup directory fd on each of the ncpu CPUs, counting at once when
+ * enabled, else disabled; fds gets ncpu * n_events descriptors (leader first). Returns 0 or
+ * -errno (all closed again). */
 int perf_group_open(const struct perf_spec *spec, int cgroup_fd, const int *cpus, int ncpu,
-		    int *fds);
+		    bool enabled, int *fds);
 
 /* Enable (on) or disable every group whose leader is in fds. */
 void perf_group_enable(const struct perf_spec *spec, const int *fds, int ncpu, bool on);
@@ -64,6 +65,11 @@ void perf_group_enable(const struct perf_spec *spec, const int *fds, int ncpu, b
 /* Read each CPU's group into readings[ncpu]. Returns 0 or -errno. */
 int perf_group_read(const struct perf_spec *spec, const int *fds, int ncpu,
 		    struct perf_reading *readings);
+
+/* What was counted since base: r[c] -= base[c], times and values, for each of the ncpu CPUs
+ * (the counters only grow while the descriptors live). */
+void perf_readings_sub(const struct perf_spec *spec, struct perf_reading *r,
+		       const struct perf_reading *base, int ncpu);
 
 /* Close the descriptors (the ones that are >= 0) and set them to -1. */
 void perf_group_close(const struct perf_spec *spec, int *fds, int ncpu);
