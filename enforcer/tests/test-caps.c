@@ -256,6 +256,20 @@ static struct capset *restarted(const char *state)
 	return &again;
 }
 
+/* Cap kubepods/burstable/pod1 (other_writer's pod): the outcome, or -1 after an error. */
+static int pod_cap(struct capset *s, double cpu, long period, int64_t expires, const char *id,
+		   struct cap **cap, char *err, size_t errsz)
+{
+	enum caps_outcome out;
+
+	if (apply(s, "kubepods/burstable/pod1", cpu, period, expires, id, &out, cap, err, errsz) !=
+	    0) {
+		fprintf(stderr, "cap %s: %s\n", id, err);
+		return -1;
+	}
+	return (int)out;
+}
+
 /* Another writer (the kubelet at a pod's start or in-place resize) changes the limit under a
  * cap: at the periodic check, at expiry, at a renewal and at a restart the cap is dropped with
  * nothing written, the other limit is left in force (never fought, never replaced by the stale
@@ -266,7 +280,6 @@ static void other_writer(int version)
 	char root[PATH_MAX], a[PATH_MAX], state[PATH_MAX + 16], err[512];
 	static struct capset s;
 	struct capset *again;
-	enum caps_outcome out;
 	struct cap *cap, gone;
 
 	fake_root(root, sizeof(root));
@@ -281,9 +294,8 @@ static void other_writer(int version)
 	s.policy = &pol;
 
 	/* a cap that holds is left alone by the check */
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-1", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED && strcmp(cap->written, "25000 250000") == 0);
+	CHECK(pod_cap(&s, 0.1, 250000, 1000, "k-1", &cap, err, sizeof(err)) == CAPS_APPLIED &&
+	      strcmp(cap->written, "25000 250000") == 0);
 	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 && s.n == 1);
 
 	/* raised: v1 the quota alone (the period stays the cap's), v2 cpu.max */
@@ -302,38 +314,30 @@ static void other_writer(int version)
 	CHECK(caps_next_expired(&s, INT64_MAX) == -1);
 
 	/* lowered further than the cap, found at expiry: left there, the 3 CPUs not restored */
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-2", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED);
+	CHECK(pod_cap(&s, 0.1, 250000, 1000, "k-2", &cap, err, sizeof(err)) == CAPS_APPLIED);
 	set_limit(a, version, 5000, 250000);
 	CHECK(caps_release(&s, caps_next_expired(&s, 1000), NULL, err, sizeof(err)) == 1 &&
 	      s.n == 0 && strstr(err, "now 5000 250000"));
 	CHECK(limit_is(a, version, 5000, 250000) && restarted(state)->n == 0);
 
 	/* at a renewal: nothing written, the cap dropped (CAPS_CHANGED) */
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.01, 250000, 1000, "k-3", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED && limit_is(a, version, 2500, 250000));
+	CHECK(pod_cap(&s, 0.01, 250000, 1000, "k-3", &cap, err, sizeof(err)) == CAPS_APPLIED &&
+	      limit_is(a, version, 2500, 250000));
 	set_limit(a, version, 50000, 100000);
 	err[0] = '\0';
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.01, 250000, 2000, "k-4", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_CHANGED && s.n == 0);
+	CHECK(pod_cap(&s, 0.01, 250000, 2000, "k-4", &cap, err, sizeof(err)) == CAPS_CHANGED &&
+	      s.n == 0);
 	CHECK(strcmp(cap->incident_id, "k-3") == 0 && strstr(err, "now 50000 100000"), "%s", err);
 	CHECK(limit_is(a, version, 50000, 100000) && restarted(state)->n == 0);
 
 	/* a writer that puts back the limit from before the cap, while the enforcer runs */
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 100000, 1000, "k-5", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED);
+	CHECK(pod_cap(&s, 0.1, 100000, 1000, "k-5", &cap, err, sizeof(err)) == CAPS_APPLIED);
 	set_limit(a, version, 50000, 100000);
 	CHECK(caps_check(&s, 0, NULL, err, sizeof(err)) == 1 && s.n == 0);
 	CHECK(limit_is(a, version, 50000, 100000));
 
 	/* while the enforcer was down: the restart drops the cap, writes nothing */
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-6", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED);
+	CHECK(pod_cap(&s, 0.1, 250000, 1000, "k-6", &cap, err, sizeof(err)) == CAPS_APPLIED);
 	set_limit(a, version, 60000, 100000);
 	again = restarted(state);
 	CHECK(again->n == 1 && again->caps[0].loaded &&
@@ -343,9 +347,7 @@ static void other_writer(int version)
 	CHECK(limit_is(a, version, 60000, 100000) && restarted(state)->n == 0);
 	/* ... and one that expired meanwhile is not restored either */
 	s.n = 0;
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-7", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED);
+	CHECK(pod_cap(&s, 0.1, 250000, 1000, "k-7", &cap, err, sizeof(err)) == CAPS_APPLIED);
 	set_limit(a, version, 70000, 100000);
 	again = restarted(state);
 	CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 1 &&
@@ -355,9 +357,7 @@ static void other_writer(int version)
 	 * restart finds the previous limit (or, v1, the quota written and the old period) and
 	 * writes the cap. */
 	s.n = 0;
-	CHECK(apply(&s, "kubepods/burstable/pod1", 0.1, 250000, 1000, "k-8", &out, &cap, err,
-		    sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED);
+	CHECK(pod_cap(&s, 0.1, 250000, 1000, "k-8", &cap, err, sizeof(err)) == CAPS_APPLIED);
 	set_limit(a, version, 70000, 100000);
 	again = restarted(state);
 	CHECK(caps_resume(again, 0, err, sizeof(err)) == 0 && again->n == 1 &&

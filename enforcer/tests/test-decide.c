@@ -19,22 +19,6 @@ static void init(struct host_enforcer *h)
 	test_host_init(h, "host-1", root, state, prot, &cluster_off);
 }
 
-static struct incident_in incident(const char *task, double cap, int dur)
-{
-	struct incident_in in = {.incident_id = "inc",
-				 .host = "host-1",
-				 .throttle = true,
-				 .antagonist_task = task,
-				 .antagonist_len = strlen(task),
-				 .victim_task = "ls/v",
-				 .victim_job = "ls",
-				 .has_cap = true,
-				 .cap_cpu = cap,
-				 .has_duration = true,
-				 .cap_duration_s = dur};
-	return in;
-}
-
 static void freshness(void)
 {
 	const struct freshness f = {.stale_after_s = 600, .max_age_s = 3600, .skew_s = 60};
@@ -89,7 +73,7 @@ static void release_all_200(void)
 				 100000 + 1000 * (i % 50));
 			fake_write(dir, "cpu.max", want);
 		}
-		struct incident_in in = incident(name, 0.01, 300);
+		struct incident_in in = test_incident(name, 0.01, 300);
 		CHECK(decide_incident(&h, &in, 1000000000, &a[0]) == 1 &&
 		      a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	}
@@ -129,7 +113,7 @@ int main(void)
 	init(&h);
 
 	/* THROTTLE → APPLIED at the incident's cap; repeat → RENEWED, not stacked */
-	struct incident_in in = incident("batch/video-3", 0.1, 300);
+	struct incident_in in = test_incident("batch/video-3", 0.1, 300);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1);
 	CHECK(a[0].kind == CPI2_ACTION_KIND_APPLIED && a[0].cause == CPI2_ACTION_CAUSE_INCIDENT);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "25000 250000") == 0);
@@ -145,18 +129,18 @@ int main(void)
 	CHECK(decide_incident(&h, &no, t, &a[0]) == 0);
 
 	/* a protected slice is refused with a reason */
-	struct incident_in bad = incident("system.slice/sshd", 0.1, 300);
+	struct incident_in bad = test_incident("system.slice/sshd", 0.1, 300);
 	CHECK(decide_incident(&h, &bad, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "protected"));
 	CHECK(strcmp(fake_read(sys, "cpu.max"), "max 100000") == 0);
 
 	/* a parent (every task under it) is refused */
-	struct incident_in parent = incident("batch", 0.1, 300);
+	struct incident_in parent = test_incident("batch", 0.1, 300);
 	CHECK(decide_incident(&h, &parent, t, &a[0]) == 1 &&
 	      a[0].kind == CPI2_ACTION_KIND_REFUSED && strstr(a[0].reason, "leaf"));
 
 	/* a cap of 1024 CPUs on a task held at 0.5: nothing written, reported */
-	struct incident_in raise = incident("held/task", 1024, 300);
+	struct incident_in raise = test_incident("held/task", 1024, 300);
 	CHECK(decide_incident(&h, &raise, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED);
 	CHECK(strstr(a[0].reason, "already at or below") &&
 	      strcmp(fake_read(held, "cpu.max"), "50000 100000") == 0);
@@ -215,7 +199,7 @@ int main(void)
 
 	/* crash with two caps in force: a new enforcer releases the expired one, resumes the other
 	 */
-	struct incident_in in2 = incident("be/crawler-1", 0.01, 10);
+	struct incident_in in2 = test_incident("be/crawler-1", 0.01, 10);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	CHECK(decide_incident(&h, &in2, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	fake_write(dir, "cpu.max",
@@ -235,7 +219,7 @@ int main(void)
 	/* crash, then the capped cgroup is removed and made again under its name: the new one is
 	 * not touched at recovery (released: replaced) */
 	fake_cgroup(root, "be/replaced", 2, rep, sizeof(rep));
-	struct incident_in in3 = incident("be/replaced", 0.1, 300);
+	struct incident_in in3 = test_incident("be/replaced", 0.1, 300);
 	CHECK(decide_incident(&h2, &in3, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	fake_sh("mkdir '%s.new' && rm -rf '%s' && mv '%s.new' '%s'", rep, rep, rep, rep);
 	fake_write(rep, "cpu.max", "max 100000\n");

@@ -68,21 +68,6 @@ static void list(void)
 	optin_free(&o);
 }
 
-static struct incident_in incident(const char *task)
-{
-	return (struct incident_in){.incident_id = "inc",
-				    .host = "host-1",
-				    .throttle = true,
-				    .antagonist_task = task,
-				    .antagonist_len = strlen(task),
-				    .victim_task = "ls/v",
-				    .victim_job = "ls",
-				    .has_cap = true,
-				    .cap_cpu = 0.1,
-				    .has_duration = true,
-				    .cap_duration_s = 300};
-}
-
 static void decisions(void)
 {
 	static struct host_enforcer h;
@@ -103,7 +88,7 @@ static void decisions(void)
 	h.optin = &o;
 
 	/* before the list is read: no incident caps */
-	in = incident("shop/web-1");
+	in = test_incident("shop/web-1", 0.1, 300);
 	CHECK(optin_refresh(&o, err, sizeof(err)) == -ENOENT);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "not opted in") && strstr(a[0].reason, "not read yet"));
@@ -112,9 +97,9 @@ static void decisions(void)
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_APPLIED);
 	CHECK(strcmp(fake_read(in_dir, "cpu.max"), "25000 250000") == 0);
 	/* an absolute name below the root is the same cgroup */
-	in = incident(in_dir);
+	in = test_incident(in_dir, 0.1, 300);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_RENEWED);
-	in = incident("other/batch-1");
+	in = test_incident("other/batch-1", 0.1, 300);
 	CHECK(decide_incident(&h, &in, t, &a[0]) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      a[0].cause == CPI2_ACTION_CAUSE_INCIDENT);
 	CHECK(strstr(a[0].reason, "not opted in: other/batch-1 is not among the 1 cgroups"), "%s",

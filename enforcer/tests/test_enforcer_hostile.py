@@ -236,12 +236,12 @@ def test_stale_missing_and_future_timestamps_are_refused(tmp_path, enforcers):
     c.close()
 
 
-def capped_by_an_incident(tmp_path, enforcers):
-    """An enforcer that capped batch/a for an incident of 600 s: (the cgroup, it, the incident)."""
+def capped_by_an_incident(tmp_path, enforcers, duration=600):
+    """An enforcer that capped batch/a for an incident of duration s: (the cgroup, it, the incident)."""
     root = str(tmp_path / "cg")
     a = cgroup(root, "batch/a")
     e = start(enforcers, tmp_path, root)
-    rec = send_incident(e.host, "batch/a", cap_duration_s=600)
+    rec = send_incident(e.host, "batch/a", cap_duration_s=duration)
     stack.wait_until(lambda: read_limit(a) == "25000 250000", 20, "the cap")
     return a, e, rec
 
@@ -275,11 +275,7 @@ def test_a_replay_renews_nothing_after_a_crash_before_its_id_was_remembered(tmp_
 def test_a_replay_caps_nothing_after_a_crash_before_its_id_was_remembered_and_an_expiry(tmp_path, enforcers):
     # as above, and the cap expires while the enforcer is down: the restart lifts it, and the
     # replay of its incident (well under stale_after_s old) must not cap again
-    root = str(tmp_path / "cg")
-    a = cgroup(root, "batch/a")
-    e = start(enforcers, tmp_path, root)
-    rec = send_incident(e.host, "batch/a", cap_duration_s=2)
-    stack.wait_until(lambda: read_limit(a) == "25000 250000", 20, "the cap")
+    a, e, rec = capped_by_an_incident(tmp_path, enforcers, duration=2)
     e.stop(signal.SIGKILL)
     os.remove(os.path.join(e.state, "seen-ids"))
     time.sleep(2.5)
