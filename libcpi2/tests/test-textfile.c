@@ -63,6 +63,27 @@ int main(void)
 		CHECK(cpi2_read_text_at(fd, "link", 0, got, sizeof(got)) == 2);
 		CHECK(cpi2_read_text_at(fd, "link", O_NOFOLLOW, got, sizeof(got)) == -ELOOP);
 		close(fd);
+		/* one descriptor, read again from the start after the file changed; too long: the
+		 * start and -EFBIG; and a cgroup pressure file's fresh values the same way */
+		snprintf(path, sizeof(path), "%s/f", dir);
+		CHECK((fd = open(path, O_RDONLY)) >= 0);
+		CHECK(cpi2_pread_text(fd, got, sizeof(got)) == 2 && !strcmp(got, "0\n"));
+		CHECK((f = fopen(path, "w")) && fputs("12345\n", f) >= 0 && fclose(f) == 0);
+		CHECK(cpi2_pread_text(fd, got, sizeof(got)) == 6 && !strcmp(got, "12345\n"));
+		CHECK(cpi2_pread_text(fd, got, 4) == -EFBIG && !strcmp(got, "123"));
+		CHECK(cpi2_pread_text(fd, got, 0) == -EINVAL);
+		close(fd);
+		CHECK(cpi2_pread_text(fd, got, sizeof(got)) == -EBADF);
+		if ((fd = open("/proc/pressure/cpu", O_RDONLY)) >= 0) {
+			char psi[512];
+
+			CHECK(cpi2_pread_text(fd, psi, sizeof(psi)) > 0 &&
+			      !strncmp(psi, "some ", 5));
+			CHECK(cpi2_pread_text(fd, psi, sizeof(psi)) > 0 &&
+			      !strncmp(psi, "some ", 5));
+			close(fd);
+		}
+		snprintf(path, sizeof(path), "%s/link", dir);
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/f", dir);
 		unlink(path);

@@ -229,6 +229,12 @@ static void init_signals(struct collector *c)
 			 path);
 }
 
+/* descriptors one counted cgroup holds: its perf groups and its pressure files */
+static long fds_per_cgroup(const struct collector *c)
+{
+	return (long)c->ncpu * c->spec.n_events + (c->conf->psi ? RES_FDS_PSI : 0);
+}
+
 int collector_init(struct collector *c, const struct collector_conf *conf, char *err, size_t errsz)
 {
 	int rc;
@@ -250,9 +256,9 @@ int collector_init(struct collector *c, const struct collector_conf *conf, char 
 	init_signals(c);
 	init_budget(c);
 	c->continuous = conf->period_s - conf->window_s <= 1.0;
-	if (c->fd_budget < c->ncpu * c->spec.n_events) {
-		snprintf(err, errsz, "descriptor budget %ld is below one cgroup's %d events",
-			 c->fd_budget, c->ncpu * c->spec.n_events);
+	if (c->fd_budget < fds_per_cgroup(c)) {
+		snprintf(err, errsz, "descriptor budget %ld is below one cgroup's %ld descriptors",
+			 c->fd_budget, fds_per_cgroup(c));
 		return -EMFILE;
 	}
 	return 0;
@@ -403,7 +409,7 @@ out:
 /* keep at most what the descriptor budget allows, starting at the rotation cursor */
 static void apply_budget(struct collector *c)
 {
-	size_t max = (size_t)(c->fd_budget / (c->ncpu * c->spec.n_events)), n = c->n_counted;
+	size_t max = (size_t)(c->fd_budget / fds_per_cgroup(c)), n = c->n_counted;
 
 	if (n <= max)
 		return;
@@ -442,6 +448,29 @@ static void join(char *out, size_t size, const char *base, const char *task)
 		out[0] = '\0';
 }
 
+/* open a new group's pressure and resctrl files */
+static void open_res(struct collector *c, const struct counted *t, struct res_files *f)
+{
+	const struct cg_root *r = &c->roots[t->root];
+	char v1_dir[PATH_MAX], psi_dir[PATH_MAX] = "", mon_dir[PATH_MAX] = "";
+
+	if (c->conf->psi) {
+		join(v1_dir, sizeof(v1_dir), r->path, t->task);
+		res_find_v2_dir(r->v2_base, t->task, r->version == 1 && v1_dir[0] ? v1_dir : NULL,
+				r->unified, psi_dir, sizeof(psi_dir));
+		if (!psi_dir[0])
+			report_once(
+			    c, "/psi:nodir", CPI2_LOG_WARN,
+			    "pressure of %s: no cgroup v2 directory of its own%s (null in its "
+			    "samples; said once)",
+			    t->task, "");
+	}
+	if (c->resctrl)
+		res_find_mon_dir(c->conf->resctrl, t->task, mon_dir, sizeof(mon_dir));
+	res_files_close(f);
+	res_files_open(f, psi_dir, mon_dir);
+}
+
 /* the groups of the cgroups counted in this window: those of the last window are kept, the
  * others' closed (first, so their descriptors count for the new ones), new ones opened;
  * cgroups that vanished or cannot be counted leave the list */
@@ -463,6 +492,7 @@ static void open_groups(struct collector *c)
 			g->seen = true;
 			t->fds = g->fds; /* buffers that stay where they are */
 			t->base = g->base;
+			t->res = g->res;
 		}
 	}
 	groups_close_unseen(&c->groups, &c->spec, c->ncpu);
@@ -492,6 +522,8 @@ static void open_groups(struct collector *c)
 		if (rc == 0) {
 			t->fds = g->fds;
 			t->base = g->base;
+			t->res = g->res;
+			open_res(c, t, g->res);
 		}
 	keep:
 		if (rc == 0) {
@@ -526,41 +558,26 @@ static void read_usage(struct collector *c, struct counted *t, uint64_t *ns, boo
 	*ok = dir[0] && cpi2_cgroup_cpu_usage_ns(dir, ns) == 0;
 }
 
-/* where a task's pressure and resctrl files are */
-static void find_res_paths(struct collector *c, struct counted *t)
-{
-	const struct cg_root *r = &c->roots[t->root];
-	char v1_dir[PATH_MAX];
-
-	t->res_paths.psi_dir[0] = t->res_paths.mon_dir[0] = '\0';
-	if (c->conf->psi) {
-		join(v1_dir, sizeof(v1_dir), r->path, t->task);
-		res_find_v2_dir(r->v2_base, t->task, r->version == 1 && v1_dir[0] ? v1_dir : NULL,
-				r->unified, t->res_paths.psi_dir, sizeof(t->res_paths.psi_dir));
-	}
-	if (c->resctrl)
-		res_find_mon_dir(c->conf->resctrl, t->task, t->res_paths.mon_dir,
-				 sizeof(t->res_paths.mon_dir));
-}
-
 /* read a task's pressure and resctrl files; a failure is logged once per signal and cause */
 static void read_res(struct collector *c, struct counted *t, struct res_reading *out)
 {
 	struct res_errors e;
 	char key[64];
 
-	res_read(&t->res_paths, out, &e);
+	res_read(t->res, out, &e);
 	if (e.psi) {
 		snprintf(key, sizeof(key), "/psi:%d", e.psi);
 		report_once(c, key, CPI2_LOG_WARN,
 			    "pressure of %s: %s (null in its samples; said once for this cause)",
-			    t->res_paths.psi_dir, strerror(-e.psi));
+			    t->task, strerror(-e.psi));
 	}
 	if (e.resctrl) {
 		snprintf(key, sizeof(key), "/resctrl:%d", e.resctrl);
-		report_once(c, key, CPI2_LOG_WARN,
-			    "resctrl %s: %s (null in its samples; said once for this cause)",
-			    t->res_paths.mon_dir, strerror(-e.resctrl));
+		report_once(
+		    c, key, CPI2_LOG_WARN,
+		    "resctrl monitoring group of %s: %s (null in its samples; said once for "
+		    "this cause)",
+		    t->task, strerror(-e.resctrl));
 	}
 }
 
@@ -586,8 +603,6 @@ int collector_window_begin(struct collector *c)
 
 		t->has_base = perf_group_read(&c->spec, t->fds, c->ncpu, t->base) == 0;
 	}
-	for (size_t i = 0; i < c->n_counted; i++)
-		find_res_paths(c, &c->counted[i]);
 	for (size_t i = 0; i < c->n_counted; i++) {
 		read_usage(c, &c->counted[i], &c->counted[i].usage0_ns, &c->counted[i].has_usage);
 		read_res(c, &c->counted[i], &c->counted[i].res0);

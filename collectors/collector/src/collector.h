@@ -29,8 +29,8 @@ struct counted {
 	bool has_base;
 	uint64_t usage0_ns;
 	bool has_usage;
-	struct res_paths res_paths; /* where its pressure and resctrl files are */
-	struct res_reading res0;    /* their values at the window's start */
+	const struct res_files *res; /* its pressure and resctrl files (the groups') */
+	struct res_reading res0;     /* their values at the window's start */
 };
 
 /* what the last window saw; parents: unmapped cgroups holding others, not published;

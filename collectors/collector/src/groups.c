@@ -39,6 +39,8 @@ struct pgroup *groups_find(struct groups *g, int root, const char *task)
 static void entry_free(struct pgroup *e, const struct perf_spec *spec, int ncpu)
 {
 	perf_group_close(spec, e->fds, ncpu);
+	res_files_close(e->res);
+	free(e->res);
 	free(e->fds);
 	free(e->base);
 	free(e->task);
@@ -65,13 +67,16 @@ struct pgroup *groups_open(struct groups *g, const struct perf_spec *spec, int r
 	e.task = strdup(task);
 	e.fds = malloc((size_t)(ncpu * spec->n_events) * sizeof(*e.fds));
 	e.base = calloc((size_t)ncpu, sizeof(*e.base));
-	if (!e.task || !e.fds || !e.base) {
+	e.res = malloc(sizeof(*e.res));
+	if (!e.task || !e.fds || !e.base || !e.res) {
 		free(e.task);
 		free(e.fds);
 		free(e.base);
+		free(e.res);
 		*rc = -ENOMEM;
 		return NULL;
 	}
+	res_files_open(e.res, "", ""); /* nothing open until the caller opens them */
 	*rc = fstat(cgroup_fd, &st) ? -errno : 0;
 	if (*rc == 0)
 		*rc = perf_group_open(spec, cgroup_fd, cpus, ncpu, enabled, e.fds);
@@ -80,6 +85,7 @@ struct pgroup *groups_open(struct groups *g, const struct perf_spec *spec, int r
 		free(e.task);
 		free(e.fds);
 		free(e.base);
+		free(e.res);
 		return NULL;
 	}
 	g->v[g->n] = e;

@@ -5,6 +5,7 @@
 #define COLLECTOR_GROUPS_H
 
 #include "perf.h"
+#include "resources.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,7 +18,8 @@ struct pgroup {
 	unsigned long ino; /* the cgroup directory's inode when opened */
 	int *fds;
 	struct perf_reading *base;
-	bool seen; /* counted in the current window */
+	struct res_files *res; /* its signals' files, opened by the caller */
+	bool seen;	       /* counted in the current window */
 };
 
 /* The table, sorted by (root, task) after groups_sort. */

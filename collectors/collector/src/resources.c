@@ -190,33 +190,69 @@ static int read_resctrl(const char *mon_dir, struct res_reading *r)
 	return rc;
 }
 
-/* cpu.pressure and memory.pressure of the v2 directory */
-static int read_psi(const char *dir, struct res_reading *r)
+void res_files_open(struct res_files *f, const char *psi_dir, const char *mon_dir)
 {
-	char text[512];
-	struct cpi2_psi psi;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc, first = 0;
+	int dfd;
 
-	if (dfd < 0)
-		return -errno;
-	rc = cpi2_read_text_at(dfd, "cpu.pressure", O_NOFOLLOW, text, sizeof(text));
-	if (rc >= 0 && (rc = cpi2_cgroup_parse_psi(text, &psi)) == 0)
-		r->has_cpu_some = true, r->cpu_some_us = psi.some_us;
-	first = rc < 0 ? rc : 0;
-	rc = cpi2_read_text_at(dfd, "memory.pressure", O_NOFOLLOW, text, sizeof(text));
-	if (rc >= 0 && (rc = cpi2_cgroup_parse_psi(text, &psi)) == 0) {
-		r->has_mem_some = true, r->mem_some_us = psi.some_us;
-		r->has_mem_full = psi.has_full, r->mem_full_us = psi.full_us;
+	f->cpu_fd = f->mem_fd = -1;
+	f->psi_err = 0;
+	f->mon_dir = mon_dir[0] ? strdup(mon_dir) : NULL;
+	if (!psi_dir[0])
+		return;
+	if ((dfd = open(psi_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		f->psi_err = -errno;
+		return;
 	}
+	if ((f->cpu_fd = openat(dfd, "cpu.pressure", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		f->psi_err = -errno;
+	if ((f->mem_fd = openat(dfd, "memory.pressure", O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0 &&
+	    !f->psi_err)
+		f->psi_err = -errno;
 	close(dfd);
-	return first ? first : rc < 0 ? rc : 0;
 }
 
-void res_read(const struct res_paths *paths, struct res_reading *r, struct res_errors *err)
+void res_files_close(struct res_files *f)
 {
+	if (f->cpu_fd >= 0)
+		close(f->cpu_fd);
+	if (f->mem_fd >= 0)
+		close(f->mem_fd);
+	free(f->mon_dir);
+	f->cpu_fd = f->mem_fd = -1;
+	f->mon_dir = NULL;
+}
+
+/* one pressure file, read again from its start */
+static int read_psi(int fd, struct cpi2_psi *psi)
+{
+	char text[512];
+	int rc = cpi2_pread_text(fd, text, sizeof(text));
+
+	return rc < 0 ? rc : cpi2_cgroup_parse_psi(text, psi);
+}
+
+void res_read(const struct res_files *f, struct res_reading *r, struct res_errors *err)
+{
+	struct cpi2_psi psi;
+	int rc;
+
 	memset(r, 0, sizeof(*r));
-	err->psi = paths->psi_dir[0] ? read_psi(paths->psi_dir, r) : 0;
-	err->resctrl = paths->mon_dir[0] ? read_resctrl(paths->mon_dir, r) : 0;
+	err->psi = f->psi_err;
+	if (f->cpu_fd >= 0) {
+		if ((rc = read_psi(f->cpu_fd, &psi)) == 0)
+			r->has_cpu_some = true, r->cpu_some_us = psi.some_us;
+		else if (!err->psi)
+			err->psi = rc;
+	}
+	if (f->mem_fd >= 0) {
+		if ((rc = read_psi(f->mem_fd, &psi)) == 0) {
+			r->has_mem_some = true, r->mem_some_us = psi.some_us;
+			r->has_mem_full = psi.has_full, r->mem_full_us = psi.full_us;
+		} else if (!err->psi) {
+			err->psi = rc;
+		}
+	}
+	err->resctrl = f->mon_dir ? read_resctrl(f->mon_dir, r) : 0;
 }
 
 /* increase of a total over the window as a share of it, at most 1; false if it went back */

@@ -24,11 +24,16 @@ struct res_errors {
 	int psi, resctrl;
 };
 
-/* Where a task's files are: "" where that source is not read. */
-struct res_paths {
-	char psi_dir[PATH_MAX]; /* the task's cgroup v2 directory */
-	char mon_dir[PATH_MAX]; /* its resctrl monitoring group's mon_data directory */
+/* A task's files, opened once and read every window: its pressure files stay open (read
+ * again from their start), its resctrl domains are read by path. */
+struct res_files {
+	int cpu_fd, mem_fd; /* cpu.pressure, memory.pressure, or -1 */
+	int psi_err;	    /* why one is not open: 0 or -errno */
+	char *mon_dir;	    /* the resctrl mon_data directory (owned), or NULL */
 };
+
+/* Descriptors res_files_open holds for a task when pressure is read. */
+#define RES_FDS_PSI 2
 
 /* The task's cgroup v2 directory, for psi_base (the root's directory in the v2 hierarchy, "" if
  * none) and the task's path below it: psi_base/task when that directory exists. Otherwise, for a
@@ -44,9 +49,16 @@ void res_find_v2_dir(const char *psi_base, const char *task, const char *v1_dir,
  * resctrl is "". */
 void res_find_mon_dir(const char *resctrl, const char *task, char *out, size_t size);
 
-/* Read the files of paths into r (signals not found stay has_* = false); err says why some
- * were not read. */
-void res_read(const struct res_paths *paths, struct res_reading *r, struct res_errors *err);
+/* Open a task's files: psi_dir's cpu.pressure and memory.pressure (never through a symlink),
+ * and remember mon_dir; either "" when not read. */
+void res_files_open(struct res_files *f, const char *psi_dir, const char *mon_dir);
+
+/* Close them. */
+void res_files_close(struct res_files *f);
+
+/* Read the files into r (signals not found stay has_* = false); err says why some were not
+ * read. */
+void res_read(const struct res_files *f, struct res_reading *r, struct res_errors *err);
 
 /* The sample's signals from the readings at the window's start (a) and end (b) over window_us:
  * pressure = increase of the PSI total / window, at most 1; memory bandwidth = increase of

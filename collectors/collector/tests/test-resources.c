@@ -126,7 +126,10 @@ static void real_v1_task(void)
 
 int main(void)
 {
-	struct res_paths paths;
+	struct {
+		char psi_dir[PATH_MAX], mon_dir[PATH_MAX];
+	} paths;
+	struct res_files f;
 	struct res_reading a, b;
 	struct res_errors e;
 	struct cpi2_sample s;
@@ -171,7 +174,9 @@ int main(void)
 	psi("v2/jobs/web-1/memory.pressure", 5000, 1000);
 	domain("mon_L3_00", "1048576\n", "1000000000\n");
 	domain("mon_L3_01", "524288\n", "500000000\n");
-	res_read(&paths, &a, &e);
+	res_files_open(&f, paths.psi_dir, paths.mon_dir); /* then read again through the same */
+	CHECK(f.cpu_fd >= 0 && f.mem_fd >= 0 && f.psi_err == 0 && f.mon_dir);
+	res_read(&f, &a, &e);
 	CHECK(e.psi == 0 && e.resctrl == 0, "%d %d", e.psi, e.resctrl);
 	CHECK(a.has_cpu_some && a.cpu_some_us == 1000000 && a.has_mem_full &&
 	      a.mem_full_us == 1000);
@@ -180,7 +185,7 @@ int main(void)
 	psi("v2/jobs/web-1/memory.pressure", 25000, 6000);
 	domain("mon_L3_00", "2097152\n", "3000000000\n");
 	domain("mon_L3_01", "1048576\n", "1500000000\n");
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	memset(&s, 0, sizeof(s));
 	res_apply(&a, &b, 2000000, &s);
 	CHECK(s.has_cpu_pressure && close_to(s.cpu_pressure, 0.4375), "%.17g", s.cpu_pressure);
@@ -191,7 +196,7 @@ int main(void)
 	      s.memory_bandwidth_bytes_per_s);
 	/* more stall than window (reads a little apart): at most 1 */
 	psi("v2/jobs/web-1/cpu.pressure", 1000000 + 2000100, 0);
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	res_apply(&a, &b, 2000000, &s);
 	CHECK(s.has_cpu_pressure && s.cpu_pressure == 1.0);
 
@@ -199,7 +204,7 @@ int main(void)
 	psi("v2/jobs/web-1/cpu.pressure", 10, -1);
 	domain("mon_L3_00", "4096\n", "10\n");
 	domain("mon_L3_01", "1048576\n", "10\n");
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	CHECK(e.psi == 0 && e.resctrl == 0);
 	CHECK(b.has_cpu_some && b.cpu_some_us == 10 && b.has_mbm && b.mbm_bytes == 20);
 	res_apply(&a, &b, 2000000, &s);
@@ -208,45 +213,56 @@ int main(void)
 
 	/* hostile files: each leaves its own signal null and says why */
 	put("v2/jobs/web-1/cpu.pressure", "some avg10=1.00 total=5\n");
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	CHECK(e.psi == -EINVAL && !b.has_cpu_some && b.has_mem_some, "%d", e.psi);
 	res_apply(&a, &b, 2000000, &s);
 	CHECK(!s.has_cpu_pressure && s.has_memory_pressure);
 	psi("v2/jobs/web-1/cpu.pressure", 1875000, 0);
 	path(p, sizeof(p), "v2/jobs/web-1/memory.pressure");
 	CHECK(unlink(p) == 0);
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e); /* the open file is still the one read */
+	CHECK(e.psi == 0 && b.has_mem_some);
+	res_files_close(&f);
+	res_files_open(&f, paths.psi_dir, paths.mon_dir);
+	res_read(&f, &b, &e);
 	CHECK(e.psi == -ENOENT && b.has_cpu_some && !b.has_mem_some && !b.has_mem_full);
 	/* a symlink in place of a pressure file is not followed */
 	CHECK(symlink("../../../resctrl/mon_groups/jobs:web-1/mon_data/mon_L3_00/llc_occupancy",
 		      p) == 0);
-	res_read(&paths, &b, &e);
+	res_files_close(&f);
+	res_files_open(&f, paths.psi_dir, paths.mon_dir);
+	res_read(&f, &b, &e);
 	CHECK(e.psi == -ELOOP && !b.has_mem_some, "%d", e.psi);
 	CHECK(unlink(p) == 0);
 	domain("mon_L3_01", "Unavailable\n", "1500000000\n");
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	CHECK(e.resctrl == -EIO && !b.has_llc && b.has_mbm, "%d", e.resctrl);
 	domain("mon_L3_01", "1048576\n", "15x\n");
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	CHECK(e.resctrl == -EINVAL && b.has_llc && !b.has_mbm);
 	domain("mon_L3_01", "1048576\n", "18446744073709551615\n"); /* the sum would wrap */
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	CHECK(e.resctrl == -ERANGE && b.has_llc && !b.has_mbm);
 	domain("mon_L3_01", "", "1\n");
-	res_read(&paths, &b, &e);
+	res_read(&f, &b, &e);
 	CHECK(e.resctrl == -EINVAL && !b.has_llc && b.has_mbm);
 
 	/* no files at all: every signal null */
 	path(paths.psi_dir, sizeof(paths.psi_dir), "v2/jobs/nothing");
 	path(paths.mon_dir, sizeof(paths.mon_dir), "resctrl/mon_groups/nothing/mon_data");
-	res_read(&paths, &b, &e);
+	res_files_close(&f);
+	res_files_open(&f, paths.psi_dir, paths.mon_dir);
+	CHECK(f.cpu_fd < 0 && f.mem_fd < 0 && f.psi_err == -ENOENT);
+	res_read(&f, &b, &e);
 	CHECK(e.psi == -ENOENT && e.resctrl == -ENOENT);
 	res_apply(&b, &b, 2000000, &s);
 	CHECK(!s.has_cpu_pressure && !s.has_memory_pressure && !s.has_memory_pressure_full &&
 	      !s.has_llc_occupancy_bytes && !s.has_memory_bandwidth);
-	paths.psi_dir[0] = paths.mon_dir[0] = '\0'; /* sources switched off: nothing read */
-	res_read(&paths, &b, &e);
+	res_files_close(&f);
+	res_files_open(&f, "", ""); /* sources switched off: nothing read */
+	res_read(&f, &b, &e);
 	CHECK(e.psi == 0 && e.resctrl == 0 && !b.has_cpu_some && !b.has_llc);
+	res_files_close(&f);
 
 	real_v1_task();
 	snprintf(p, sizeof(p), "rm -rf %s", base);

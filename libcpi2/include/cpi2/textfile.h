@@ -14,6 +14,10 @@ int cpi2_read_text(const char *path, char *buf, size_t size);
  * symlink). */
 int cpi2_read_text_at(int dirfd, const char *path, int oflags, char *buf, size_t size);
 
+/* Read a file already open (fd) whole from its start, as cpi2_read_text does: a file that
+ * changes, such as a cgroup's pressure file, read again through the same descriptor. */
+int cpi2_pread_text(int fd, char *buf, size_t size);
+
 /* The rest of the first line of text that starts with key (e.g. "MemAvailable:" in
  * /proc/meminfo), up to its newline; NULL when no line does. */
 const char *cpi2_text_find_line(const char *text, const char *key);
