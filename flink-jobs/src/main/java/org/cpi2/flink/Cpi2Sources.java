@@ -3,7 +3,7 @@ package org.cpi2.flink;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.cpi2.flink.records.RawRecord;
+import org.cpi2.flink.kafka.RawRecord;
 
 /** Where the job's input comes from: Kafka in production, in-memory data in tests. */
 public interface Cpi2Sources {

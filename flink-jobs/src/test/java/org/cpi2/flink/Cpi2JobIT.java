@@ -13,7 +13,7 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.cpi2.flink.records.RawRecord;
+import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;

@@ -4,7 +4,6 @@ import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.util.Collector;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.cpi2.flink.records.RawRecord;
 
 /** Passes every Kafka record on as bytes with its coordinates: nothing here can fail. */
 public class RawRecordDeserializer implements KafkaRecordDeserializationSchema<RawRecord> {

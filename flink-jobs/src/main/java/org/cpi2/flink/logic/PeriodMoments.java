@@ -1,5 +1,7 @@
 package org.cpi2.flink.logic;
 
+import org.cpi2.flink.spec.SpecMath;
+
 /**
  * Moments of one aggregation period of one (job, platform): count, sum and sum of squares of CPI,
  * and the sum of CPU usage, over the samples that pass {@link SpecMath#counts}. A Flink POJO.

@@ -1,6 +1,8 @@
 package org.cpi2.flink.records;
 
-import org.cpi2.flink.logic.TaskSeries;
+import org.cpi2.flink.correlate.TaskSeries;
+import org.cpi2.flink.detect.ScoredSample;
+import org.cpi2.flink.detect.SpecVerdict;
 
 /**
  * An anomaly waiting for its analysis: when it happened and the spec it was judged against. In the

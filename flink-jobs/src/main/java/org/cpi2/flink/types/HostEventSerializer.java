@@ -8,7 +8,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 import org.apache.flink.formats.avro.typeutils.AvroTypeInfo;
-import org.cpi2.flink.records.HostEvent;
+import org.cpi2.flink.detect.HostEvent;
 import org.cpi2.schema.EnforcementAction;
 
 /**

@@ -6,16 +6,16 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.cpi2.flink.records.ScoredSample;
-import org.cpi2.flink.records.SpecVerdict;
+import org.cpi2.flink.detect.ScoredSample;
+import org.cpi2.flink.detect.SpecVerdict;
 
 /**
  * {@link ScoredSample} field by field, the flags in one byte, cheaper than Flink's reflective
  * PojoSerializer. Every sample crosses the shuffle to the detector as the sample fields alone
  * ({@link #serializeSample}: it is not judged yet). Also the detector's state of samples waiting
- * for their spec ({@link org.cpi2.flink.functions.RecordTypes#WAITING_SAMPLE}): a change to the
- * format needs a new snapshot version that still reads this one. A field added to ScoredSample must
- * be added here (ScoredSampleSerializerTest compares every field after a round trip).
+ * for their spec ({@link org.cpi2.flink.stream.RecordTypes#WAITING_SAMPLE}): a change to the format
+ * needs a new snapshot version that still reads this one. A field added to ScoredSample must be
+ * added here (ScoredSampleSerializerTest compares every field after a round trip).
  */
 public final class ScoredSampleSerializer extends TypeSerializerSingleton<ScoredSample> {
   private static final long serialVersionUID = 1L;

@@ -6,9 +6,9 @@ import org.apache.flink.api.common.serialization.SerializerConfig;
 import org.apache.flink.api.common.typeinfo.TypeInfoFactory;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeutils.TypeSerializer;
-import org.cpi2.flink.records.HostEvent;
-import org.cpi2.flink.records.ScoredSample;
-import org.cpi2.flink.records.SpecInput;
+import org.cpi2.flink.detect.HostEvent;
+import org.cpi2.flink.detect.ScoredSample;
+import org.cpi2.flink.spec.SpecInput;
 
 /** Type information of a class with its own hand-written, stateless serializer. */
 public final class SerializerTypeInfo<T> extends TypeInformation<T> {

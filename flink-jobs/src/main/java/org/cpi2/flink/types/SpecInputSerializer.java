@@ -6,7 +6,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.cpi2.flink.records.SpecInput;
+import org.cpi2.flink.spec.SpecInput;
 
 /**
  * {@link SpecInput} field by field, the tasks as a count and then one entry per task. Not used for

@@ -7,8 +7,8 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.base.TypeSerializerSingleton;
 import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
-import org.cpi2.flink.logic.TaskSeries;
-import org.cpi2.flink.records.SpecVerdict;
+import org.cpi2.flink.correlate.TaskSeries;
+import org.cpi2.flink.detect.SpecVerdict;
 import org.cpi2.schema.TaskClass;
 
 /**

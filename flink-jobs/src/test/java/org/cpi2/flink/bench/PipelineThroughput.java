@@ -18,7 +18,7 @@ import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.Cpi2Sinks;
 import org.cpi2.flink.Cpi2Sources;
 import org.cpi2.flink.Fixtures;
-import org.cpi2.flink.records.RawRecord;
+import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CounterSource;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.Incident;

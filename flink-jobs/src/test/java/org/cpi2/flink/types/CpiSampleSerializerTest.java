@@ -13,7 +13,7 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.apache.flink.util.InstantiationUtil;
-import org.cpi2.flink.functions.RecordTypes;
+import org.cpi2.flink.stream.RecordTypes;
 import org.cpi2.schema.CpiSample;
 import org.junit.jupiter.api.Test;
 

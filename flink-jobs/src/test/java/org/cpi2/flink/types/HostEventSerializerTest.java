@@ -13,8 +13,8 @@ import org.apache.flink.api.common.typeutils.TypeSerializer;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
 import org.cpi2.flink.Fixtures;
-import org.cpi2.flink.records.HostEvent;
-import org.cpi2.flink.records.ScoredSample;
+import org.cpi2.flink.detect.HostEvent;
+import org.cpi2.flink.detect.ScoredSample;
 import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 

@@ -11,7 +11,7 @@ import java.util.Random;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
-import org.cpi2.flink.records.SpecInput;
+import org.cpi2.flink.spec.SpecInput;
 import org.junit.jupiter.api.Test;
 
 class SpecInputSerializerTest {

@@ -15,8 +15,8 @@ import org.apache.flink.api.common.typeutils.TypeSerializerSchemaCompatibility;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
 import org.apache.flink.core.memory.DataInputDeserializer;
 import org.apache.flink.core.memory.DataOutputSerializer;
-import org.cpi2.flink.logic.TaskSeries;
-import org.cpi2.flink.records.SpecVerdict;
+import org.cpi2.flink.correlate.TaskSeries;
+import org.cpi2.flink.detect.SpecVerdict;
 import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 

@@ -1,0 +1,352 @@
+package org.cpi2.flink.correlate;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.detect.HostEvent;
+import org.cpi2.flink.detect.ScoredSample;
+import org.cpi2.flink.judge.CapJudge;
+import org.cpi2.flink.records.CapState;
+import org.cpi2.flink.records.PendingAnalysis;
+import org.cpi2.flink.stream.RecordTypes;
+import org.cpi2.flink.stream.StateTtl;
+import org.cpi2.schema.ActionKind;
+import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
+
+/**
+ * Paper sections 4.2, 5 and 7.2, keyed by host, chained behind the detector: one stream of the
+ * host's scored samples and its enforcer's actions. Keeps the recent CPI and CPU usage of every
+ * task on the host (the correlation window, or longer while a cap may still be judged) and the caps
+ * in force. An anomalous sample queues its task for analysis; the analysis runs as soon as the
+ * host's period is complete (every task that reported the victim's previous sample time, at least
+ * one besides the victim, has reported a sample at or after the victim's), or else when the
+ * watermark passes the sample's time (a tenant that fell silent cannot hold it longer), and at most
+ * once per {@code correlation.min-interval-ms} of event time per host, latency-sensitive or
+ * protected victims first. A victim is analysed again only after as many new outliers as make an
+ * anomaly since its last incident; capped tasks are left out, and when the victim is still
+ * anomalous under a cap naming it, the new incident is the next round (paper 5: "analyse again
+ * without the capped task"). Every cap applied for an incident is judged from the same series when
+ * the watermark passes its expiry ({@link CapJudge}; outcomes on {@link #OUTCOMES}).
+ */
+public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, Incident> {
+  private static final long serialVersionUID = 1L;
+
+  /** Side output: the judged caps. */
+  public static final OutputTag<CapOutcome> OUTCOMES = CapJudge.OUTCOMES;
+
+  private final Cpi2Options options;
+  private final long windowUs;
+  private final long minIntervalMs;
+  private final int anomalyOutliers;
+  private final CapJudge judge;
+  private final long retentionUs;
+
+  private transient Analyzer analyzer;
+  private transient MapState<String, TaskSeries> series;
+  private transient MapState<String, PendingAnalysis> pending;
+  private transient MapState<String, Long> lastIncidentUs;
+  private transient MapState<String, Integer> lastRound;
+  private transient MapState<String, CapState> caps;
+  private transient ValueState<Long> lastAnalysisMs;
+
+  public CorrelatorFunction(Cpi2Options o) {
+    this.options = o;
+    this.windowUs = o.getLong(Cpi2Options.CORRELATION_WINDOW_S) * 1_000_000L;
+    this.minIntervalMs = o.getLong(Cpi2Options.ANALYSIS_MIN_INTERVAL_MS);
+    this.anomalyOutliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
+    this.judge = new CapJudge(o);
+    this.retentionUs = Math.max(windowUs, judge.retentionUs());
+  }
+
+  @Override
+  public void open(OpenContext ctx) {
+    double minCpu = options.getDouble(Cpi2Options.MIN_CPU_USAGE);
+    DecisionPolicy policy =
+        new DecisionPolicy(
+            options.getDouble(Cpi2Options.CORRELATION_THRESHOLD),
+            options.getDouble(Cpi2Options.CORRELATION_MIN_LIFT),
+            options.getDouble(Cpi2Options.CORRELATION_MIN_COMOVING_CPU),
+            minCpu,
+            options.getDouble(Cpi2Options.CAP_BATCH),
+            options.getDouble(Cpi2Options.CAP_BEST_EFFORT),
+            options.getInt(Cpi2Options.CAP_DURATION_S));
+    analyzer = new Analyzer(windowUs, minCpu, policy);
+    long ttl = options.getLong(Cpi2Options.TASK_TTL_S);
+    // No state TTL on the series: TTL filtering copies a host's whole map on every access. Tasks
+    // that stop reporting are dropped in event time by prune(), at every timer of the host.
+    series =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "series", RecordTypes.STATE_STRING, RecordTypes.TASK_SERIES));
+    pending =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "pending",
+                    RecordTypes.STATE_STRING,
+                    TypeInformation.of(PendingAnalysis.class)));
+    MapStateDescriptor<String, Long> li =
+        new MapStateDescriptor<>("last-incident", RecordTypes.STATE_STRING, Types.LONG);
+    li.enableTimeToLive(StateTtl.forTasks(ttl));
+    lastIncidentUs = getRuntimeContext().getMapState(li);
+    MapStateDescriptor<String, Integer> lr =
+        new MapStateDescriptor<>("last-round", RecordTypes.STATE_STRING, Types.INT);
+    lr.enableTimeToLive(StateTtl.forTasks(ttl));
+    lastRound = getRuntimeContext().getMapState(lr);
+    MapStateDescriptor<String, CapState> cd =
+        new MapStateDescriptor<>(
+            "caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class));
+    cd.enableTimeToLive(StateTtl.forTasks(ttl)); // caps last minutes; a silent host's go too
+    caps = getRuntimeContext().getMapState(cd);
+    lastAnalysisMs =
+        getRuntimeContext().getState(new ValueStateDescriptor<>("last-analysis", Types.LONG));
+    judge.open(getRuntimeContext());
+  }
+
+  @Override
+  public void processElement(HostEvent e, Context ctx, Collector<Incident> out) throws Exception {
+    if (e.scored != null) {
+      processSample(e.scored, ctx, out);
+    } else if (e.action != null) {
+      processAction(e.action, ctx);
+    }
+  }
+
+  private void processSample(ScoredSample s, Context ctx, Collector<Incident> out)
+      throws Exception {
+    TaskSeries ts = series.get(s.task);
+    if (ts == null) {
+      ts = new TaskSeries();
+      ts.task = s.task;
+    }
+    ts.describe(s.job, s.platform, s.taskClass);
+    ts.isProtected = s.isProtected;
+    if (s.spec != null && !s.spec.equals(ts.spec)) {
+      ts.spec = s.spec; // an equal one held is kept: the series is old, the sample's spec young
+    }
+    ts.add(s.timeUs, s.cpi, s.cpu, s.outlier);
+    // Analyses run at the watermark, which may lag the newest sample: keep one window behind it,
+    // or more while a cap may still be judged.
+    long wm = ctx.timerService().currentWatermark();
+    if (wm != Long.MIN_VALUE) {
+      ts.evictUpTo(wm * 1000 - retentionUs);
+    }
+    series.put(s.task, ts);
+    // One cleanup timer per host and window (timers of equal time are kept once).
+    long window = windowUs / 1000;
+    ctx.timerService().registerEventTimeTimer((s.timeUs / 1000 / window + 2) * window);
+    if (s.anomalous && s.spec != null) {
+      PendingAnalysis queued = pending.get(s.task);
+      if (queued == null || queued.timeUs < s.timeUs) {
+        pending.put(s.task, PendingAnalysis.of(s));
+      }
+      ctx.timerService().registerEventTimeTimer(Math.max(s.timeUs / 1000, nextAllowedMs()));
+    }
+    if (!pending.isEmpty()) {
+      analyseCompletePeriod(ctx.getCurrentKey(), out);
+    }
+  }
+
+  /**
+   * The earliest queued analysis, now, if its time is past the rate limit and every task of the
+   * host has a sample at or after it; otherwise its timer (the watermark) decides.
+   */
+  private void analyseCompletePeriod(String host, Collector<Incident> out) throws Exception {
+    String victim = nextVictim(Long.MAX_VALUE);
+    PendingAnalysis due = pending.get(victim);
+    long dueMs = due.timeUs / 1000;
+    if (dueMs < nextAllowedMs()) {
+      return;
+    }
+    TaskSeries v = series.get(victim);
+    long previous = v == null ? Long.MIN_VALUE : v.timeBefore(due.timeUs);
+    if (previous == Long.MIN_VALUE) {
+      return;
+    }
+    int reported = 0;
+    for (TaskSeries t : series.values()) {
+      if (t.has(previous)) {
+        if (t.newest() < due.timeUs) {
+          return;
+        }
+        reported++;
+      }
+    }
+    if (reported < 2) {
+      return; // nobody else known on the host yet: only the watermark can say the period is in
+    }
+    pending.remove(victim);
+    if (analyse(host, victim, due, out)) {
+      lastAnalysisMs.update(dueMs);
+    }
+  }
+
+  private void processAction(EnforcementAction a, Context ctx) throws Exception {
+    long judgeAtMs = judge.onAction(a);
+    if (judgeAtMs != Long.MIN_VALUE) {
+      long wm = ctx.timerService().currentWatermark();
+      if (judgeAtMs <= wm) {
+        judgeDue(ctx.getCurrentKey(), wm, ctx); // a late action
+      } else {
+        ctx.timerService().registerEventTimeTimer(judgeAtMs);
+      }
+    }
+    ActionKind kind = a.getKind();
+    if ((kind == ActionKind.APPLIED || kind == ActionKind.RENEWED) && a.getExpiresAtUs() != null) {
+      CapState c = new CapState();
+      c.task = a.getTask();
+      c.victimTask = a.getVictimTask();
+      c.incidentId = a.getIncidentId();
+      c.appliedAtUs = a.getAtUs();
+      c.expiresAtUs = a.getExpiresAtUs();
+      CapState old = caps.get(a.getTask());
+      if (old != null && kind == ActionKind.RENEWED) {
+        c.appliedAtUs = old.appliedAtUs;
+      }
+      caps.put(a.getTask(), c);
+    } else if (kind == ActionKind.RELEASED || kind == ActionKind.FAILED) {
+      caps.remove(a.getTask());
+    }
+  }
+
+  private void judgeDue(String host, long timestampMs, Context ctx) throws Exception {
+    List<CapOutcome> outcomes = new ArrayList<>(1);
+    judge.judgeDue(host, timestampMs, series, outcomes);
+    for (CapOutcome o : outcomes) {
+      ctx.output(OUTCOMES, o);
+    }
+  }
+
+  @Override
+  public void onTimer(long timestampMs, OnTimerContext ctx, Collector<Incident> out)
+      throws Exception {
+    judgeDue(ctx.getCurrentKey(), timestampMs, ctx);
+    prune(timestampMs * 1000 - windowUs);
+    if (pending.isEmpty()) {
+      return;
+    }
+    if (timestampMs < nextAllowedMs()) {
+      ctx.timerService().registerEventTimeTimer(nextAllowedMs());
+      return;
+    }
+    String victim = nextVictim(timestampMs * 1000);
+    if (victim == null) {
+      return;
+    }
+    PendingAnalysis due = pending.get(victim);
+    pending.remove(victim);
+    if (analyse(ctx.getCurrentKey(), victim, due, out)) {
+      lastAnalysisMs.update(timestampMs);
+    }
+    if (!pending.isEmpty()) {
+      ctx.timerService().registerEventTimeTimer(nextAllowedMs());
+    }
+  }
+
+  /**
+   * The queued victim to analyse next among those at or before {@code maxUs}: latency-sensitive or
+   * protected victims first (only their incidents can cap anyone, and analyses are rationed per
+   * host), then the earliest; null if none.
+   */
+  private String nextVictim(long maxUs) throws Exception {
+    String best = null;
+    long bestUs = 0;
+    boolean bestProtected = false;
+    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
+      long t = e.getValue().timeUs;
+      if (t > maxUs) {
+        continue;
+      }
+      TaskSeries ts = series.get(e.getKey());
+      boolean isProtected =
+          ts != null && (ts.isProtected || ts.taskClass == TaskClass.LATENCY_SENSITIVE);
+      if (best == null
+          || (isProtected && !bestProtected)
+          || (isProtected == bestProtected && t < bestUs)) {
+        best = e.getKey();
+        bestUs = t;
+        bestProtected = isProtected;
+      }
+    }
+    return best;
+  }
+
+  /** Runs one analysis if the victim has fresh evidence; true if it ran. */
+  private boolean analyse(String host, String victim, PendingAnalysis due, Collector<Incident> out)
+      throws Exception {
+    TaskSeries v = series.get(victim);
+    if (v == null) {
+      return false;
+    }
+    long detectedAt = due.timeUs;
+    due.applySpecTo(v); // judged against the spec of the anomalous sample's time
+    Long last = lastIncidentUs.get(victim);
+    if (last != null && v.outliersAfter(last) < anomalyOutliers) {
+      return false;
+    }
+    TreeSet<String> excluded = new TreeSet<>();
+    boolean cappedForVictim = false;
+    List<String> expired = new ArrayList<>();
+    for (Map.Entry<String, CapState> e : caps.entries()) {
+      CapState c = e.getValue();
+      if (c.expiresAtUs <= detectedAt - windowUs) {
+        expired.add(e.getKey());
+      } else if (c.activeAt(detectedAt)) {
+        excluded.add(c.task);
+        cappedForVictim |= victim.equals(c.victimTask);
+      }
+    }
+    for (String k : expired) {
+      caps.remove(k);
+    }
+    List<TaskSeries> tenants = new ArrayList<>();
+    for (TaskSeries t : series.values()) {
+      if (t.newest() > detectedAt - windowUs) {
+        tenants.add(t);
+      }
+    }
+    Integer prev = lastRound.get(victim);
+    int round = cappedForVictim && prev != null ? prev + 1 : 1;
+    Incident incident = analyzer.analyse(host, v, tenants, excluded, detectedAt, round);
+    lastIncidentUs.put(victim, detectedAt);
+    lastRound.put(victim, round);
+    out.collect(incident);
+    return true;
+  }
+
+  /** Drops tasks with no sample after {@code horizonUs}: they left the host. */
+  private void prune(long horizonUs) throws Exception {
+    List<String> gone = new ArrayList<>();
+    for (Map.Entry<String, TaskSeries> e : series.entries()) {
+      if (e.getValue().newest() <= horizonUs) {
+        gone.add(e.getKey());
+      }
+    }
+    for (String k : gone) {
+      series.remove(k);
+      lastIncidentUs.remove(k);
+      lastRound.remove(k);
+    }
+  }
+
+  private long nextAllowedMs() throws Exception {
+    Long last = lastAnalysisMs.value();
+    return last == null ? Long.MIN_VALUE : last + minIntervalMs;
+  }
+}

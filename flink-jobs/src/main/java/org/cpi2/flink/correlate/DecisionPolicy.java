@@ -1,0 +1,104 @@
+package org.cpi2.flink.correlate;
+
+import java.util.List;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.Suspect;
+import org.cpi2.schema.TaskClass;
+
+/**
+ * Paper section 5: a latency-sensitive or explicitly protected victim with a usable spec is
+ * protected by hard-capping the highest-correlated batch or best-effort suspect whose correlation
+ * reaches the threshold (best-effort to {@code capBestEffort}, other batch to {@code capBatch}) and
+ * that stands out: its lift reaches {@code minLift} or its co-moving CPU reaches {@code
+ * minComovingCpu}. When the victim's CPI stays above its threshold through the window, every
+ * tenant's correlation is about the same, and only a suspect whose usage rose and fell with the
+ * victim's CPI is named ({@link AntagonistCorrelation.Measure}): in shape (the lift), or in
+ * CPU-sec/sec (the co-moving CPU, which a big antagonist ramping slowly, or whose own jitter shows
+ * in the victim's CPI, reaches while small tenants cannot). Latency-sensitive suspects are never
+ * capped automatically; suspects of UNKNOWN class are not capped either (their class is not known
+ * to be batch). Otherwise the decision says why not.
+ */
+public final class DecisionPolicy {
+  private final double threshold;
+  private final double minLift;
+  private final double minComovingCpu;
+  private final double minCpuUsage;
+  private final double capBatch;
+  private final double capBestEffort;
+  private final int capDurationS;
+
+  public DecisionPolicy(
+      double threshold,
+      double minLift,
+      double minComovingCpu,
+      double minCpuUsage,
+      double capBatch,
+      double capBestEffort,
+      int capDurationS) {
+    this.threshold = threshold;
+    this.minLift = minLift;
+    this.minComovingCpu = minComovingCpu;
+    this.minCpuUsage = minCpuUsage;
+    this.capBatch = capBatch;
+    this.capBestEffort = capBestEffort;
+    this.capDurationS = capDurationS;
+  }
+
+  /** What to do; {@code antagonist} is set only with THROTTLE. */
+  public record Verdict(
+      Decision decision, Suspect antagonist, Double capCpu, Integer capDurationS) {}
+
+  /** {@code ranked} is sorted by correlation, highest first. */
+  public Verdict decide(
+      TaskClass victimClass,
+      boolean victimProtected,
+      boolean specUsable,
+      double victimCpuMean,
+      List<Suspect> ranked) {
+    if (!specUsable) {
+      return none(Decision.SPEC_NOT_USABLE);
+    }
+    if (victimClass != TaskClass.LATENCY_SENSITIVE && !victimProtected) {
+      return none(Decision.VICTIM_NOT_PROTECTED);
+    }
+    if (victimCpuMean < minCpuUsage) {
+      return none(Decision.VICTIM_CPU_TOO_LOW);
+    }
+    if (ranked.isEmpty()) {
+      return none(Decision.NO_SUSPECTS);
+    }
+    boolean anyAbove = false;
+    boolean anyEligible = false;
+    for (Suspect s : ranked) {
+      if (s.getCorrelation() < threshold) {
+        break;
+      }
+      anyAbove = true;
+      Double cap =
+          s.getTaskClass() == TaskClass.BEST_EFFORT
+              ? Double.valueOf(capBestEffort)
+              : s.getTaskClass() == TaskClass.BATCH ? Double.valueOf(capBatch) : null;
+      if (cap == null) {
+        continue;
+      }
+      anyEligible = true;
+      if (standsOut(s)) {
+        return new Verdict(Decision.THROTTLE, s, cap, capDurationS);
+      }
+    }
+    if (anyEligible) {
+      return none(Decision.NO_SUSPECT_STANDS_OUT);
+    }
+    return none(
+        anyAbove ? Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS : Decision.NO_SUSPECT_ABOVE_THRESHOLD);
+  }
+
+  private boolean standsOut(Suspect s) {
+    return (s.getLift() != null && s.getLift() >= minLift)
+        || (s.getComovingCpu() != null && s.getComovingCpu() >= minComovingCpu);
+  }
+
+  private static Verdict none(Decision d) {
+    return new Verdict(d, null, null, null);
+  }
+}

@@ -1,0 +1,47 @@
+package org.cpi2.flink.detect;
+
+import org.apache.flink.api.common.typeinfo.TypeInfo;
+import org.cpi2.flink.types.SerializerTypeInfo;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.TaskClass;
+
+/**
+ * A sample judged against its job's spec by the anomaly detector: whether it is an outlier and
+ * whether it made its task anomalous, with the spec it was judged against. Flat so that the
+ * correlator and the judge keep only what they need. CPI is NaN when the sample had none. Travels
+ * with its own serializer ({@link org.cpi2.flink.types.ScoredSampleSerializer}); never in state.
+ */
+@TypeInfo(SerializerTypeInfo.ScoredSampleFactory.class)
+public class ScoredSample {
+  public String host;
+  public String task;
+  public String job;
+  public String platform;
+  public TaskClass taskClass;
+  public boolean isProtected;
+  public long timeUs;
+  public double cpi;
+  public double cpu;
+  public boolean outlier;
+  public boolean anomalous;
+
+  /** The spec it was judged against; null when none was known. */
+  public SpecVerdict spec;
+
+  public ScoredSample() {}
+
+  /** The sample's fields; the judgement fields are left unset. */
+  public static ScoredSample of(CpiSample s) {
+    ScoredSample o = new ScoredSample();
+    o.host = s.getHost();
+    o.task = s.getTask();
+    o.job = s.getJob();
+    o.platform = s.getPlatform();
+    o.taskClass = s.getTaskClass();
+    o.isProtected = s.getIsProtected();
+    o.timeUs = s.getWindowStartUs();
+    o.cpi = s.getCpi() == null ? Double.NaN : s.getCpi();
+    o.cpu = s.getCpuUsage();
+    return o;
+  }
+}

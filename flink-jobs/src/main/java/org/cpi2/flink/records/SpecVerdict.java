@@ -1,9 +1,0 @@
-package org.cpi2.flink.records;
-
-/**
- * The spec a sample was judged against (paper 4.1): whether it is usable, its CPI mean and standard
- * deviation, and the outlier threshold they give. A judged sample ({@link ScoredSample#spec}) and
- * its task's series ({@link org.cpi2.flink.logic.TaskSeries#spec}) hold one; null where no spec was
- * known. Immutable, so they share it.
- */
-public record SpecVerdict(boolean usable, double mean, double stddev, double threshold) {}

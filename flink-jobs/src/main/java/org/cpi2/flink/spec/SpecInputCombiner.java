@@ -1,0 +1,206 @@
+package org.cpi2.flink.spec;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.api.watermark.Watermark;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.logic.PeriodMoments;
+import org.cpi2.schema.CpiSample;
+
+/**
+ * The spec builder's input, combined before the shuffle: in the source's thread, the samples that
+ * count towards a spec (a finite positive CPI at or above the CPU floor) are summed per (job,
+ * platform) and spec period, with per task the samples it contributed, and leave as one {@link
+ * SpecInput} per (job, platform) and period. Sent one by one, they would be a second shuffle of
+ * every sample.
+ *
+ * <p>What it holds leaves before anything could need it downstream, so it keeps no state and
+ * nothing is lost or counted twice on a restore: before it forwards a watermark that closes a
+ * period it holds (where the spec builder folds that period), before it forwards that its input
+ * went idle (other inputs may then move the spec builder's watermark on), before every checkpoint
+ * barrier, at the end of input, and when it holds {@link #maxTasks} task entries.
+ */
+public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
+    implements OneInputStreamOperator<CpiSample, SpecInput>, BoundedOneInput {
+  private static final long serialVersionUID = 1L;
+
+  /** The samples of one (job, platform) and period so far. */
+  private static final class Open {
+    final String key;
+    final long periodEndUs;
+    final PeriodMoments moments = new PeriodMoments();
+    long maxTimeUs = Long.MIN_VALUE;
+
+    /** Per task: samples, last seen (µs). */
+    final HashMap<String, long[]> tasks = new HashMap<>();
+
+    Open(String key, long periodEndUs) {
+      this.key = key;
+      this.periodEndUs = periodEndUs;
+    }
+  }
+
+  private final double minCpu;
+  private final long periodUs;
+  private final int maxTasks;
+
+  /** The open combinations by job and platform (usually one period, two across a boundary). */
+  private transient JobPlatformMap<List<Open>> byJobPlatform;
+
+  private transient List<Open> open;
+  private transient int taskEntries;
+
+  /** The earliest watermark (ms) at which an open period closes. */
+  private transient long firstCloseMs;
+
+  private transient Counter emitted;
+
+  /** Task entries held at most by the job's combiner (a few tens of MB). */
+  public static final int MAX_TASKS = 200_000;
+
+  /** The job's combiner: the CPU floor and spec period of {@code o}. */
+  public static SpecInputCombiner of(Cpi2Options o) {
+    return new SpecInputCombiner(
+        o.getDouble(Cpi2Options.MIN_CPU_USAGE),
+        o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L,
+        MAX_TASKS);
+  }
+
+  /**
+   * @param minCpu the CPU floor of the samples that count
+   * @param periodUs the spec period
+   * @param maxTasks task entries held at most before everything is sent on
+   */
+  public SpecInputCombiner(double minCpu, long periodUs, int maxTasks) {
+    if (periodUs <= 0 || maxTasks <= 0) {
+      throw new IllegalArgumentException("spec period and task entries must be positive");
+    }
+    this.minCpu = minCpu;
+    this.periodUs = periodUs;
+    this.maxTasks = maxTasks;
+  }
+
+  @Override
+  public void open() throws Exception {
+    super.open();
+    byJobPlatform = new JobPlatformMap<>();
+    open = new ArrayList<>();
+    firstCloseMs = Long.MAX_VALUE;
+    emitted = getMetricGroup().counter("specInputsSent");
+  }
+
+  @Override
+  public void processElement(StreamRecord<CpiSample> element) throws Exception {
+    CpiSample s = element.getValue();
+    Double cpi = s.getCpi();
+    double cpu = s.getCpuUsage();
+    if (!SpecMath.counts(cpi, cpu, minCpu)) {
+      return;
+    }
+    long t = s.getWindowStartUs();
+    long periodEnd = Math.floorDiv(t, periodUs) * periodUs + periodUs;
+    Open o = find(s.getJob(), s.getPlatform(), periodEnd);
+    o.moments.add(cpi, cpu);
+    o.maxTimeUs = Math.max(o.maxTimeUs, t);
+    long[] task = o.tasks.get(s.getTask());
+    if (task == null) {
+      o.tasks.put(s.getTask(), new long[] {1, t});
+      if (++taskEntries >= maxTasks) {
+        sendAll();
+      }
+    } else {
+      task[0]++;
+      task[1] = Math.max(task[1], t);
+    }
+  }
+
+  private Open find(String job, String platform, long periodEnd) {
+    List<Open> periods = byJobPlatform.get(job, platform, null);
+    if (periods == null) {
+      periods = new ArrayList<>(2);
+      byJobPlatform.put(job, platform, periods);
+    }
+    for (int i = 0; i < periods.size(); i++) {
+      if (periods.get(i).periodEndUs == periodEnd) {
+        return periods.get(i);
+      }
+    }
+    Open o = new Open(SpecBuilderFunction.key(job, platform), periodEnd);
+    periods.add(o);
+    open.add(o);
+    // The spec builder folds the period when the watermark reaches its end minus 1 ms.
+    firstCloseMs = Math.min(firstCloseMs, periodEnd / 1000 - 1);
+    return o;
+  }
+
+  /** Sends everything held, in the order it was opened. */
+  private void sendAll() {
+    for (Open o : open) {
+      SpecInput in = new SpecInput();
+      in.key = o.key;
+      in.periodEndUs = o.periodEndUs;
+      in.count = o.moments.count;
+      in.sum = o.moments.sum;
+      in.sumSq = o.moments.sumSq;
+      in.cpuSum = o.moments.cpuSum;
+      int n = o.tasks.size();
+      in.tasks = new String[n];
+      in.taskSamples = new long[n];
+      in.taskLastSeenUs = new long[n];
+      int i = 0;
+      for (Map.Entry<String, long[]> e : o.tasks.entrySet()) {
+        in.tasks[i] = e.getKey();
+        in.taskSamples[i] = e.getValue()[0];
+        in.taskLastSeenUs[i] = e.getValue()[1];
+        i++;
+      }
+      output.collect(new StreamRecord<>(in, o.maxTimeUs / 1000));
+      emitted.inc();
+    }
+    open.clear();
+    byJobPlatform.clear();
+    taskEntries = 0;
+    firstCloseMs = Long.MAX_VALUE;
+  }
+
+  @Override
+  public void processWatermark(Watermark mark) throws Exception {
+    if (mark.getTimestamp() >= firstCloseMs) {
+      sendAll();
+    }
+    super.processWatermark(mark);
+  }
+
+  @Override
+  public void processWatermarkStatus(WatermarkStatus status) throws Exception {
+    if (status.isIdle()) {
+      sendAll();
+    }
+    super.processWatermarkStatus(status);
+  }
+
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    sendAll();
+    super.prepareSnapshotPreBarrier(checkpointId);
+  }
+
+  @Override
+  public void endInput() {
+    sendAll();
+  }
+
+  @Override
+  public void finish() throws Exception {
+    sendAll();
+    super.finish();
+  }
+}

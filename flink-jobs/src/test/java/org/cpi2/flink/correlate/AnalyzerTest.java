@@ -1,0 +1,132 @@
+package org.cpi2.flink.correlate;
+
+import static org.cpi2.flink.correlate.Series.MIN;
+import static org.cpi2.flink.correlate.Series.alternate;
+import static org.cpi2.flink.correlate.Series.constant;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.List;
+import java.util.Set;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
+import org.junit.jupiter.api.Test;
+
+class AnalyzerTest {
+  private final Analyzer analyzer =
+      new Analyzer(10 * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
+
+  @Test
+  void throttlesTheBestCorrelatedBatchSuspectNotTheLatencySensitiveOne() {
+    // Victim threshold 1.5 + 2*0.25 = 2.0; CPI 4 (term 0.5) and 1 (term -0.5) alternate.
+    TaskSeries victim = Series.victim("web/0", alternate(4, 1, 10), constant(0.8, 10), 1.5, 0.25);
+    // LS suspect: usage 1,0,...: only high terms count -> 0.5.
+    TaskSeries ls = Series.of("search/3", "LATENCY_SENSITIVE", null, alternate(1, 0, 10));
+    // Best effort: usage 1, 0.1, ...: (5*0.5 - 0.5*0.5) / 5.5 = 0.40909...
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
+    // Batch with steady usage: the mean term, 0.
+    TaskSeries batch = Series.of("mr/1", "BATCH", null, constant(0.5, 10));
+    Incident inc =
+        analyzer.analyse("h1", victim, List.of(victim, ls, be, batch), Set.of(), 10 * MIN, 1);
+
+    assertEquals(3, inc.getSuspects().size());
+    assertEquals("search/3", inc.getSuspects().get(0).getTask());
+    assertEquals(0.5, inc.getSuspects().get(0).getCorrelation(), 1e-12);
+    assertEquals(2.25 / 5.5, inc.getSuspects().get(1).getCorrelation(), 1e-12);
+    assertEquals(0.0, inc.getSuspects().get(2).getCorrelation(), 1e-12);
+    // The mean term is 0, so each lift equals the correlation.
+    assertEquals(2.25 / 5.5, inc.getSuspects().get(1).getLift(), 1e-12);
+    assertEquals(0.0, inc.getSuspects().get(2).getLift(), 1e-12);
+    assertEquals(Decision.THROTTLE, inc.getDecision());
+    assertEquals("video/7", inc.getAntagonistTask());
+    assertEquals(TaskClass.BEST_EFFORT, inc.getAntagonistClass());
+    assertEquals(0.01, inc.getCapCpu(), 0);
+    assertEquals(300, inc.getCapDurationS());
+    assertEquals(2.5, inc.getVictimCpi(), 1e-12);
+    assertEquals(2.0, inc.getCpiThreshold(), 1e-12);
+    assertEquals(0.8 + 0 + 0.1 + 0.5, inc.getMachineCpuUtilization(), 1e-12); // usage at 10 min
+    assertEquals(0, inc.getWindowStartUs());
+  }
+
+  @Test
+  void bimodalSelfInflictedVictimThrottlesNobody() {
+    // Paper 6.1 case 3: CPI 10 while the victim itself idles (CPU 0.1), CPI 3 while busy (0.8).
+    // A batch neighbour runs exactly when the victim idles. Counting the idle samples would give
+    // (5*0.6 - 0.5*0.25) / 5.5 = 0.52 and cap an innocent task; without them it is -0.25.
+    TaskSeries victim =
+        Series.victim("fe/0", alternate(10, 3, 10), alternate(0.1, 0.8, 10), 3, 0.5);
+    TaskSeries batch = Series.of("sim/2", "BATCH", null, alternate(1.0, 0.1, 10));
+    Incident inc = analyzer.analyse("h1", victim, List.of(victim, batch), Set.of(), 10 * MIN, 1);
+    assertEquals(-0.25, inc.getSuspects().get(0).getCorrelation(), 1e-12);
+    assertEquals(Decision.NO_SUSPECT_ABOVE_THRESHOLD, inc.getDecision());
+    assertNull(inc.getAntagonistTask());
+    assertNull(inc.getCapCpu());
+  }
+
+  @Test
+  void victimBelowThresholdThroughoutThrottlesNobody() {
+    TaskSeries victim = Series.victim("web/0", constant(1.0, 10), constant(0.8, 10), 1.5, 0.25);
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
+    Incident inc = analyzer.analyse("h1", victim, List.of(victim, be), Set.of(), 10 * MIN, 1);
+    assertEquals(-0.5, inc.getSuspects().get(0).getCorrelation(), 1e-12);
+    assertEquals(Decision.NO_SUSPECT_ABOVE_THRESHOLD, inc.getDecision());
+  }
+
+  @Test
+  void excludedTasksAreLeftOutAndNamed() {
+    TaskSeries victim = Series.victim("web/0", alternate(4, 1, 10), constant(0.8, 10), 1.5, 0.25);
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
+    TaskSeries batch = Series.of("mr/1", "BATCH", null, alternate(0.9, 0.1, 10));
+    Incident inc =
+        analyzer.analyse("h1", victim, List.of(victim, be, batch), Set.of("video/7"), 10 * MIN, 2);
+    assertEquals(1, inc.getSuspects().size());
+    assertEquals(List.of("video/7"), inc.getExcludedTasks());
+    assertEquals("mr/1", inc.getAntagonistTask());
+    assertEquals(0.1, inc.getCapCpu(), 0);
+    assertEquals(2, inc.getRound());
+    assertNotEquals(
+        Analyzer.incidentId("h1", "web/0", 10 * MIN, 1),
+        inc.getIncidentId(),
+        "round is part of the id");
+  }
+
+  @Test
+  void victimUsingTooLittleCpuIsNotDefended() {
+    TaskSeries victim = Series.victim("web/0", alternate(4, 1, 10), constant(0.2, 10), 1.5, 0.25);
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
+    Incident inc = analyzer.analyse("h1", victim, List.of(victim, be), Set.of(), 10 * MIN, 1);
+    assertEquals(Decision.VICTIM_CPU_TOO_LOW, inc.getDecision());
+  }
+
+  @Test
+  void samplesOutsideTheWindowAreIgnored() {
+    // 12 samples; the window (2 min, 12 min] keeps the last 10 only.
+    TaskSeries victim = Series.victim("web/0", alternate(4, 1, 12), constant(0.8, 12), 1.5, 0.25);
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 12));
+    Incident inc = analyzer.analyse("h1", victim, List.of(victim, be), Set.of(), 12 * MIN, 1);
+    assertEquals(2 * MIN, inc.getWindowStartUs());
+    assertEquals(2.25 / 5.5, inc.getSuspects().get(0).getCorrelation(), 1e-12);
+  }
+
+  @Test
+  void victimAboveThresholdThroughoutNamesOnlyTheTenantWhoseUsageFollowsItsCpi() {
+    // CPI 4 and 3 over threshold 2 (terms 0.5 and 1/3): every tenant correlates 0.35 or more.
+    TaskSeries victim = Series.victim("web/0", alternate(4, 3, 10), constant(0.8, 10), 1.5, 0.25);
+    TaskSeries steadyBatch = Series.of("mr/1", "BATCH", null, constant(2.0, 10));
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
+    Incident withBoth =
+        analyzer.analyse("h1", victim, List.of(victim, steadyBatch, be), Set.of(), 10 * MIN, 1);
+    assertEquals("video/7", withBoth.getSuspects().get(0).getTask());
+    assertEquals(Decision.THROTTLE, withBoth.getDecision());
+    assertEquals("video/7", withBoth.getAntagonistTask());
+    assertEquals(0.0, withBoth.getSuspects().get(1).getLift(), 1e-12);
+
+    Incident steadyOnly =
+        analyzer.analyse("h1", victim, List.of(victim, steadyBatch), Set.of(), 10 * MIN, 1);
+    assertEquals(2.5 / 6, steadyOnly.getSuspects().get(0).getCorrelation(), 1e-12);
+    assertEquals(Decision.NO_SUSPECT_STANDS_OUT, steadyOnly.getDecision());
+    assertNull(steadyOnly.getAntagonistTask());
+  }
+}

@@ -1,0 +1,195 @@
+package org.cpi2.flink.correlate;
+
+import static org.cpi2.flink.Fixtures.MIN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness;
+import org.apache.flink.streaming.util.ProcessFunctionTestHarnesses;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.detect.HostEvent;
+import org.cpi2.flink.detect.ScoredSample;
+import org.cpi2.flink.detect.SpecVerdict;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
+import org.junit.jupiter.api.Test;
+
+class CorrelatorFunctionTest {
+  private static final double THRESHOLD = 2.0; // spec 1.5 + 2 * 0.25
+
+  private static KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> harness()
+      throws Exception {
+    return ProcessFunctionTestHarnesses.forKeyedProcessFunction(
+        new CorrelatorFunction(Cpi2Options.defaults()), HostEvent::host, Types.STRING);
+  }
+
+  /** A scored sample as the detector emits it. */
+  private static ScoredSample s(
+      String task, String cls, long t, double cpi, double cpu, boolean anomalous) {
+    ScoredSample o = new ScoredSample();
+    o.host = "h1";
+    o.task = task;
+    o.job = task.replaceAll("/.*", "");
+    o.platform = "p1";
+    o.taskClass = TaskClass.valueOf(cls);
+    o.timeUs = t;
+    o.cpi = cpi;
+    o.cpu = cpu;
+    o.spec = new SpecVerdict(true, 1.5, 0.25, THRESHOLD);
+    o.outlier = cpu >= 0.25 && cpi > THRESHOLD;
+    o.anomalous = anomalous && o.outlier;
+    return o;
+  }
+
+  private static void feed(
+      KeyedOneInputStreamOperatorTestHarness<String, HostEvent, Incident> h, ScoredSample... ss)
+      throws Exception {
+    for (ScoredSample x : ss) {
+      h.processElement(HostEvent.of(x), x.timeUs / 1000);
+    }
+  }
+
+  @Test
+  void analysesOnceTheHostsPeriodIsCompleteAndThrottlesTheBatchAntagonist() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 5; i++) {
+      long t = i * MIN;
+      boolean high = i % 2 == 1;
+      feed(h, s("web/0", "LATENCY_SENSITIVE", t, high ? 4 : 1, 0.8, i == 5));
+      feed(h, s("video/7", "BEST_EFFORT", t, 1, high ? 1.0 : 0.0, false));
+      if (i == 5) {
+        assertEquals(List.of(), h.extractOutputValues(), "mr/1's sample of minute 5 is not in yet");
+      }
+      feed(h, s("mr/1", "BATCH", t, 1, high ? 0.9 : 0.1, false));
+    }
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    Incident inc = out.get(0);
+    // video/7: (1*0.5*3) / 3 = 0.5; mr/1: (0.9*0.5*3 - 0.1*0.5*2) / 2.9 = 1.25 / 2.9.
+    assertEquals("video/7", inc.getSuspects().get(0).getTask());
+    assertEquals(0.5, inc.getSuspects().get(0).getCorrelation(), 1e-12);
+    assertEquals(1.25 / 2.9, inc.getSuspects().get(1).getCorrelation(), 1e-12);
+    assertEquals(Decision.THROTTLE, inc.getDecision());
+    assertEquals("video/7", inc.getAntagonistTask());
+    assertEquals(0.01, inc.getCapCpu(), 0);
+    assertEquals(1, inc.getRound());
+    assertEquals(5 * MIN, inc.getDetectedAtUs());
+
+    // The enforcer caps video/7 for five minutes; the victim stays bad (CPI 4 from minute 6 on).
+    h.processElement(
+        HostEvent.of(
+            Fixtures.applied(
+                "a1", "h1", "video/7", "web/0", 5 * MIN + 30_000_000L, 10 * MIN + 30_000_000L)),
+        0);
+    for (int i = 6; i <= 8; i++) {
+      long t = i * MIN;
+      feed(
+          h,
+          s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, true),
+          s("video/7", "BEST_EFFORT", t, 1, 0.01, false),
+          s("mr/1", "BATCH", t, 1, 0.9, false));
+      h.processWatermark(t / 1000);
+    }
+    out = h.extractOutputValues();
+    assertEquals(2, out.size(), "one new analysis after three new outliers: " + out);
+    Incident round2 = out.get(1);
+    assertEquals(2, round2.getRound());
+    assertEquals(8 * MIN, round2.getDetectedAtUs());
+    assertEquals(List.of("video/7"), round2.getExcludedTasks());
+    assertEquals(1, round2.getSuspects().size());
+    // mr/1 over minutes 1..8: usage .9,.1,.9,.1,.9,.9,.9,.9 against terms +-0.5: 2.6 / 5.6.
+    assertEquals(2.6 / 5.6, round2.getCorrelation(), 1e-12);
+    assertEquals("mr/1", round2.getAntagonistTask());
+    assertEquals(0.1, round2.getCapCpu(), 0);
+    assertNotEquals(inc.getIncidentId(), round2.getIncidentId());
+    h.close();
+  }
+
+  @Test
+  void aTenantThatFellSilentHoldsTheAnalysisOnlyUntilTheWatermark() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      long t = i * MIN;
+      feed(
+          h,
+          s("web/0", "LATENCY_SENSITIVE", t, i == 3 ? 4 : 1, 0.8, i == 3),
+          s("mr/1", "BATCH", t, 1, i == 3 ? 0.9 : 0.1, false));
+      if (i < 3) {
+        feed(h, s("gone/2", "BATCH", t, 1, 0.5, false)); // no sample of minute 3
+      }
+    }
+    assertEquals(List.of(), h.extractOutputValues(), "gone/2 has not reported minute 3");
+    h.processWatermark(3 * MIN / 1000);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    assertEquals(3 * MIN, out.get(0).getDetectedAtUs());
+    assertEquals("mr/1", out.get(0).getSuspects().get(0).getTask());
+    h.close();
+  }
+
+  @Test
+  void aVictimAloneOnItsHostSoFarWaitsUntilAnotherTaskCompletesThePeriod() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      feed(h, s("web/0", "LATENCY_SENSITIVE", i * MIN, i == 3 ? 4 : 1, 0.8, i == 3));
+    }
+    assertEquals(
+        List.of(), h.extractOutputValues(), "no other task known: the period may not be complete");
+    for (int i = 1; i <= 2; i++) {
+      feed(h, s("mr/1", "BATCH", i * MIN, 1, 0.1, false));
+    }
+    assertEquals(List.of(), h.extractOutputValues(), "mr/1 reported minute 2, not yet minute 3");
+    feed(h, s("mr/1", "BATCH", 3 * MIN, 1, 0.9, false));
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    assertEquals("mr/1", out.get(0).getSuspects().get(0).getTask());
+    h.close();
+  }
+
+  @Test
+  void aLatencySensitiveVictimIsAnalysedBeforeABatchOneOfTheSameTime() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      long t = i * MIN;
+      feed(
+          h,
+          s("mr/2", "BATCH", t, 4, 0.8, i == 3), // queued first
+          s("web/0", "LATENCY_SENSITIVE", t, i == 3 ? 4 : 1, 0.8, i == 3),
+          s("video/7", "BEST_EFFORT", t, 1, i == 3 ? 0.9 : 0.0, false));
+    }
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size(), "one analysis per second of event time");
+    assertEquals("web/0", out.get(0).getVictimTask());
+    assertEquals(Decision.THROTTLE, out.get(0).getDecision());
+    h.processWatermark(3 * MIN / 1000 + 1000);
+    assertEquals(
+        List.of("web/0", "mr/2"),
+        h.extractOutputValues().stream().map(Incident::getVictimTask).toList());
+    h.close();
+  }
+
+  @Test
+  void atMostOneAnalysisPerHostPerSecond() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 3; i++) {
+      long t = i * MIN;
+      feed(
+          h,
+          s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
+          s("web/1", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
+          s("mr/1", "BATCH", t, 1, 0.9, false));
+    }
+    h.processWatermark(3 * MIN / 1000 + 999);
+    assertEquals(1, h.extractOutputValues().size());
+    h.processWatermark(3 * MIN / 1000 + 1000);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(2, out.size());
+    assertEquals(
+        List.of("web/0", "web/1"), out.stream().map(Incident::getVictimTask).sorted().toList());
+    h.close();
+  }
+}
