@@ -46,13 +46,18 @@ class LocalClusterStackIT {
       "http://" + HOST + ":" + System.getenv().getOrDefault("CLICKHOUSE_HTTP_PORT", "8123");
   static final long S = 1_000_000L;
 
-  static final Path SECRETS =
+  /** The stack's state folder: $STACK_DIR, else the project's .stack. */
+  static final Path STACK_DIR =
       Path.of(
           System.getenv()
               .getOrDefault(
                   "STACK_DIR",
-                  Path.of(System.getProperty("user.dir")).getParent().resolve(".stack").toString()),
-          "secrets");
+                  Path.of(System.getProperty("user.dir"))
+                      .getParent()
+                      .resolve(".stack")
+                      .toString()));
+
+  static final Path SECRETS = STACK_DIR.resolve("secrets");
 
   private final String run = "upg" + UUID.randomUUID().toString().substring(0, 8);
 
@@ -147,8 +152,7 @@ class LocalClusterStackIT {
   void learnedSpecsAndOpenPeriodsSurviveAnUpgrade() throws Exception {
     FlinkRest flink = cluster();
     Path jar = jar();
-    Path savepoints =
-        Path.of(System.getProperty("user.dir")).getParent().resolve(".stack/savepoints");
+    Path savepoints = STACK_DIR.resolve("savepoints");
     Files.createDirectories(savepoints);
     String db = "cpi2_" + run;
     String specKey = run + "|p1";
