@@ -24,25 +24,6 @@ public final class AntagonistCorrelation {
    */
   public static final int MIN_COMOVING_PAIRS = 5;
 
-  public static double correlate(
-      long[] victimTimes,
-      double[] victimCpi,
-      int victimLength,
-      double threshold,
-      long[] suspectTimes,
-      double[] suspectCpu,
-      int suspectLength) {
-    return measure(
-            victimTimes,
-            victimCpi,
-            victimLength,
-            threshold,
-            suspectTimes,
-            suspectCpu,
-            suspectLength)
-        .correlation();
-  }
-
   public static Measure measure(
       long[] victimTimes,
       double[] victimCpi,

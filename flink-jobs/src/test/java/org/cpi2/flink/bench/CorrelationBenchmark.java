@@ -85,14 +85,15 @@ public class CorrelationBenchmark {
     for (int i = 1; i < tenants.size(); i++) {
       TaskSeries s = tenants.get(i);
       bh.consume(
-          AntagonistCorrelation.correlate(
-              victim.times,
-              victim.cpi,
-              victim.size(),
-              victim.spec.threshold(),
-              s.times,
-              s.cpu,
-              s.size()));
+          AntagonistCorrelation.measure(
+                  victim.times,
+                  victim.cpi,
+                  victim.size(),
+                  victim.spec.threshold(),
+                  s.times,
+                  s.cpu,
+                  s.size())
+              .correlation());
     }
   }
 

@@ -8,7 +8,8 @@ class AntagonistCorrelationTest {
   private static final long[] T = {60, 120, 180, 240};
 
   private static double corr(double[] cpi, double threshold, long[] ts, double[] cpu) {
-    return AntagonistCorrelation.correlate(T, cpi, T.length, threshold, ts, cpu, ts.length);
+    return AntagonistCorrelation.measure(T, cpi, T.length, threshold, ts, cpu, ts.length)
+        .correlation();
   }
 
   @Test
