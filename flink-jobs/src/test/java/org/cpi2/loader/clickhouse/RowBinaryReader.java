@@ -13,8 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads RowBinary rows back, by the columns' types, into JSON objects as JsonRows would write them
- * (a test's independent reader: written from ClickHouse's description of the format, not from
+ * Reads RowBinary rows back, by the columns' types, into JSON objects as {@link ExpectedRows} makes
+ * them (a test's independent reader: written from ClickHouse's description of the format, not from
  * RowBinaryRows). A Float64 that is not finite is kept as a DoubleNode, which JSON cannot hold.
  */
 final class RowBinaryReader {
