@@ -2,7 +2,7 @@
 include mk/common.mk
 
 # Folders with a Makefile of their own, in build/test order. Each has build, test and bench.
-MODULES := $(patsubst %/Makefile,%,$(wildcard $(addsuffix /Makefile,schemas python libcpi2 collectors enforcer ibench k8s deploy flink-jobs clickhouse grafana cli docker it)))
+MODULES := $(patsubst %/Makefile,%,$(wildcard $(addsuffix /Makefile,schemas python libcpi2 collectors enforcer ibench lab k8s deploy flink-jobs clickhouse grafana cli docker it)))
 
 .DEFAULT_GOAL := help
 .PHONY: help setup build test test-unit up down status logs demo bench clean

@@ -8,6 +8,8 @@
 
 #include "plan.h"
 
+#include <cpi2/stats.h>
+
 static const char *const kinds[IBENCH_PROBE_KINDS] = {"cache", "cpu", "mem"};
 static const uint64_t default_ops[IBENCH_PROBE_KINDS] = {8192, 65536, 2048};
 
@@ -100,7 +102,7 @@ int ibench_probe_setup(struct ibench_probe *p)
 	return 0;
 }
 
-static void unit(struct ibench_probe *p)
+void ibench_probe_unit(struct ibench_probe *p)
 {
 	if (p->kind == IBENCH_PROBE_CPU) {
 		uint64_t x = p->x;
@@ -125,7 +127,7 @@ void ibench_probe_loop(struct ibench_probe *p, struct ibench_run *run)
 	       (!p->max_units || p->units < p->max_units) && p->units < IBENCH_PROBE_MAX_UNITS) {
 		int64_t t0 = now;
 
-		unit(p);
+		ibench_probe_unit(p);
 		now = cpi2_clock_ns(CLOCK_MONOTONIC);
 		if (p->units == p->cap) {
 			uint64_t *more = realloc(p->unit_ns, 2 * p->cap * sizeof(*more));
@@ -140,26 +142,9 @@ void ibench_probe_loop(struct ibench_probe *p, struct ibench_run *run)
 	atomic_fetch_add(&run->finished, 1);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 uint64_t ibench_probe_percentile(struct ibench_probe *p, double q)
 {
-	size_t rank;
-
-	if (!p->units)
-		return 0;
-	qsort(p->unit_ns, p->units, sizeof(*p->unit_ns), cmp_u64);
-	rank = (size_t)(q / 100 * (double)p->units + 0.999999);
-	if (rank < 1)
-		rank = 1;
-	if (rank > p->units)
-		rank = p->units;
-	return p->unit_ns[rank - 1];
+	return cpi2_percentile_u64(p->unit_ns, p->units, q);
 }
 
 void ibench_probe_free(struct ibench_probe *p)

@@ -43,6 +43,9 @@ int ibench_probe_plan(struct ibench_probe *p, int kind, uint64_t unit_ops, uint6
  * of unit times. Returns 0 or -ENOMEM. */
 int ibench_probe_setup(struct ibench_probe *p);
 
+/* One unit of work, untimed (the lab's victim does a fixed number per request). */
+void ibench_probe_unit(struct ibench_probe *p);
+
 /* Run timed units until the run stops, its deadline passes or max_units are done. */
 void ibench_probe_loop(struct ibench_probe *p, struct ibench_run *run);
 
