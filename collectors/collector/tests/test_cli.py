@@ -207,6 +207,12 @@ def check_real_tree(root, rules):
     print("Kafka down: ok (2 windows sampled, drops reported, exit after %.1f s)" % took)
 
 
+def two_windows(root, *args):
+    """Two short windows of task-clock on root's tree, samples on stdout."""
+    window = ("--window-s", "0.2", "--period-s", "0.5", "--windows", "2")
+    return run("--stdout", "--events", "task-clock", "--roots", root, *args, *window)
+
+
 def check_parents(root):
     """root: a/{b,c} unmapped, k mapped with k/x ignored, m and m/n both mapped."""
     with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
@@ -215,21 +221,7 @@ def check_parents(root):
             "k job=k task_id=0 class=batch\nk/* ignore\n"
         )
         rules.flush()
-        r = run(
-            "--stdout",
-            "--events",
-            "task-clock",
-            "--roots",
-            root,
-            "--rules-file",
-            rules.name,
-            "--window-s",
-            "0.2",
-            "--period-s",
-            "0.5",
-            "--windows",
-            "2",
-        )
+        r = two_windows(root, "--rules-file", rules.name)
         assert r.returncode == 0, r
         wins = windows_of(cgtest.samples(r.stdout))
         # a holds a/b and a/c and no rule maps it: not published; its leaves are, as UNKNOWN.
@@ -299,21 +291,7 @@ def check_kubernetes(root):
             "%s shop/deployment/web web-7d9f8-p5kzl best_effort\n" % (PODS["a"], PODS["c"], PODS["d"])
         )
         labels.flush()
-        r = run(
-            "--stdout",
-            "--events",
-            "task-clock",
-            "--roots",
-            root,
-            "--labels-file",
-            labels.name,
-            "--window-s",
-            "0.2",
-            "--period-s",
-            "0.5",
-            "--windows",
-            "2",
-        )
+        r = two_windows(root, "--labels-file", labels.name)
         assert r.returncode == 0, r
         samples = cgtest.samples(r.stdout)
         assert windows_of(samples) == [sorted([PODS["a"], PODS["c"], PODS["d"]])] * 2, windows_of(samples)

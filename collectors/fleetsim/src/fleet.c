@@ -5,8 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cpi2/log.h>
+
 #include "cpi_model.h"
 #include "rng.h"
+#include "rules.h"
 #include "truth.h"
 
 struct fleet_host {
@@ -14,7 +17,16 @@ struct fleet_host {
 	int platform;
 	int64_t phase_us; /* offset of this host's window inside the period */
 	int first_task, ntasks;
+	int kubernetes; /* enum scn_kubernetes */
 	struct rng rng;
+};
+
+/* A task of a Kubernetes host: a pod of its job's Deployment, and what the collector's rules
+ * and the host's labels file make of its cgroup. */
+struct fleet_pod {
+	char name[2 * SCN_NAME_MAX], uid[40];
+	struct mapping map;
+	bool published; /* the labels file names it (else the collector would skip it) */
 };
 
 struct fleet_task {
@@ -22,6 +34,7 @@ struct fleet_task {
 	char path[3 * SCN_NAME_MAX]; /* cgroup path relative to the host's root */
 	char dir[5 * SCN_NAME_MAX];  /* <host>/<path> */
 	char task_id[16];
+	struct fleet_pod *pod;	       /* on a Kubernetes host, else NULL */
 	const struct cpi_model *model; /* the job's model on this host's platform */
 	int *events, nevents;	       /* scripted events of this task (indexes) */
 	double cap;		       /* CPU-sec/sec, INFINITY when uncapped */
@@ -37,6 +50,8 @@ struct fleet {
 	int nhosts;
 	struct fleet_task *tasks;
 	int ntasks;
+	struct fleet_pod *pods; /* behind fleet_task.pod */
+	int npods;
 	struct cpi_model *models; /* [job * nplatforms + platform] */
 	int *event_index;	  /* storage behind fleet_task.events */
 	int64_t start_us, warmup_end_us, now_us;
@@ -91,6 +106,72 @@ static int place_tasks(struct fleet *f)
 	return 0;
 }
 
+/* the kubelet's QoS tier of a task class: Guaranteed pods sit at the top of kubepods */
+static const char *pod_qos(int task_class)
+{
+	return task_class == CPI2_TASK_CLASS_LATENCY_SENSITIVE ? "Guaranteed"
+	       : task_class == CPI2_TASK_CLASS_BEST_EFFORT     ? "BestEffort"
+							       : "Burstable";
+}
+
+/* the pod's cgroup under the kubelet's layout for a driver and a uid */
+static void pod_cgroup(char *out, size_t size, int driver, int task_class, const char *uid)
+{
+	const char *qos = pod_qos(task_class);
+	const char *tier = !strcmp(qos, "Burstable")	? "burstable"
+			   : !strcmp(qos, "BestEffort") ? "besteffort"
+							: NULL;
+	char uid_[40];
+
+	if (driver == SCN_K8S_CGROUPFS) {
+		if (tier)
+			snprintf(out, size, "kubepods/%s/pod%s", tier, uid);
+		else
+			snprintf(out, size, "kubepods/pod%s", uid);
+		return;
+	}
+	snprintf(uid_, sizeof(uid_), "%s", uid);
+	for (char *c = uid_; *c; c++)
+		if (*c == '-')
+			*c = '_';
+	if (tier)
+		snprintf(out, size, "kubepods.slice/kubepods-%s.slice/kubepods-%s-pod%s.slice",
+			 tier, tier, uid_);
+	else
+		snprintf(out, size, "kubepods.slice/kubepods-pod%s.slice", uid_);
+}
+
+/* A pod of the job's Deployment, named as a ReplicaSet names them (<deployment>-<template
+ * hash>-<5 characters>), with a uid of its own until the labels file says the API server's. */
+static void pod_init(struct fleet *f, struct fleet_task *ft)
+{
+	static const char abc[] = "bcdfghjklmnpqrstvwxz2456789"; /* Kubernetes' name alphabet */
+	const struct scn_job *job = &f->s->jobs[ft->job];
+	struct fleet_pod *pod = ft->pod;
+	char hash[11], sfx[6];
+	uint64_t u[2];
+	struct rng r;
+
+	rng_seed(&r, rng_mix(f->seed ^ 0x706f64ULL, (uint64_t)ft->job));
+	for (int i = 0; i < 10; i++)
+		hash[i] = abc[rng_next(&r) % (sizeof(abc) - 1)];
+	hash[10] = '\0';
+	rng_seed(&r,
+		 rng_mix(rng_mix(f->seed ^ 0x706f64ULL, (uint64_t)ft->job), (uint64_t)ft->index));
+	for (int i = 0; i < 5; i++)
+		sfx[i] = abc[rng_next(&r) % (sizeof(abc) - 1)];
+	sfx[5] = '\0';
+	snprintf(pod->name, sizeof(pod->name), "%s-%s-%s", job->name, hash, sfx);
+	u[0] = rng_next(&r);
+	u[1] = rng_next(&r);
+	snprintf(pod->uid, sizeof(pod->uid), "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(u[0] >> 32),
+		 (unsigned)(u[0] >> 16) & 0xffff, (unsigned)u[0] & 0xfff,
+		 0x8000 | ((unsigned)(u[1] >> 48) & 0x3fff),
+		 (unsigned long long)(u[1] & 0xffffffffffffULL));
+	pod_cgroup(ft->path, sizeof(ft->path), f->hosts[ft->host].kubernetes, job->task_class,
+		   pod->uid);
+}
+
 int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
 	      char *err, size_t errsz)
 {
@@ -123,6 +204,7 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 			struct fleet_host *fh = &f->hosts[h];
 			scenario_host_name(s, g, i, fh->name, sizeof(fh->name));
 			fh->platform = s->hosts[g].platform;
+			fh->kubernetes = s->hosts[g].kubernetes;
 			rng_seed(&fh->rng, rng_mix(seed, (uint64_t)h));
 			fh->phase_us =
 			    (int64_t)(rng_next(&fh->rng) %
@@ -141,14 +223,26 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 		}
 	}
 	qsort(f->tasks, (size_t)total, sizeof(*f->tasks), cmp_host);
-	for (int t = 0; t < total; t++) {
+	for (int t = 0; t < total; t++)
+		f->npods += f->hosts[f->tasks[t].host].kubernetes != SCN_K8S_NONE;
+	if (f->npods && !(f->pods = calloc((size_t)f->npods, sizeof(*f->pods)))) {
+		snprintf(err, errsz, "out of memory building %d pods", f->npods);
+		fleet_delete(f);
+		return -ENOMEM;
+	}
+	for (int t = 0, p = 0; t < total; t++) {
 		struct fleet_task *ft = &f->tasks[t];
 		struct fleet_host *fh = &f->hosts[ft->host];
 		if (!fh->ntasks)
 			fh->first_task = t;
 		fh->ntasks++;
-		snprintf(ft->path, sizeof(ft->path), "jobs/%s/%d", s->jobs[ft->job].name,
-			 ft->index);
+		if (fh->kubernetes != SCN_K8S_NONE) {
+			ft->pod = &f->pods[p++];
+			pod_init(f, ft);
+		} else {
+			snprintf(ft->path, sizeof(ft->path), "jobs/%s/%d", s->jobs[ft->job].name,
+				 ft->index);
+		}
 		snprintf(ft->dir, sizeof(ft->dir), "%s/%s", fh->name, ft->path);
 		snprintf(ft->task_id, sizeof(ft->task_id), "%d", ft->index);
 		ft->model = &f->models[ft->job * s->nplatforms + fh->platform];
@@ -174,6 +268,7 @@ void fleet_delete(struct fleet *f)
 		return;
 	free(f->hosts);
 	free(f->tasks);
+	free(f->pods);
 	free(f->models);
 	free(f->event_index);
 	free(f);
@@ -300,14 +395,17 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			    job->sensitivity * (host_pressure - t->pressure * t->cpu);
 			double cpi =
 			    cpi_model_sample(t->model, &fh->rng, t_s, interference, t->self_factor);
+			if (t->pod && !t->pod->published)
+				continue; /* the collector would skip it: it has no job */
+			const struct mapping *m = t->pod ? &t->pod->map : NULL;
 			struct fleet_sample smp = {
 			    .host = fh->name,
 			    .task = t->path,
-			    .job = job->name,
-			    .task_id = t->task_id,
+			    .job = m ? m->job : job->name,
+			    .task_id = m ? m->task_id : t->task_id,
 			    .platform = pl->label,
-			    .task_class = job->task_class,
-			    .is_protected = job->is_protected,
+			    .task_class = m ? m->task_class : job->task_class,
+			    .is_protected = m ? m->is_protected : job->is_protected,
 			    .window_start_us = f->now_us + fh->phase_us,
 			    .window_us = FLEET_WINDOW_US,
 			    .cpu_usage = t->cpu,
@@ -377,4 +475,101 @@ void fleet_set_cap(struct fleet *f, int task, double cap)
 int fleet_ncapped(const struct fleet *f)
 {
 	return f->ncapped;
+}
+
+void fleet_write_pods(const struct fleet *f, FILE *out)
+{
+	for (int t = 0; t < f->ntasks; t++) {
+		const struct fleet_task *ft = &f->tasks[t];
+		const struct scn_job *job = &f->s->jobs[ft->job];
+
+		if (!ft->pod)
+			continue;
+		/* names are of the scenario's safe alphabet: nothing to escape */
+		fprintf(
+		    out,
+		    "{\"node\":\"%s\",\"namespace\":\"%s\",\"pod\":\"%s\",\"deployment\":\"%s\","
+		    "\"qos\":\"%s\",\"protected\":%s,\"cgroup\":\"%s\"}\n",
+		    f->hosts[ft->host].name, job->k8s_namespace, ft->pod->name, job->name,
+		    pod_qos(job->task_class), job->is_protected ? "true" : "false", ft->path);
+	}
+}
+
+/* the labels entry whose TASK_ID is the pod's name, or NULL */
+static const struct label *label_of(const struct rules *r, const char *pod)
+{
+	for (size_t i = 0; i < r->n_labels; i++)
+		if (!strcmp(r->labels[i].task_id, pod))
+			return &r->labels[i];
+	return NULL;
+}
+
+/* one Kubernetes host: its labels file through the collector's rules */
+static int map_host(struct fleet *f, int h, const char *labels_dir, int *published, char *err,
+		    size_t errsz)
+{
+	const struct fleet_host *fh = &f->hosts[h];
+	const char *shape = fh->kubernetes == SCN_K8S_CGROUPFS ? "kubepods/" : "kubepods.slice/";
+	struct rules r = {0};
+	char path[4096], why[512];
+	int rc = rules_parse(&r, cpi2_default_rules, "default rules", err, errsz);
+
+	snprintf(path, sizeof(path), "%s/%s", labels_dir ? labels_dir : "", fh->name);
+	if (!rc && labels_dir && (rc = rules_labels_refresh(&r, path, why, sizeof(why)))) {
+		if (rc != -ENOENT) {
+			snprintf(err, errsz, "labels of host %s: %s", fh->name, why);
+			goto out;
+		}
+		cpi2_log(CPI2_LOG_WARN, "fleetsim", "host %s: no labels file %s: %s", fh->name,
+			 path, strerror(-rc));
+		rc = 0;
+	}
+	for (int t = fh->first_task; !rc && t < fh->first_task + fh->ntasks; t++) {
+		struct fleet_task *ft = &f->tasks[t];
+		const struct label *l = label_of(&r, ft->pod->name);
+
+		if (l) { /* the kubelet made the cgroup of the API server's uid */
+			if (strncmp(l->task, shape, strlen(shape)) || strstr(l->task, "..") ||
+			    strlen(l->task) >= sizeof(ft->path)) {
+				snprintf(
+				    err, errsz,
+				    "%s: pod %s's cgroup '%s' is not a pod cgroup of this host's "
+				    "driver (%s...)",
+				    path, ft->pod->name, l->task, shape);
+				rc = -EINVAL;
+				break;
+			}
+			snprintf(ft->path, sizeof(ft->path), "%s", l->task);
+			snprintf(ft->dir, sizeof(ft->dir), "%s/%s", fh->name, ft->path);
+		}
+		int kind = rules_map(&r, ft->path, fh->name, &ft->pod->map);
+
+		ft->pod->published = kind == MAP_TASK;
+		*published += ft->pod->published;
+		if (kind != MAP_TASK)
+			cpi2_log(
+			    CPI2_LOG_WARN, "fleetsim",
+			    "host %s: pod %s/%s (cgroup %s) has no entry in %s: not published, "
+			    "as the collector would not",
+			    fh->name, f->s->jobs[ft->job].k8s_namespace, ft->pod->name, ft->path,
+			    labels_dir ? path : "(no labels folder)");
+	}
+out:
+	rules_free(&r);
+	return rc;
+}
+
+int fleet_map_pods(struct fleet *f, const char *labels_dir, char *err, size_t errsz)
+{
+	int published = 0, rc = 0;
+
+	for (int h = 0; h < f->nhosts && !rc; h++)
+		if (f->hosts[h].kubernetes != SCN_K8S_NONE && f->hosts[h].ntasks)
+			rc = map_host(f, h, labels_dir, &published, err, errsz);
+	return rc ? rc : published;
+}
+
+int fleet_npods(const struct fleet *f)
+{
+	return f->npods;
 }

@@ -56,4 +56,18 @@ void fleet_set_cap(struct fleet *f, int task, double cap);
 /* Number of tasks under a cap now. */
 int fleet_ncapped(const struct fleet *f);
 
+/* Kubernetes hosts ([hosts] kubernetes = cgroupfs|systemd): each task is a pod of its job's
+ * Deployment in the job's namespace, with the kubelet's cgroup for the driver and the job's
+ * class as QoS class. Number of such pods. */
+int fleet_npods(const struct fleet *f);
+/* Writes one JSON line per pod: node, namespace, pod, deployment, qos, protected, cgroup. */
+void fleet_write_pods(const struct fleet *f, FILE *out);
+/* Maps the pods as the collector of each Kubernetes host H would, with the labels file
+ * labels_dir/H (as cpi2-k8s-identity writes it for node H; NULL: none) and the collector's
+ * built-in rules: a pod the file names (by TASK_ID = pod name) gets that entry's cgroup, job,
+ * task id, class and protection; one it does not name is logged and never published. Call
+ * before fleet_task_dir is used. Returns the number of pods published, or -errno with a
+ * reason (a malformed file, an entry whose cgroup is not of the host's driver). */
+int fleet_map_pods(struct fleet *f, const char *labels_dir, char *err, size_t errsz);
+
 #endif

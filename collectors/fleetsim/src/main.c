@@ -41,9 +41,10 @@
 /* The options as cpi2_config reads them: text where a value may be a word (max, inf, now). */
 struct options {
 	char scenario[PATH_MAX], scenario_dir[PATH_MAX], cgroup_root[PATH_MAX], truth[PATH_MAX];
+	char labels_dir[PATH_MAX];
 	char speed[32], warmup[32], warmup_speed[32], duration[32], start[32], seed[32];
 	char brokers[1024], topic[256];
-	bool to_stdout, dry_run;
+	bool to_stdout, dry_run, list_pods;
 	double progress_s, flush_s;
 };
 
@@ -72,6 +73,15 @@ static const struct cpi2_config_key keys[] = {
     {"cgroup_root", STR(cgroup_root), "",
      "create <DIR>/<host>/<task> folders with cpu.max and cpu.cfs_quota_us; caps written there "
      "clamp the task",
+     0},
+    {"labels_dir", STR(labels_dir), "",
+     "Kubernetes hosts: the labels file of host H is DIR/H (as cpi2-k8s-identity writes it for "
+     "node H); pods are mapped through it as the collector maps them, and a pod it does not "
+     "name is not published",
+     0},
+    {"list_pods", NUM(CPI2_CFG_BOOL, list_pods), "false",
+     "print the pods of the Kubernetes hosts as JSON lines (node, namespace, pod, deployment, "
+     "qos, protected, cgroup) and exit",
      0},
     {"truth", STR(truth), "",
      "ground truth FILE (JSON lines) or none (unset: fleetsim-<scenario>.truth.jsonl)", 0},
@@ -103,6 +113,8 @@ struct conf {
 	 */
 	const char *props[1 + CPI2_CONFIG_MAX_PROPS];
 	const char *cgroup_root; /* NULL: no cap loop */
+	const char *labels_dir;	 /* Kubernetes hosts' labels files; NULL: none */
+	bool list_pods;		 /* print the pods and exit */
 	const char *truth;	 /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
 	enum output_mode mode;
 	double progress_s; /* wall seconds between progress lines */
@@ -153,6 +165,8 @@ static int parse_args(int argc, char **argv, struct options *o, struct conf *c)
 	c->topic = o->topic;
 	c->cgroup_root = o->cgroup_root[0] ? o->cgroup_root : NULL;
 	c->truth = o->truth[0] ? o->truth : NULL;
+	c->labels_dir = o->labels_dir[0] ? o->labels_dir : NULL;
+	c->list_pods = o->list_pods;
 	c->mode = o->to_stdout ? OUTPUT_STDOUT : o->dry_run ? OUTPUT_DISCARD : OUTPUT_KAFKA;
 	if (parse_speed(o->speed, &c->speed))
 		return bad_value("speed", o->speed);
@@ -252,7 +266,7 @@ static int load_scenario(const struct conf *c, struct scenario **s)
 	const char *p = c->scenario;
 	int rc;
 
-	if (!strchr(p, '/') && stat(p, &st)) {
+	if (!strchr(p, '/') && (stat(p, &st) || !S_ISREG(st.st_mode))) { /* a name */
 		snprintf(path, sizeof(path), "%s/%s%s", c->scenario_dir, p,
 			 strstr(p, ".scn") ? "" : ".scn");
 		p = path;
@@ -297,6 +311,23 @@ int main(int argc, char **argv)
 	if (fleet_new(&f, s, c.seed, c.start_us, err, sizeof(err))) {
 		cpi2_log(CPI2_LOG_ERR, "fleetsim", "%s", err);
 		goto out;
+	}
+	if (c.list_pods) {
+		fleet_write_pods(f, stdout);
+		rc = fflush(stdout) ? 1 : 0;
+		goto out;
+	}
+	if (fleet_npods(f)) {
+		int n = fleet_map_pods(f, c.labels_dir, err, sizeof(err));
+
+		if (n < 0) {
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "%s", err);
+			rc = 2;
+			goto out;
+		}
+		cpi2_log(CPI2_LOG_INFO, "fleetsim",
+			 "%d of %d Kubernetes pods named by their host's labels file: published", n,
+			 fleet_npods(f));
 	}
 	int64_t end_us = isinf(s->duration_s)
 			     ? INT64_MAX

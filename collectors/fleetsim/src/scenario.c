@@ -243,6 +243,15 @@ static int key_hosts(struct parser *p, const char *k, const char *v)
 		return parse_int(p, k, v, 1, 100000, &h->count);
 	if (!strcmp(k, "platform"))
 		return copy_name(p, k, v, h->platform_name, false);
+	if (!strcmp(k, "kubernetes")) {
+		if (!strcmp(v, "cgroupfs"))
+			h->kubernetes = SCN_K8S_CGROUPFS;
+		else if (!strcmp(v, "systemd"))
+			h->kubernetes = SCN_K8S_SYSTEMD;
+		else
+			return fail(p, p->line, "kubernetes: '%s' is not cgroupfs or systemd", v);
+		return 0;
+	}
 	return fail(p, p->line, "unknown key '%s' in [hosts]", k);
 }
 
@@ -344,6 +353,18 @@ static int key_job(struct parser *p, const char *k, const char *v)
 		return parse_int(p, k, v, 1, 10000, &j->count);
 	if (!strcmp(k, "place"))
 		return parse_place(p, j, v);
+	if (!strcmp(k, "namespace")) { /* a DNS label, as Kubernetes has it */
+		bool ok = *v && strlen(v) < SCN_NAME_MAX && v[0] != '-' && v[strlen(v) - 1] != '-';
+
+		for (const char *c = v; *c && ok; c++)
+			ok = islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '-';
+		if (!ok)
+			return fail(p, p->line,
+				    "namespace: '%s' is not a DNS label (a-z, 0-9, '-'; < %d)", v,
+				    SCN_NAME_MAX);
+		snprintf(j->k8s_namespace, sizeof(j->k8s_namespace), "%s", v);
+		return 0;
+	}
 	return fail(p, p->line, "unknown key '%s' in [job]", k);
 }
 
@@ -463,6 +484,7 @@ static int begin_section(struct parser *p, char *name, char *arg)
 		j->threads = 8;
 		j->mpki = 1.0;
 		j->count = 1;
+		snprintf(j->k8s_namespace, sizeof(j->k8s_namespace), "default");
 		j->line = p->line;
 		p->sec = SEC_JOB;
 		return copy_name(p, "[job]", arg, j->name, true);

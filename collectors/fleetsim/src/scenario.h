@@ -14,6 +14,9 @@
 #define SCN_LABEL_MAX 160
 
 enum scn_event_kind { SCN_EV_ANTAGONIST, SCN_EV_SELF_INFLICTED };
+/* a host group's tasks: the simulator's jobs/<job>/<index> folders, or Kubernetes pods with the
+ * kubelet's cgroups under either cgroup driver */
+enum scn_kubernetes { SCN_K8S_NONE, SCN_K8S_CGROUPFS, SCN_K8S_SYSTEMD };
 enum scn_pattern { SCN_PAT_STEADY, SCN_PAT_SQUARE, SCN_PAT_SINE, SCN_PAT_RAMP };
 
 struct scn_platform {
@@ -30,6 +33,7 @@ struct scn_hosts {
 	char platform_name[SCN_NAME_MAX];
 	int platform; /* index into platforms, resolved */
 	int count;
+	int kubernetes; /* enum scn_kubernetes */
 	int first_host; /* index of the group's first host in the fleet, resolved */
 	int line;
 };
@@ -42,7 +46,8 @@ struct scn_placement {
 
 struct scn_job {
 	char name[SCN_NAME_MAX];
-	int task_class; /* enum cpi2_task_class */
+	char k8s_namespace[SCN_NAME_MAX]; /* on Kubernetes hosts: a Deployment of this namespace */
+	int task_class;			  /* enum cpi2_task_class */
 	bool is_protected;
 	double cpi, cpi_sd, shape, diurnal_cv;
 	double cpu, cpu_jitter; /* mean CPU-sec/sec per task and its relative noise */
