@@ -1,0 +1,270 @@
+"""The lab on this machine, first step: does a real antagonist hurt real victims, and does a cap
+on it give their latency back? (`make -C lab quiet-vs-antagonist`)
+
+Five replicas of cpi2-lab-victim, each in its own cgroup (v1 cpu and v2, the same path in both),
+and a cpi2-ibench CPU antagonist in its own, all pinned to one CPU. Three phases of the same
+length, the victims started afresh in each: quiet (victims alone), uncapped (the antagonist at
+full intensity beside them) and capped (the antagonist's v1 cpu.cfs_quota_us written directly,
+as the enforcer would: 0.01 CPU-sec/sec, the paper's cap for best-effort tasks). The real
+collector counts every cgroup of the experiment (task-clock, pressure) in 1 s windows
+throughout. It prints, per phase, the victims' pooled p50/p99 latency (from their per-request
+CSVs) and the victims' and the antagonist's mean CPU pressure and CPU usage from the collector's
+samples. Needs root, cgroup v2 (PSI) and the v1 cpu controller; the C programs from make build.
+
+Usage: python -m cpi2.lab quiet-vs-antagonist [--phase-s S] [--rate R] [--cpu C] [--build DIR]
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from cpi2.repo import ROOT
+
+V2 = "/sys/fs/cgroup/unified"
+V1 = "/sys/fs/cgroup/cpu"
+TOP = "cpi2-lab"
+REPLICAS = 5
+CAP = 0.01  # CPU-sec/sec: the paper's hard cap for best-effort tasks
+PERIOD_US = 100000
+
+
+def nearest_rank(values, q):
+    v = sorted(values)
+    return v[max(1, min(len(v), math.ceil(q / 100 * len(v)))) - 1] if v else float("nan")
+
+
+class Cgroup:
+    """One task's cgroup, the same path in v2 and in the v1 cpu hierarchy."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dirs = [os.path.join(V2, TOP, name), os.path.join(V1, TOP, name)]
+        for d in self.dirs:
+            os.makedirs(d, exist_ok=True)
+
+    def add(self, pid):
+        for d in self.dirs:
+            with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                f.write(str(pid))
+
+    def cap(self, cpus):
+        """Write the v1 quota directly: cpus CPU-sec/sec (the enforcer's own path comes later)."""
+        quota = max(1000, int(cpus * PERIOD_US))
+        with open(os.path.join(self.dirs[1], "cpu.cfs_period_us"), "w") as f:
+            f.write(str(PERIOD_US))
+        with open(os.path.join(self.dirs[1], "cpu.cfs_quota_us"), "w") as f:
+            f.write(str(quota))
+        return quota
+
+
+def remove_all():
+    """Kill what is left in the experiment's cgroups and remove them (rmdir only, leaves first)."""
+    for base in (V2, V1):
+        top = os.path.join(base, TOP)
+        if not os.path.isdir(top):
+            continue
+        for d in sorted(os.listdir(top)):
+            path = os.path.join(top, d)
+            if not os.path.isdir(path):
+                continue
+            try:
+                with open(os.path.join(path, "cgroup.procs")) as f:
+                    for pid in f.read().split():
+                        try:
+                            os.kill(int(pid), 9)
+                        except ProcessLookupError:
+                            pass
+            except OSError:
+                pass
+    time.sleep(0.3)
+    for base in (V2, V1):
+        top = os.path.join(base, TOP)
+        if os.path.isdir(top):
+            for d in os.listdir(top):
+                if not os.path.isdir(os.path.join(top, d)):
+                    continue
+                try:
+                    os.rmdir(os.path.join(top, d))
+                except OSError as e:
+                    print("lab: rmdir %s: %s" % (os.path.join(top, d), e), file=sys.stderr)
+            os.rmdir(top)
+
+
+def start_in(cgroup, argv, **kw):
+    """Start argv with its process in cgroup before it runs anything (a shell that moves itself,
+    then execs)."""
+    script = 'for d in "$@"; do echo $$ > "$d/cgroup.procs" || exit 97; done; exec %s' % " ".join(
+        "'%s'" % a for a in argv
+    )
+    return subprocess.Popen(["sh", "-c", script, "sh", *cgroup.dirs], **kw)
+
+
+def run_victims(bins, victims, tmp, phase, args):
+    procs, outs = [], []
+    for i, cg in enumerate(victims):
+        out = os.path.join(tmp, "%s-%d.csv" % (phase, i))
+        argv = [bins["victim"], "--rate", str(args.rate), "--duration-s", str(args.phase_s), "--cpu", str(args.cpu)]
+        procs.append(start_in(cg, argv + ["--out", out], stdout=subprocess.PIPE, text=True))
+        outs.append(out)
+    reports = []
+    for p in procs:
+        stdout, _ = p.communicate(timeout=args.phase_s + 60)
+        if p.returncode != 0:
+            raise SystemExit("lab: a victim failed (exit %d)" % p.returncode)
+        reports.append(json.loads(stdout))
+    latencies = []
+    for out in outs:
+        with open(out) as f:
+            latencies += [int(r["latency_us"]) for r in csv.DictReader(f)]
+    return reports, latencies
+
+
+def signals(samples, start_us, end_us, tasks):
+    """Mean cpu_pressure and cpu_usage of tasks over the collector's windows within the phase."""
+    vals = {"cpu_pressure": [], "cpu_usage": []}
+    for s in samples:
+        if s["task"] in tasks and start_us <= s["window_start_us"] and s["window_start_us"] + s["window_us"] <= end_us:
+            for k in vals:
+                if s[k] is not None:
+                    vals[k].append(s[k])
+    return {k: (sum(v) / len(v) if v else float("nan")) for k, v in vals.items()}, len(vals["cpu_usage"])
+
+
+def quiet_vs_antagonist(args):
+    if (
+        os.geteuid() != 0
+        or not os.path.exists(os.path.join(V2, "cpu.pressure"))
+        or not os.path.exists(os.path.join(V1, "cpu.cfs_quota_us"))
+    ):
+        raise SystemExit("lab: needs root, cgroup v2 with PSI at %s and the v1 cpu controller at %s" % (V2, V1))
+    build = args.build or str(ROOT / "build" / "c")
+    bins = {
+        "victim": os.path.join(build, "lab", "cpi2-lab-victim"),
+        "ibench": os.path.join(build, "ibench", "cpi2-ibench"),
+        "collector": os.path.join(build, "collectors", "collector", "cpi2-collector"),
+    }
+    for b in bins.values():
+        if not os.access(b, os.X_OK):
+            raise SystemExit("lab: %s missing (make build)" % b)
+    remove_all()
+    tmp = tempfile.mkdtemp(prefix="cpi2-lab-")
+    victims = [Cgroup("victim-%d" % i) for i in range(REPLICAS)]
+    antagonist = Cgroup("antagonist")
+    rules = os.path.join(tmp, "rules")
+    with open(rules, "w") as f:
+        f.write("victim-* job=lab-victim task_id=$1 class=latency_sensitive\n")
+        f.write("antagonist job=lab-antagonist task_id=0 class=best_effort\n")
+    collector_out = open(os.path.join(tmp, "samples.jsonl"), "w")
+    collector = subprocess.Popen(
+        [bins["collector"], "--stdout", "--events", "task-clock", "--roots", os.path.join(V2, TOP)]
+        + ["--rules-file", rules, "--default-rules=false", "--window-s", "0.9", "--period-s", "1"],
+        stdout=collector_out,
+        stderr=subprocess.DEVNULL,
+    )
+    ant = None
+    phases = []
+    try:
+        print(
+            "lab: %d victims at %g requests/s each, a cpu-int antagonist (intensity 100, %d threads), all on CPU %d; "
+            "%g s phases; collector windows 0.9 s every 1 s"
+            % (REPLICAS, args.rate, args.threads, args.cpu, args.phase_s)
+        )
+        for phase in ("quiet", "uncapped", "capped"):
+            if phase == "uncapped":
+                ant = start_in(
+                    antagonist,
+                    ["taskset", "-c", str(args.cpu), bins["ibench"], "cpu-int", "--intensity", "100"]
+                    + ["--threads", str(args.threads), "--report", "text"],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+                time.sleep(1.0)
+            if phase == "capped":
+                quota = antagonist.cap(CAP)
+                print("lab: antagonist capped: cpu.cfs_quota_us %d / cpu.cfs_period_us %d" % (quota, PERIOD_US))
+                time.sleep(1.0)
+            start_us = int(time.time() * 1e6)
+            reports, lat = run_victims(bins, victims, tmp, phase, args)
+            end_us = int(time.time() * 1e6)
+            phases.append((phase, start_us, end_us, reports, lat))
+        time.sleep(1.5)  # the collector's last window of the capped phase
+    finally:
+        if ant:
+            ant.terminate()
+            ant.wait(timeout=10)
+        collector.terminate()
+        collector.wait(timeout=20)
+        collector_out.close()
+        with open(os.path.join(tmp, "samples.jsonl")) as f:
+            samples = [json.loads(line) for line in f if line.startswith("{")]
+        remove_all()
+
+    victim_tasks = {"victim-%d" % i for i in range(REPLICAS)}
+    print()
+    print(
+        "%-9s %9s %9s %10s %8s | %-26s | %-26s"
+        % (
+            "phase",
+            "requests",
+            "p50 us",
+            "p99 us",
+            "p99/quiet",
+            "victims: pressure / usage",
+            "antagonist: pressure / usage",
+        )
+    )
+    quiet_p99 = None
+    for phase, start_us, end_us, _reports, lat in phases:
+        p99 = nearest_rank(lat, 99)
+        quiet_p99 = quiet_p99 or p99
+        vs, vn = signals(samples, start_us, end_us, victim_tasks)
+        an, _ = signals(samples, start_us, end_us, {"antagonist"})
+        print(
+            "%-9s %9d %9.0f %10.0f %8.2f | %12.3f / %-11.3f | %12.3f / %-11.3f"
+            % (
+                phase,
+                len(lat),
+                nearest_rank(lat, 50),
+                p99,
+                p99 / quiet_p99,
+                vs["cpu_pressure"],
+                vs["cpu_usage"],
+                an["cpu_pressure"],
+                an["cpu_usage"],
+            )
+        )
+        if vn == 0:
+            print("  (no collector window fell inside the %s phase)" % phase)
+    print(
+        "\nper-replica p99 (us): "
+        + "; ".join("%s %s" % (ph, " ".join("%.0f" % r["p99_us"] for r in reports)) for ph, _, _, reports, _ in phases)
+    )
+    print("lab: %d collector samples%s" % (len(samples), "; files in %s" % tmp if args.keep else ""))
+    if not args.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m cpi2.lab", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    q = sub.add_parser("quiet-vs-antagonist", help="victims' p99 quiet, beside an uncapped antagonist, capped")
+    q.add_argument("--phase-s", type=float, default=15.0, help="length of each phase (default 15)")
+    q.add_argument("--rate", type=float, default=100.0, help="requests/s of each victim (default 100)")
+    q.add_argument("--cpu", type=int, default=os.cpu_count() - 1, help="the one CPU everything runs on")
+    q.add_argument("--threads", type=int, default=2, help="antagonist threads (default 2)")
+    q.add_argument("--build", help="the C release build (default build/c)")
+    q.add_argument("--keep", action="store_true", help="keep the CSVs and samples")
+    args = ap.parse_args(argv)
+    if args.cmd == "quiet-vs-antagonist":
+        quiet_vs_antagonist(args)
+
+
+if __name__ == "__main__":
+    main()
