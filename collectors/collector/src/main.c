@@ -144,20 +144,32 @@ static int run(struct collector *c, struct output *o)
 	struct cpi2_producer_stats last = {0};
 	double cpu0 = cpu_seconds();
 	int64_t wall0 = cpi2_clock_us(CLOCK_MONOTONIC);
+	/* a window as long as the period: each begins where the one before ended, at the next
+	 * multiple of the period, and ends on the one after (the publishing of the last window
+	 * comes out of this one's start, not a skipped period) */
+	bool back_to_back = !conf->once && window_us >= period_us;
+	int64_t next = 0; /* the wall-clock start of the next back-to-back window, 0: none yet */
 	long done = 0;
 
 	while (!cpi2_signal_stop && (!conf->windows || done < conf->windows)) {
 		/* windows start on multiples of the period of the wall clock, so hosts align */
 		int64_t now = cpi2_clock_us(CLOCK_REALTIME),
-			start = conf->once ? now : (now / period_us + 1) * period_us;
+			start = conf->once ? now : (now / period_us + 1) * period_us, end_mono;
 
+		if (back_to_back && next && now >= next && now < next + period_us)
+			start = next; /* late by the last window's publishing: begin at once */
 		if (!wait_until(cpi2_clock_us(CLOCK_MONOTONIC) + (start - now), o))
 			break;
 		if (collector_window_begin(c)) {
 			cpi2_log(CPI2_LOG_ERR, "collector", "window: out of memory");
 			return 1;
 		}
-		if (!wait_until(cpi2_clock_us(CLOCK_MONOTONIC) + window_us, o)) {
+		end_mono = cpi2_clock_us(CLOCK_MONOTONIC) + window_us;
+		if (back_to_back) {
+			end_mono -= cpi2_clock_us(CLOCK_REALTIME) - start; /* end on the boundary */
+			next = start + period_us;
+		}
+		if (!wait_until(end_mono, o)) {
 			collector_window_abort(c);
 			cpi2_log(CPI2_LOG_INFO, "collector",
 				 "stopped in the middle of a window: it is not published");

@@ -207,6 +207,40 @@ def check_real_tree(root, rules):
     print("Kafka down: ok (2 windows sampled, drops reported, exit after %.1f s)" % took)
 
 
+def check_back_to_back(root, rules):
+    """A window as long as the period (the 1 s profile): one every period, each starting where
+    the one before ended, not every other period; the busy task's usage fills each window."""
+    t0 = time.monotonic()
+    r = run(
+        "--stdout",
+        "--events",
+        "task-clock",
+        "--roots",
+        root,
+        "--rules-file",
+        rules,
+        "--window-s",
+        "1",
+        "--period-s",
+        "1",
+        "--windows",
+        "4",
+    )
+    took = time.monotonic() - t0
+    assert r.returncode == 0, r
+    samples = [s for s in cgtest.samples(r.stdout) if s["task"] == "j/0"]
+    starts = [s["window_start_us"] for s in samples]
+    assert len(starts) == 4, r.stdout
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert all(abs(g - 1000000) < 100000 for g in gaps), gaps  # one period apart, none skipped
+    for a, b in zip(samples, samples[1:]):  # b begins within 50 ms of a's end
+        assert 0 <= b["window_start_us"] - (a["window_start_us"] + a["window_us"]) < 50000, (a, b)
+    assert all(950000 <= s["window_us"] <= 1050000 for s in samples), [s["window_us"] for s in samples]
+    assert all(s["cpu_usage"] > 0.2 for s in samples), [s["cpu_usage"] for s in samples]
+    assert took < 7, took  # four windows of 1 s, not eight
+    print("1 s windows every 1 s: ok (starts %s us apart, windows %s us)" % (gaps, [s["window_us"] for s in samples]))
+
+
 def two_windows(root, *args):
     """Two short windows of task-clock on root's tree, samples on stdout."""
     window = ("--window-s", "0.2", "--period-s", "0.5", "--windows", "2")
@@ -328,6 +362,7 @@ def main():
             rules.write("j ignore\nj/* job=j task_id=$1 class=batch\n")
             rules.flush()
             check_real_tree(root, rules.name)
+            check_back_to_back(root, rules.name)
     finally:
         cgtest.stop(spinner)
         cgtest.remove_tree(root)
