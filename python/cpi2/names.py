@@ -143,6 +143,7 @@ FIELDS = {
         "weighted_sum",
         "weighted_sum_sq",
         "weighted_cpu_sum",
+        "signal",
     ),
     "Incident": (
         "incident_id",
@@ -171,6 +172,7 @@ FIELDS = {
         "cap_cpu",
         "cap_duration_s",
         "machine_cpu_utilization",
+        "signal",
     ),
     "EnforcementAction": (
         "action_id",

@@ -13,6 +13,7 @@ import org.cpi2.flink.correlate.CorrelatorFunction;
 import org.cpi2.flink.detect.AnomalyDetectorFunction;
 import org.cpi2.flink.detect.HostEvent;
 import org.cpi2.flink.kafka.KafkaIo;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.spec.SpecBuilderFunction;
 import org.cpi2.flink.spec.SpecInput;
 import org.cpi2.flink.spec.SpecInputCombiner;
@@ -135,51 +136,17 @@ public final class Cpi2Job {
             .uid("spec-seed-watermarks")
             .name("Spec seed event time");
 
-    // Specs per job × platform (paper 3.1).
-    SingleOutputStreamOperator<CpiSpec> specs =
-        samples
-            .transform(
-                "Spec inputs", TypeInformation.of(SpecInput.class), SpecInputCombiner.of(options))
-            .uid("spec-inputs")
-            .keyBy(s -> s.key, TypeInformation.of(String.class))
-            .connect(
-                seeds.keyBy(
-                    s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
-                    TypeInformation.of(String.class)))
-            .process(new SpecBuilderFunction(options), RecordTypes.SPEC)
-            .uid("spec-builder")
-            .name("Spec builder (job x platform)");
-
-    // Everything per host runs in one thread after one shuffle: the host's samples and its
-    // enforcer's actions go through the detector (paper 4.1; specs broadcast to every instance),
-    // which passes the actions on, to the correlator (paper 4.2, 5), which also judges every cap
-    // (paper 7.2) from the same series. The correlator reads the detector's output as keyed by
-    // host as it is (no second shuffle), so the two are chained.
-    DataStream<HostEvent> hostEvents =
-        samples
-            .map(HostEvent::of, TypeInformation.of(HostEvent.class))
-            .uid("host-samples")
-            .name("Host events: samples")
-            .union(
-                actions
-                    .map(HostEvent::of, TypeInformation.of(HostEvent.class))
-                    .uid("host-actions")
-                    .name("Host events: actions"));
-    BroadcastStream<CpiSpec> specBroadcast = specs.broadcast(AnomalyDetectorFunction.SPECS);
-    SingleOutputStreamOperator<HostEvent> scored =
-        hostEvents
-            .keyBy(HostEvent::host, TypeInformation.of(String.class))
-            .connect(specBroadcast)
-            .process(new AnomalyDetectorFunction(options), TypeInformation.of(HostEvent.class))
-            .uid("host-detector")
-            .name("Outlier and anomaly detector (host)");
-    SingleOutputStreamOperator<Incident> incidents =
-        DataStreamUtils.reinterpretAsKeyedStream(
-                scored, HostEvent::host, TypeInformation.of(String.class))
-            .process(new CorrelatorFunction(options), RecordTypes.INCIDENT)
-            .uid("host-correlator")
-            .name("Antagonist correlator and cap judge (host)");
-    DataStream<CapOutcome> outcomes = incidents.getSideOutput(CorrelatorFunction.OUTCOMES);
+    // Every signal runs the same machinery in operators of its own: CPI in the ones it always had
+    // (their uids unchanged, so savepoints of earlier builds restore), the others beside them.
+    DataStream<CpiSpec> specs = null;
+    DataStream<Incident> incidents = null;
+    DataStream<CapOutcome> outcomes = null;
+    for (Signal signal : options.signals()) {
+      SignalOutputs o = signalGraph(signal, samples, actions, seeds);
+      specs = specs == null ? o.specs : specs.union(o.specs);
+      incidents = incidents == null ? o.incidents : incidents.union(o.incidents);
+      outcomes = outcomes == null ? o.outcomes : outcomes.union(o.outcomes);
+    }
 
     DataStream<DeadLetter> deadLetters =
         decodedSamples
@@ -188,9 +155,108 @@ public final class Cpi2Job {
                 decodedActions.getSideOutput(RecordTypes.DEAD_LETTERS),
                 decodedSeeds.getSideOutput(RecordTypes.DEAD_LETTERS));
 
-    sinks.specs(specs);
-    sinks.incidents(incidents);
-    sinks.outcomes(outcomes);
+    if (specs != null) {
+      sinks.specs(specs);
+      sinks.incidents(incidents);
+      sinks.outcomes(outcomes);
+    }
     sinks.deadLetters(deadLetters);
+  }
+
+  /** What one signal's operators put out. */
+  private static final class SignalOutputs {
+    DataStream<CpiSpec> specs;
+    DataStream<Incident> incidents;
+    DataStream<CapOutcome> outcomes;
+  }
+
+  /** Operator uids and names of {@code signal}: CPI's as they always were, the others suffixed. */
+  private static String uid(String base, Signal signal) {
+    return signal == Signal.CPI ? base : base + "-" + signal.wireName();
+  }
+
+  private static String name(String base, Signal signal) {
+    return signal == Signal.CPI ? base : base + " [" + signal.wireName() + "]";
+  }
+
+  /**
+   * The spec builder, detector and correlator of one signal. A sample without the signal does not
+   * enter another signal's operators at all: a host measures a signal for all its tasks or for none
+   * (PSI, resctrl and the PMU are the machine's), so the suspects of its analyses are the host's
+   * tasks still.
+   */
+  private SignalOutputs signalGraph(
+      Signal signal,
+      DataStream<CpiSample> allSamples,
+      DataStream<EnforcementAction> actions,
+      DataStream<CpiSpec> allSeeds) {
+    Cpi2Options signalOptions = options.forSignal(signal);
+    DataStream<CpiSample> samples =
+        signal == Signal.CPI
+            ? allSamples
+            : allSamples
+                .filter(s -> signal.value(s) != null)
+                .uid(uid("signal-samples", signal))
+                .name(name("Samples with the signal", signal));
+    String wire = signal.wireName();
+    DataStream<CpiSpec> seeds =
+        allSeeds
+            .filter(s -> wire.equals(s.getSignal()))
+            .uid(uid("spec-seeds-of-signal", signal))
+            .name(name("Spec seeds of the signal", signal));
+
+    // Specs per job × platform (paper 3.1).
+    SingleOutputStreamOperator<CpiSpec> specs =
+        samples
+            .transform(
+                name("Spec inputs", signal),
+                TypeInformation.of(SpecInput.class),
+                SpecInputCombiner.of(options, signal))
+            .uid(uid("spec-inputs", signal))
+            .keyBy(s -> s.key, TypeInformation.of(String.class))
+            .connect(
+                seeds.keyBy(
+                    s -> SpecBuilderFunction.key(s.getJob(), s.getPlatform()),
+                    TypeInformation.of(String.class)))
+            .process(new SpecBuilderFunction(options, signal), RecordTypes.SPEC)
+            .uid(uid("spec-builder", signal))
+            .name(name("Spec builder (job x platform)", signal));
+
+    // Everything per host runs in one thread after one shuffle: the host's samples and its
+    // enforcer's actions go through the detector (paper 4.1; specs broadcast to every instance),
+    // which passes the actions on, to the correlator (paper 4.2, 5), which also judges every cap
+    // (paper 7.2) from the same series. The correlator reads the detector's output as keyed by
+    // host as it is (no second shuffle), so the two are chained.
+    DataStream<HostEvent> hostEvents =
+        samples
+            .map(s -> HostEvent.of(s, signal), TypeInformation.of(HostEvent.class))
+            .uid(uid("host-samples", signal))
+            .name(name("Host events: samples", signal))
+            .union(
+                actions
+                    .map(HostEvent::of, TypeInformation.of(HostEvent.class))
+                    .uid(uid("host-actions", signal))
+                    .name(name("Host events: actions", signal)));
+    BroadcastStream<CpiSpec> specBroadcast = specs.broadcast(AnomalyDetectorFunction.SPECS);
+    SingleOutputStreamOperator<HostEvent> scored =
+        hostEvents
+            .keyBy(HostEvent::host, TypeInformation.of(String.class))
+            .connect(specBroadcast)
+            .process(
+                new AnomalyDetectorFunction(signalOptions), TypeInformation.of(HostEvent.class))
+            .uid(uid("host-detector", signal))
+            .name(name("Outlier and anomaly detector (host)", signal));
+    SingleOutputStreamOperator<Incident> incidents =
+        DataStreamUtils.reinterpretAsKeyedStream(
+                scored, HostEvent::host, TypeInformation.of(String.class))
+            .process(new CorrelatorFunction(options, signal), RecordTypes.INCIDENT)
+            .uid(uid("host-correlator", signal))
+            .name(name("Antagonist correlator and cap judge (host)", signal));
+
+    SignalOutputs out = new SignalOutputs();
+    out.specs = specs;
+    out.incidents = incidents;
+    out.outcomes = incidents.getSideOutput(CorrelatorFunction.OUTCOMES);
+    return out;
   }
 }

@@ -5,8 +5,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.Serializable;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import org.cpi2.flink.signal.Signal;
 
 /**
  * Every tunable of the jobs (paper Table 2, DESIGN.md "Parameters"), as option names with defaults.
@@ -24,7 +26,29 @@ public final class Cpi2Options implements Serializable {
   public static final String MIN_CPU_USAGE = "sample.min-cpu-usage";
   // Outliers and anomalies (paper 4.1).
   public static final String OUTLIER_SIGMAS = "outlier.sigmas";
+
+  /**
+   * An outlier's value must also exceed this absolute floor (0 for CPI: the paper's rule alone). A
+   * spec of a job whose signal is almost always 0 (an idle job's pressure) has a sigma near 0, and
+   * mean + k sigma alone would call any blip an outlier.
+   */
+  public static final String OUTLIER_FLOOR = "outlier.floor";
+
   public static final String ANOMALY_OUTLIERS = "anomaly.outliers";
+
+  /**
+   * The signals detection runs on (Signal names, comma-separated): each one its own spec builder,
+   * detector and correlator, CPI in the operators it always had.
+   */
+  public static final String SIGNALS = "signals";
+
+  /** A signal's own CPU floor, outlier sigmas and floor: {@code signal.NAME.} + these. */
+  public static final String SIGNAL_PREFIX = "signal.";
+
+  public static final String SIGNAL_MIN_CPU = ".min-cpu-usage";
+  public static final String SIGNAL_SIGMAS = ".outlier-sigmas";
+  public static final String SIGNAL_FLOOR = ".outlier-floor";
+
   public static final String ANOMALY_WINDOW_S = "anomaly.window-s";
   // Correlator and policy (paper 4.2, 5).
   public static final String CORRELATION_WINDOW_S = "correlation.window-s";
@@ -111,6 +135,12 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(SPEC_MIN_SAMPLES_PER_TASK, "100");
     DEFAULTS.put(MIN_CPU_USAGE, "0.25");
     DEFAULTS.put(OUTLIER_SIGMAS, "2.0");
+    DEFAULTS.put(OUTLIER_FLOOR, "0");
+    DEFAULTS.put(SIGNALS, "cpi,cpu_pressure,memory_pressure,llc_mpki");
+    // Defaults of the signals other than CPI: flink-jobs/README.md "Signals" says why.
+    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.02");
+    signal(Signal.MEMORY_PRESSURE, "0.01", "2.0", "0.02");
+    signal(Signal.LLC_MPKI, "0.25", "2.0", "1.0");
     DEFAULTS.put(ANOMALY_OUTLIERS, "3");
     DEFAULTS.put(ANOMALY_WINDOW_S, "300");
     DEFAULTS.put(CORRELATION_WINDOW_S, "600");
@@ -148,6 +178,12 @@ public final class Cpi2Options implements Serializable {
     LOADER_DEFAULTS.put(CLICKHOUSE_BATCH, "500000");
     LOADER_DEFAULTS.put(CLICKHOUSE_BATCH_BYTES, "67108864"); // 64 MiB
     LOADER_DEFAULTS.put(CLICKHOUSE_MAX_DELAY_MS, "5000");
+  }
+
+  private static void signal(Signal s, String minCpu, String sigmas, String floor) {
+    DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_MIN_CPU, minCpu);
+    DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_SIGMAS, sigmas);
+    DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_FLOOR, floor);
   }
 
   private final Map<String, String> values;
@@ -201,6 +237,7 @@ public final class Cpi2Options implements Serializable {
     for (Map.Entry<String, String> e : given.entrySet()) {
       options = options.with(e.getKey(), e.getValue());
     }
+    options.signals(); // an unknown signal fails here, not in the job
     return options;
   }
 
@@ -212,6 +249,25 @@ public final class Cpi2Options implements Serializable {
     Map<String, String> copy = new LinkedHashMap<>(values);
     copy.put(name, value);
     return new Cpi2Options(copy);
+  }
+
+  /** The signals detection runs on ({@link #SIGNALS}), CPI first. */
+  public List<Signal> signals() {
+    return Signal.parseList(get(SIGNALS));
+  }
+
+  /**
+   * The options the operators of {@code signal} read: CPI's are these; another signal's CPU floor,
+   * outlier sigmas and floor are its own {@code signal.NAME.*} options.
+   */
+  public Cpi2Options forSignal(Signal signal) {
+    if (signal == Signal.CPI) {
+      return this;
+    }
+    String p = SIGNAL_PREFIX + signal.wireName();
+    return with(MIN_CPU_USAGE, get(p + SIGNAL_MIN_CPU))
+        .with(OUTLIER_SIGMAS, get(p + SIGNAL_SIGMAS))
+        .with(OUTLIER_FLOOR, get(p + SIGNAL_FLOOR));
   }
 
   public String get(String name) {

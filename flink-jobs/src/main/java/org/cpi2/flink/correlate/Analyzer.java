@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.schema.Incident;
 import org.cpi2.schema.Suspect;
 import org.cpi2.schema.TaskClass;
@@ -31,11 +32,21 @@ public final class Analyzer {
   private final long windowUs;
   private final double minCpuUsage;
   private final DecisionPolicy policy;
+  private final Signal signal;
 
   public Analyzer(long windowUs, double minCpuUsage, DecisionPolicy policy) {
+    this(windowUs, minCpuUsage, policy, Signal.CPI);
+  }
+
+  /**
+   * An analyser of {@code signal}: the series' values are that signal's, correlated with the
+   * suspects' CPU usage as the paper does CPI; its incidents name the signal.
+   */
+  public Analyzer(long windowUs, double minCpuUsage, DecisionPolicy policy, Signal signal) {
     this.windowUs = windowUs;
     this.minCpuUsage = minCpuUsage;
     this.policy = policy;
+    this.signal = signal;
   }
 
   /**
@@ -109,7 +120,7 @@ public final class Analyzer {
         policy.decide(victimClass, victim.isProtected, victim.spec.usable(), victimCpu, suspects);
     Suspect a = v.antagonist();
     return Incident.newBuilder()
-        .setIncidentId(incidentId(host, victim.task, detectedAtUs, round))
+        .setIncidentId(incidentId(signal, host, victim.task, detectedAtUs, round))
         .setHost(host)
         .setDetectedAtUs(detectedAtUs)
         .setRound(round)
@@ -135,6 +146,7 @@ public final class Analyzer {
         .setCapCpu(v.capCpu())
         .setCapDurationS(v.capDurationS())
         .setMachineCpuUtilization(machineCpu)
+        .setSignal(signal.wireName())
         .build();
   }
 
@@ -143,8 +155,21 @@ public final class Analyzer {
    * stores can deduplicate it.
    */
   public static String incidentId(String host, String victim, long detectedAtUs, int round) {
+    return incidentId(Signal.CPI, host, victim, detectedAtUs, round);
+  }
+
+  /**
+   * The id of an incident of {@code signal}: CPI's as it always was, another signal's prefixed with
+   * its name and a colon ({@link Signal#ofIncident}), from a key that includes the signal.
+   */
+  public static String incidentId(
+      Signal signal, String host, String victim, long detectedAtUs, int round) {
     String key = host + '\u0000' + victim + '\u0000' + detectedAtUs + '\u0000' + round;
-    return UUID.nameUUIDFromBytes(key.getBytes(StandardCharsets.UTF_8)).toString();
+    if (signal != Signal.CPI) {
+      key += '\u0000' + signal.wireName();
+    }
+    return signal.incidentPrefix()
+        + UUID.nameUUIDFromBytes(key.getBytes(StandardCharsets.UTF_8)).toString();
   }
 
   static TaskClass taskClass(TaskClass c) {

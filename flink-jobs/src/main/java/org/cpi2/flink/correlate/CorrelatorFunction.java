@@ -20,6 +20,7 @@ import org.cpi2.flink.detect.ScoredSample;
 import org.cpi2.flink.judge.CapJudge;
 import org.cpi2.flink.records.CapState;
 import org.cpi2.flink.records.PendingAnalysis;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.stream.RecordTypes;
 import org.cpi2.flink.stream.StateTtl;
 import org.cpi2.schema.ActionKind;
@@ -55,6 +56,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   private final int anomalyOutliers;
   private final CapJudge judge;
   private final long retentionUs;
+  private final Signal signal;
 
   private transient Analyzer analyzer;
   private transient MapState<String, TaskSeries> series;
@@ -65,11 +67,21 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   private transient ValueState<Long> lastAnalysisMs;
 
   public CorrelatorFunction(Cpi2Options o) {
+    this(o, Signal.CPI);
+  }
+
+  /**
+   * The correlator of {@code signal}, behind that signal's detector, with its options ({@link
+   * Cpi2Options#forSignal}).
+   */
+  public CorrelatorFunction(Cpi2Options options, Signal signal) {
+    Cpi2Options o = options.forSignal(signal);
+    this.signal = signal;
     this.options = o;
     this.windowUs = o.getLong(Cpi2Options.CORRELATION_WINDOW_S) * 1_000_000L;
     this.minIntervalMs = o.getLong(Cpi2Options.ANALYSIS_MIN_INTERVAL_MS);
     this.anomalyOutliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
-    this.judge = new CapJudge(o);
+    this.judge = new CapJudge(o, signal);
     this.retentionUs = Math.max(windowUs, judge.retentionUs());
   }
 
@@ -85,7 +97,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
             options.getDouble(Cpi2Options.CAP_BATCH),
             options.getDouble(Cpi2Options.CAP_BEST_EFFORT),
             options.getInt(Cpi2Options.CAP_DURATION_S));
-    analyzer = new Analyzer(windowUs, minCpu, policy);
+    analyzer = new Analyzer(windowUs, minCpu, policy, signal);
     long ttl = options.getLong(Cpi2Options.TASK_TTL_S);
     // No state TTL on the series: TTL filtering copies a host's whole map on every access. Tasks
     // that stop reporting are dropped in event time by prune(), at every timer of the host.

@@ -55,6 +55,7 @@ public class AnomalyDetectorFunction
 
   private final double sigmas;
   private final double minCpu;
+  private final double floor;
   private final int outliers;
   private final long windowUs;
   private final long specPeriodUs;
@@ -73,6 +74,7 @@ public class AnomalyDetectorFunction
   public AnomalyDetectorFunction(Cpi2Options o) {
     this.sigmas = o.getDouble(Cpi2Options.OUTLIER_SIGMAS);
     this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
+    this.floor = o.getDouble(Cpi2Options.OUTLIER_FLOOR);
     this.outliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
     this.windowUs = o.getLong(Cpi2Options.ANOMALY_WINDOW_S) * 1_000_000L;
     this.specPeriodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
@@ -81,7 +83,7 @@ public class AnomalyDetectorFunction
 
   @Override
   public void open(OpenContext ctx) {
-    rule = new OutlierRule(sigmas, minCpu);
+    rule = new OutlierRule(sigmas, minCpu, floor);
     window = new AnomalyWindow(outliers, windowUs);
     specCache = new JobPlatformMap<>();
     tasks =

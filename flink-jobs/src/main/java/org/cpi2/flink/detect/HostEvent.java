@@ -1,6 +1,7 @@
 package org.cpi2.flink.detect;
 
 import org.apache.flink.api.common.typeinfo.TypeInfo;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.types.SerializerTypeInfo;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.EnforcementAction;
@@ -30,8 +31,13 @@ public final class HostEvent {
 
   /** The sample, to be judged: its fields the detector reads. */
   public static HostEvent of(CpiSample s) {
+    return of(s, Signal.CPI);
+  }
+
+  /** The sample, to be judged on {@code signal}. */
+  public static HostEvent of(CpiSample s, Signal signal) {
     HostEvent e = new HostEvent();
-    e.sample = ScoredSample.of(s);
+    e.sample = ScoredSample.of(s, signal);
     return e;
   }
 

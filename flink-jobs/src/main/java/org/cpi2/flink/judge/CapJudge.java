@@ -12,6 +12,7 @@ import org.apache.flink.util.OutputTag;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.correlate.TaskSeries;
 import org.cpi2.flink.records.CapState;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.stream.RecordTypes;
 import org.cpi2.schema.ActionCause;
 import org.cpi2.schema.ActionKind;
@@ -36,9 +37,19 @@ public final class CapJudge implements java.io.Serializable {
   private final long beforeUs;
   private final long capDurationUs;
   private final double minCpu;
+  private final Signal signal;
   private transient MapState<String, CapState> judging;
 
   public CapJudge(Cpi2Options o) {
+    this(o, Signal.CPI);
+  }
+
+  /**
+   * The judge of the caps of {@code signal}'s incidents (whose ids name the signal: {@link
+   * Signal#ofIncident}), from that signal's series; {@code o} are the signal's options.
+   */
+  public CapJudge(Cpi2Options o, Signal signal) {
+    this.signal = signal;
     this.beforeUs = o.getLong(Cpi2Options.JUDGE_BEFORE_S) * 1_000_000L;
     this.capDurationUs = o.getLong(Cpi2Options.CAP_DURATION_S) * 1_000_000L;
     this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
@@ -65,7 +76,8 @@ public final class CapJudge implements java.io.Serializable {
   public long onAction(EnforcementAction a) throws Exception {
     if (a.getKind() != ActionKind.APPLIED
         || a.getCause() != ActionCause.INCIDENT
-        || a.getVictimTask() == null) {
+        || a.getVictimTask() == null
+        || Signal.ofIncident(a.getIncidentId()) != signal) {
       return Long.MIN_VALUE;
     }
     CapState c = new CapState();

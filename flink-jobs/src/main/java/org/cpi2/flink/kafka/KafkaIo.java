@@ -218,13 +218,7 @@ public final class KafkaIo {
     return new Cpi2Sinks() {
       @Override
       public void specs(DataStream<CpiSpec> s) {
-        to(
-            s,
-            bootstrap,
-            client,
-            CpiSpec.class,
-            Topics.SPECS,
-            x -> SpecBuilderFunction.key(x.getJob(), x.getPlatform()));
+        to(s, bootstrap, client, CpiSpec.class, Topics.SPECS, SpecBuilderFunction::topicKey);
       }
 
       @Override

@@ -17,6 +17,7 @@ import org.apache.flink.util.Collector;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.PeriodMoments;
 import org.cpi2.flink.records.TaskCount;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.stream.RecordTypes;
 import org.cpi2.schema.CpiSpec;
 
@@ -42,6 +43,7 @@ public class SpecBuilderFunction
   private final int minTasks;
   private final long minSamplesPerTask;
   private final long taskTtlS;
+  private final Signal signal;
 
   private transient SpecMath math;
   private transient ValueState<CpiSpec> spec;
@@ -53,6 +55,15 @@ public class SpecBuilderFunction
   private transient Counter seedsDropped;
 
   public SpecBuilderFunction(Cpi2Options o) {
+    this(o, Signal.CPI);
+  }
+
+  /**
+   * The spec builder of {@code signal}, with that signal's options ({@link Cpi2Options#forSignal}).
+   */
+  public SpecBuilderFunction(Cpi2Options options, Signal signal) {
+    Cpi2Options o = options.forSignal(signal);
+    this.signal = signal;
     this.periodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
     this.ageWeight = o.getDouble(Cpi2Options.SPEC_AGE_WEIGHT);
     this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
@@ -61,9 +72,18 @@ public class SpecBuilderFunction
     this.taskTtlS = o.getLong(Cpi2Options.TASK_TTL_S);
   }
 
-  /** The key of a spec, also its key on the compacted topic. */
+  /** The key of a spec in the spec builder. */
   public static String key(String job, String platform) {
     return job + "|" + platform;
+  }
+
+  /**
+   * A spec's key on the compacted topic: job|platform for CPI, as it always was,
+   * job|platform|signal for the others, so that compaction keeps the latest of each.
+   */
+  public static String topicKey(CpiSpec s) {
+    String k = key(s.getJob(), s.getPlatform());
+    return Signal.CPI.wireName().equals(s.getSignal()) ? k : k + "|" + s.getSignal();
   }
 
   @Override
@@ -192,6 +212,7 @@ public class SpecBuilderFunction
       }
       seedEndUs.clear(); // a seed in state is folded on: the data is past it
       CpiSpec next = math.fold(previous, jobPlatform[0], jobPlatform[1], p, m, tasks, eligible);
+      next.setSignal(signal.wireName());
       spec.update(next);
       out.collect(next);
     }

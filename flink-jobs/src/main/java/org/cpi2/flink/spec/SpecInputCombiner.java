@@ -13,6 +13,7 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.streaming.runtime.watermarkstatus.WatermarkStatus;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.PeriodMoments;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.schema.CpiSample;
 
 /**
@@ -48,6 +49,7 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
     }
   }
 
+  private final Signal signal;
   private final double minCpu;
   private final long periodUs;
   private final int maxTasks;
@@ -66,10 +68,16 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
   /** Task entries held at most by the job's combiner (a few tens of MB). */
   public static final int MAX_TASKS = 200_000;
 
-  /** The job's combiner: the CPU floor and spec period of {@code o}. */
+  /** The job's CPI combiner: the CPU floor and spec period of {@code o}. */
   public static SpecInputCombiner of(Cpi2Options o) {
+    return of(o, Signal.CPI);
+  }
+
+  /** The combiner of {@code signal}'s spec: its CPU floor, the spec period of {@code o}. */
+  public static SpecInputCombiner of(Cpi2Options o, Signal signal) {
     return new SpecInputCombiner(
-        o.getDouble(Cpi2Options.MIN_CPU_USAGE),
+        signal,
+        o.forSignal(signal).getDouble(Cpi2Options.MIN_CPU_USAGE),
         o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L,
         MAX_TASKS);
   }
@@ -80,9 +88,20 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
    * @param maxTasks task entries held at most before everything is sent on
    */
   public SpecInputCombiner(double minCpu, long periodUs, int maxTasks) {
+    this(Signal.CPI, minCpu, periodUs, maxTasks);
+  }
+
+  /**
+   * @param signal the signal whose values are combined (a sample without it is left out)
+   * @param minCpu the CPU floor of the samples that count
+   * @param periodUs the spec period
+   * @param maxTasks task entries held at most before everything is sent on
+   */
+  public SpecInputCombiner(Signal signal, double minCpu, long periodUs, int maxTasks) {
     if (periodUs <= 0 || maxTasks <= 0) {
       throw new IllegalArgumentException("spec period and task entries must be positive");
     }
+    this.signal = signal;
     this.minCpu = minCpu;
     this.periodUs = periodUs;
     this.maxTasks = maxTasks;
@@ -100,9 +119,9 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
   @Override
   public void processElement(StreamRecord<CpiSample> element) throws Exception {
     CpiSample s = element.getValue();
-    Double cpi = s.getCpi();
+    Double cpi = signal.value(s);
     double cpu = s.getCpuUsage();
-    if (!SpecMath.counts(cpi, cpu, minCpu)) {
+    if (!SpecMath.counts(signal, cpi, cpu, minCpu)) {
       return;
     }
     long t = s.getWindowStartUs();

@@ -2,6 +2,7 @@ package org.cpi2.flink.spec;
 
 import java.util.Map;
 import org.cpi2.flink.logic.PeriodMoments;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.schema.CpiSpec;
 
 /**
@@ -34,6 +35,14 @@ public final class SpecMath {
   /** Whether a sample counts towards a spec with the CPU floor {@code minCpuUsage}. */
   public static boolean counts(Double cpi, double cpuUsage, double minCpuUsage) {
     return cpi != null && Double.isFinite(cpi) && cpi > 0 && cpuUsage >= minCpuUsage;
+  }
+
+  /**
+   * Whether a sample counts towards a spec of {@code signal}: a value the signal can take (never a
+   * missing one, which is not 0) at or above the CPU floor.
+   */
+  public static boolean counts(Signal signal, Double value, double cpuUsage, double minCpuUsage) {
+    return signal.valid(value) && cpuUsage >= minCpuUsage;
   }
 
   /** Tasks whose sample count over the spec's history reaches the per-task minimum. */

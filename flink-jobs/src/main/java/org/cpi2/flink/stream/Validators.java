@@ -1,5 +1,6 @@
 package org.cpi2.flink.stream;
 
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.EnforcementAction;
 
@@ -24,6 +25,12 @@ public final class Validators {
     }
     if (s.getCpi() != null && !(s.getCpi() > 0 && Double.isFinite(s.getCpi()))) {
       return "CpiSample with invalid cpi " + s.getCpi();
+    }
+    for (Signal signal : Signal.values()) {
+      Double v = signal.value(s);
+      if (signal != Signal.CPI && v != null && !signal.valid(v)) {
+        return "CpiSample with invalid " + signal.wireName() + " " + v;
+      }
     }
     return null;
   }

@@ -1,0 +1,236 @@
+package org.cpi2.flink.signal;
+
+import static org.cpi2.flink.Fixtures.MIN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.cpi2.flink.CollectSink;
+import org.cpi2.flink.Cpi2Job;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Cpi2Sinks;
+import org.cpi2.flink.Cpi2Sources;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.correlate.Analyzer;
+import org.cpi2.flink.kafka.RawRecord;
+import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.CpiSpec;
+import org.cpi2.schema.DeadLetter;
+import org.cpi2.schema.Decision;
+import org.cpi2.schema.EnforcementAction;
+import org.cpi2.schema.Incident;
+import org.cpi2.schema.TaskClass;
+import org.cpi2.schema.Verdict;
+import org.cpi2.wire.Wire;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * Detection on CPU pressure, the whole graph on a MiniCluster, on a fleet without CPI. Five hosts
+ * each run a task of the latency-sensitive job "web" (a little CPU, a little queueing delay); host
+ * h0 also runs a batch "hog" task and a batch "mr" task of constant usage; job "nopsi" (one task
+ * per host) reports no pressure at all. From minute 31 to 35 hog/0 bursts on odd minutes and
+ * web/0's CPU pressure jumps with it; the enforcer caps hog/0 at minute 36 and web/0 recovers.
+ */
+class SignalDetectionIT {
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER =
+      new MiniClusterExtension(
+          new MiniClusterResourceConfiguration.Builder()
+              .setNumberTaskManagers(1)
+              .setNumberSlotsPerTaskManager(2)
+              .build());
+
+  /** An epoch-like start aligned on the 10-minute spec period. */
+  static final long T0 = 1_700_000_400L * 1_000_000L;
+
+  static final Cpi2Options OPTIONS =
+      Fixtures.options(
+          Cpi2Options.SPEC_PERIOD_S, "600",
+          Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "5",
+          Cpi2Options.CHECKPOINT_INTERVAL_MS, "500");
+
+  static CpiSample sample(
+      String host, String task, TaskClass c, long t, Double pressure, double u) {
+    CpiSample s = Fixtures.sample(host, task, c, t, null, u);
+    s.setCpuPressure(pressure);
+    return s;
+  }
+
+  /** The fleet, minute by minute ({@code step} apart, from 1 to {@code steps}). */
+  static List<CpiSample> fleet(long t0, long step, int steps, int burstFrom, int burstTo) {
+    List<CpiSample> out = new ArrayList<>();
+    for (int i = 1; i <= steps; i++) {
+      long t = t0 + i * step;
+      boolean burst = i >= burstFrom && i <= burstTo && (i - burstFrom) % 2 == 0;
+      for (int k = 0; k < 5; k++) {
+        Double p = 0.01 + 0.005 * ((i + k) % 3);
+        if (k == 1 && i % 4 == 0) {
+          p = null; // not measured: never a 0 in the spec
+        }
+        if (k == 0 && burst) {
+          p = 0.4;
+        }
+        out.add(sample("h" + k, "web/" + k, TaskClass.LATENCY_SENSITIVE, t, p, 0.06));
+        out.add(sample("h" + k, "nopsi/" + k, TaskClass.LATENCY_SENSITIVE, t, null, 0.5));
+      }
+      double hog = i < burstFrom ? 0.2 : i <= burstTo ? (burst ? 1.0 : 0.05) : 0.01; // capped after
+      out.add(sample("h0", "hog/0", TaskClass.BATCH, t, 0.0, hog));
+      out.add(sample("h0", "mr/0", TaskClass.BATCH, t, 0.0, 0.5));
+    }
+    return out;
+  }
+
+  /** What one run of the graph put out. */
+  static final class Outputs {
+    List<Incident> incidents;
+    List<CpiSpec> specs;
+    List<CapOutcome> outcomes;
+    List<DeadLetter> deadLetters;
+  }
+
+  /** Runs the detection job's graph over {@code samples} and {@code actions}. */
+  static Outputs run(Cpi2Options options, List<CpiSample> samples, List<EnforcementAction> actions)
+      throws Exception {
+    Wire<CpiSample> wire = Wire.of(CpiSample.class);
+    List<RawRecord> raw = new ArrayList<>();
+    for (CpiSample s : samples) {
+      raw.add(RawRecord.of("cpi2.samples", 0, raw.size(), null, wire.encode(s)));
+    }
+    Wire<EnforcementAction> actionWire = Wire.of(EnforcementAction.class);
+    List<RawRecord> rawActions = new ArrayList<>();
+    for (EnforcementAction a : actions) {
+      rawActions.add(
+          RawRecord.of("cpi2.actions", 0, rawActions.size(), null, actionWire.encode(a)));
+    }
+    String id = UUID.randomUUID().toString();
+    CollectSink<Incident> incidents = new CollectSink<>(id + "incidents");
+    CollectSink<CpiSpec> specs = new CollectSink<>(id + "specs");
+    CollectSink<CapOutcome> outcomes = new CollectSink<>(id + "outcomes");
+    CollectSink<DeadLetter> dead = new CollectSink<>(id + "dead");
+    TypeInformation<RawRecord> rawType = TypeInformation.of(RawRecord.class);
+    Cpi2Sources sources =
+        new Cpi2Sources() {
+          @Override
+          public DataStream<RawRecord> samples(
+              StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+            return env.fromData(raw, rawType).assignTimestampsAndWatermarks(watermarks);
+          }
+
+          @Override
+          public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
+            return rawActions.isEmpty()
+                ? env.fromData(
+                    List.of(RawRecord.of("cpi2.actions", 0, 0, null, new byte[0])), rawType)
+                : env.fromData(rawActions, rawType);
+          }
+
+          @Override
+          public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
+            return env.fromData(
+                List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1})),
+                rawType);
+          }
+        };
+    Cpi2Sinks sinks =
+        new Cpi2Sinks() {
+          @Override
+          public void incidents(DataStream<Incident> s) {
+            s.sinkTo(incidents);
+          }
+
+          @Override
+          public void specs(DataStream<CpiSpec> s) {
+            s.sinkTo(specs);
+          }
+
+          @Override
+          public void outcomes(DataStream<CapOutcome> s) {
+            s.sinkTo(outcomes);
+          }
+
+          @Override
+          public void deadLetters(DataStream<DeadLetter> s) {
+            s.sinkTo(dead);
+          }
+        };
+    StreamExecutionEnvironment env = Cpi2Job.environment(options);
+    env.setParallelism(2);
+    new Cpi2Job(options, sources, sinks).build(env);
+    env.execute("cpi2-signal-it");
+    Outputs out = new Outputs();
+    out.incidents = incidents.values();
+    out.specs = specs.values();
+    out.outcomes = outcomes.values();
+    out.deadLetters = dead.values();
+    return out;
+  }
+
+  @Test
+  void pressureSpikesCorrelatedWithOneNeighbourNameItAndTheSignal() throws Exception {
+    String incidentId = Analyzer.incidentId(Signal.CPU_PRESSURE, "h0", "web/0", T0 + 35 * MIN, 1);
+    EnforcementAction cap =
+        Fixtures.applied("a1", "h0", "hog/0", "web/0", T0 + 36 * MIN, T0 + 41 * MIN);
+    cap.setIncidentId(incidentId);
+    Outputs out = run(OPTIONS, fleet(T0, MIN, 45, 31, 35), List.of(cap));
+
+    assertEquals(1, out.incidents.size(), "incidents: " + out.incidents);
+    Incident inc = out.incidents.get(0);
+    assertEquals("cpu_pressure", inc.getSignal());
+    assertEquals(incidentId, inc.getIncidentId());
+    assertTrue(inc.getIncidentId().startsWith("cpu_pressure:"), inc.getIncidentId());
+    assertEquals("h0", inc.getHost());
+    assertEquals("web/0", inc.getVictimTask());
+    assertEquals(T0 + 35 * MIN, inc.getDetectedAtUs(), "third outlier in five minutes");
+    assertEquals(Decision.THROTTLE, inc.getDecision(), inc.toString());
+    assertEquals("hog/0", inc.getAntagonistTask());
+    assertEquals(0.1, inc.getCapCpu(), 0, "a batch antagonist");
+    assertEquals(
+        List.of("hog/0", "mr/0"), inc.getSuspects().stream().map(s -> s.getTask()).toList());
+    assertTrue(inc.getCorrelation() >= 0.35, "correlation " + inc.getCorrelation());
+    assertTrue(inc.getSuspects().get(1).getCorrelation() < 0.35, inc.toString());
+    assertTrue(
+        inc.getCpiThreshold() >= 0.02 && inc.getCpiThreshold() < 0.4,
+        "pressure threshold, at least the floor: " + inc.getCpiThreshold());
+
+    // Specs: only of the pressure, never of a job without it, never counting a null as 0.
+    assertTrue(out.specs.stream().allMatch(s -> s.getSignal().equals("cpu_pressure")), "specs");
+    assertTrue(
+        out.specs.stream().noneMatch(s -> s.getJob().equals("nopsi")), "nopsi has no pressure");
+    CpiSpec first =
+        out.specs.stream()
+            .filter(s -> s.getJob().equals("web") && s.getPeriodEndUs() == T0 + 10 * MIN)
+            .findFirst()
+            .orElseThrow();
+    assertEquals(9 * 5 - 2, first.getNumSamples(), "web/1's two null pressures left out");
+    assertEquals(0.015, first.getCpiMean(), 0.002);
+    assertTrue(first.getUsable());
+    CpiSpec hog =
+        out.specs.stream().filter(s -> s.getJob().equals("hog")).findFirst().orElseThrow();
+    assertEquals(0.0, hog.getCpiMean(), 0, "a measured 0 counts");
+
+    // The cap is judged once, by the pressure's correlator, on the pressure.
+    assertEquals(1, out.outcomes.size(), "outcomes: " + out.outcomes);
+    CapOutcome o = out.outcomes.get(0);
+    assertEquals(incidentId, o.getIncidentId());
+    assertEquals(Verdict.TRUE_POSITIVE, o.getVerdict(), o.toString());
+    assertTrue(o.getRelativeCpi() < 0.5, "relative pressure " + o.getRelativeCpi());
+  }
+
+  @Test
+  void signalsChosenByOptionOnlyCpi() throws Exception {
+    Outputs out =
+        run(OPTIONS.with(Cpi2Options.SIGNALS, "cpi"), fleet(T0, MIN, 45, 31, 35), List.of());
+    assertEquals(List.of(), out.incidents, "no CPI in this fleet, pressure not asked for");
+    assertEquals(List.of(), out.specs);
+  }
+}

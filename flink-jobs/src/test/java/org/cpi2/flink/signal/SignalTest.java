@@ -1,0 +1,110 @@
+package org.cpi2.flink.signal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.cpi2.flink.Cpi2Options;
+import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.correlate.Analyzer;
+import org.cpi2.flink.detect.OutlierRule;
+import org.cpi2.flink.detect.ScoredSample;
+import org.cpi2.flink.spec.SpecMath;
+import org.cpi2.flink.stream.Validators;
+import org.cpi2.schema.CpiSample;
+import org.cpi2.schema.TaskClass;
+import org.junit.jupiter.api.Test;
+
+class SignalTest {
+  static CpiSample sample() {
+    return Fixtures.sample("h", "web/0", TaskClass.BATCH, 1_000_000L, 1.5, 0.5);
+  }
+
+  @Test
+  void eachSignalReadsItsFieldAndNullStaysNull() {
+    CpiSample s = sample();
+    s.setCpuPressure(0.3);
+    s.setLlcMpki(4.0);
+    assertEquals(1.5, Signal.CPI.value(s));
+    assertEquals(0.3, Signal.CPU_PRESSURE.value(s));
+    assertNull(Signal.MEMORY_PRESSURE.value(s));
+    assertEquals(4.0, Signal.LLC_MPKI.value(s));
+    assertEquals(0.3, ScoredSample.of(s, Signal.CPU_PRESSURE).cpi);
+    assertTrue(Double.isNaN(ScoredSample.of(s, Signal.MEMORY_PRESSURE).cpi));
+  }
+
+  @Test
+  void aNullNeverCountsAMeasuredZeroDoesExceptForCpi() {
+    assertFalse(SpecMath.counts(Signal.CPU_PRESSURE, null, 1.0, 0.01));
+    assertTrue(SpecMath.counts(Signal.CPU_PRESSURE, 0.0, 1.0, 0.01));
+    assertFalse(SpecMath.counts(Signal.CPU_PRESSURE, 0.5, 0.001, 0.01), "below the CPU floor");
+    assertFalse(SpecMath.counts(Signal.CPI, 0.0, 1.0, 0.25));
+    assertFalse(SpecMath.counts(Signal.CPU_PRESSURE, Double.NaN, 1.0, 0.01));
+  }
+
+  @Test
+  void validatorsRefuseASignalOutOfItsRange() {
+    CpiSample s = sample();
+    s.setCpuPressure(1.5);
+    assertEquals("CpiSample with invalid cpu_pressure 1.5", Validators.sample(s));
+    s.setCpuPressure(Double.NaN);
+    assertTrue(Validators.sample(s).contains("cpu_pressure"));
+    s.setCpuPressure(1.0);
+    s.setMemoryPressure(-0.1);
+    assertTrue(Validators.sample(s).contains("memory_pressure"));
+    s.setMemoryPressure(null);
+    s.setLlcMpki(Double.POSITIVE_INFINITY);
+    assertTrue(Validators.sample(s).contains("llc_mpki"));
+    s.setLlcMpki(12.0);
+    assertNull(Validators.sample(s));
+  }
+
+  @Test
+  void theFloorHoldsWhereSigmaIsZeroAndCpiKeepsThePapersRule() {
+    OutlierRule pressure = new OutlierRule(2.0, 0.01, 0.02);
+    assertEquals(0.02, pressure.threshold(0.0, 0.0), "an always-idle job's spec");
+    assertFalse(pressure.isOutlier(0.015, 0.5, pressure.threshold(0.0, 0.0)));
+    assertEquals(0.5, pressure.threshold(0.1, 0.2), 1e-12, "above the floor: mean + 2 sigma");
+    OutlierRule cpi = new OutlierRule(2.0, 0.25);
+    assertEquals(1.4, cpi.threshold(1.0, 0.2), 1e-12);
+  }
+
+  @Test
+  void optionsPerSignal() throws Exception {
+    Cpi2Options o =
+        Cpi2Options.fromArgs(
+            new String[] {
+              "--signals", "cpu_pressure, cpi", "--signal.cpu_pressure.outlier-floor", "0.1"
+            });
+    assertEquals(List.of(Signal.CPI, Signal.CPU_PRESSURE), o.signals(), "CPI first");
+    Cpi2Options p = o.forSignal(Signal.CPU_PRESSURE);
+    assertEquals(0.1, p.getDouble(Cpi2Options.OUTLIER_FLOOR));
+    assertEquals(0.01, p.getDouble(Cpi2Options.MIN_CPU_USAGE));
+    assertEquals(0.25, o.forSignal(Signal.CPI).getDouble(Cpi2Options.MIN_CPU_USAGE));
+    assertEquals(0.0, o.forSignal(Signal.CPI).getDouble(Cpi2Options.OUTLIER_FLOOR));
+    assertEquals(
+        List.of(Signal.CPI, Signal.CPU_PRESSURE, Signal.MEMORY_PRESSURE, Signal.LLC_MPKI),
+        Cpi2Options.defaults().signals());
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> Cpi2Options.fromArgs(new String[] {"--signals", "cpi,iowait"}));
+  }
+
+  @Test
+  void incidentIdsNameTheirSignalCpisAreAsBefore() {
+    String cpi = Analyzer.incidentId("h", "web/0", 60_000_000L, 1);
+    assertEquals(cpi, Analyzer.incidentId(Signal.CPI, "h", "web/0", 60_000_000L, 1));
+    assertEquals(36, cpi.length());
+    assertEquals(Signal.CPI, Signal.ofIncident(cpi));
+    String p = Analyzer.incidentId(Signal.CPU_PRESSURE, "h", "web/0", 60_000_000L, 1);
+    assertTrue(p.startsWith("cpu_pressure:"));
+    assertFalse(p.endsWith(cpi), "another key");
+    assertEquals(Signal.CPU_PRESSURE, Signal.ofIncident(p));
+    assertEquals(Signal.CPI, Signal.ofIncident("inc-a1"));
+    assertEquals(Signal.CPI, Signal.ofIncident("nosuch:x"));
+    assertEquals(Signal.CPI, Signal.ofIncident(null));
+  }
+}
