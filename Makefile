@@ -5,7 +5,7 @@ include mk/common.mk
 MODULES := $(patsubst %/Makefile,%,$(wildcard $(addsuffix /Makefile,schemas python libcpi2 collectors enforcer ibench lab k8s deploy flink-jobs clickhouse grafana cli docker it)))
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build test test-unit up down status logs demo bench clean
+.PHONY: help setup build test test-unit up down status logs demo lab bench clean
 
 ##@ Getting started
 help: ## List the targets
@@ -16,6 +16,9 @@ setup: ## Install what the project needs (idempotent): apt packages, Python venv
 
 demo: setup build ## Bring up the stack and play a scenario end to end (see README)
 	@if [ -x it/demo.sh ]; then it/demo.sh; else echo "demo: it/demo.sh is not there yet" >&2; exit 1; fi
+
+lab: setup build ## Real interference on this machine, detected and capped end to end (lab/README.md; root)
+	@$(MAKE) --no-print-directory -C lab lab
 
 ##@ Build and test
 build: ## Build everything: Java modules, C agents

@@ -12,6 +12,8 @@ CSVs) and the victims' and the antagonist's mean CPU pressure and CPU usage from
 samples. Needs root, cgroup v2 (PSI) and the v1 cpu controller; the C programs from make build.
 
 Usage: python -m cpi2.lab quiet-vs-antagonist [--phase-s S] [--rate R] [--cpu C] [--build DIR]
+       python -m cpi2.lab run [--schedule Q,ON,OFF...] [--rate R] [--threads N] (the lab end to end:
+       cpi2.lab_loop, make lab)
 """
 
 import argparse
@@ -164,7 +166,7 @@ def quiet_vs_antagonist(args):
     collector_out = open(os.path.join(tmp, "samples.jsonl"), "w")
     collector = subprocess.Popen(
         [bins["collector"], "--stdout", "--events", "task-clock", "--roots", os.path.join(V2, TOP)]
-        + ["--rules-file", rules, "--default-rules=false", "--window-s", "0.9", "--period-s", "1"],
+        + ["--rules-file", rules, "--default-rules=false", "--window-s", "1", "--period-s", "1"],
         stdout=collector_out,
         stderr=subprocess.DEVNULL,
     )
@@ -173,8 +175,7 @@ def quiet_vs_antagonist(args):
     try:
         print(
             "lab: %d victims at %g requests/s each, a cpu-int antagonist (intensity 100, %d threads), all on CPU %d; "
-            "%g s phases; collector windows 0.9 s every 1 s"
-            % (REPLICAS, args.rate, args.threads, args.cpu, args.phase_s)
+            "%g s phases; collector windows 1 s every 1 s" % (REPLICAS, args.rate, args.threads, args.cpu, args.phase_s)
         )
         for phase in ("quiet", "uncapped", "capped"):
             if phase == "uncapped":
@@ -261,9 +262,30 @@ def main(argv=None):
     q.add_argument("--threads", type=int, default=2, help="antagonist threads (default 2)")
     q.add_argument("--build", help="the C release build (default build/c)")
     q.add_argument("--keep", action="store_true", help="keep the CSVs and samples")
+    r = sub.add_parser("run", help="the lab end to end: detection, enforcement, table and plot (make lab)")
+    r.add_argument(
+        "--schedule",
+        default="45,30,20,30,20",
+        help="seconds: quiet, then the antagonist on, off, on, off... (default 45,30,20,30,20)",
+    )
+    r.add_argument("--rate", type=float, default=200.0, help="requests/s of each victim (default 200)")
+    r.add_argument("--cpu", type=int, default=None, help="the victims' and antagonists' CPU (default the last)")
+    r.add_argument("--threads", type=int, default=4, help="threads of each antagonist (default 4)")
+    r.add_argument(
+        "--min-uncapped-ratio",
+        type=float,
+        default=2.0,
+        help="the victims' p99 while the antagonist runs uncapped: at least this times the quiet p99 (default 2)",
+    )
+    r.add_argument("--build", help="the C release build (default build/c)")
+    r.add_argument("--out", help="where the table, plot and files go (default build/lab/<time>)")
     args = ap.parse_args(argv)
     if args.cmd == "quiet-vs-antagonist":
         quiet_vs_antagonist(args)
+    elif args.cmd == "run":
+        from cpi2 import lab_loop  # it imports this module
+
+        sys.exit(lab_loop.run(args))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,512 @@
+"""The lab, end to end on this machine (`make lab`, `python -m cpi2.lab run`): real interference,
+detected by the real pipeline, capped by the real enforcer, measured by the victims themselves.
+
+On this host, under the cgroup `cpi2-lab` (the same path in cgroup v2 and the v1 cpu hierarchy):
+
+- the victim job `lab-victim`: REPLICAS cpi2-lab-victim servers (latency-sensitive), one cgroup
+  each, all on one CPU (`--cpu`, the last by default), each recording every request's latency;
+- batch antagonists of job `lab-antagonist`: cpi2-ibench cpu-int at intensity 100 on the
+  victims' CPU, switched on and off (`--schedule`: quiet, then on/off lengths); each on-phase is
+  a new task (`antagonist-N`), as new batch work arriving on a machine;
+- bystanders on another CPU that do not interfere: batch job `lab-batch` (two cpi2-ibench cpu-int
+  at a low duty cycle) and the latency-sensitive job `lab-frontend` (two small cpi2-lab-victim);
+- the real collector (task-clock and the pressure signals, a 1 s window every second, the
+  identities from a labels file) publishing to the stack's Kafka; the detection job submitted
+  with the lab's profile (`LAB_PROFILE`); the real enforcer capping this host's tasks through
+  the v1 cpu controller (v2 cpu.max where the v2 cpu controller is enabled and v1 is not).
+
+It writes, under `build/lab/<time>/`: table.txt (per phase: the victims' p50/p99, the
+antagonists' CPU from the collector's samples, the caps in force), lab.png (victim latency over
+time, antagonist CPU, caps shaded), the victims' CSVs, the incidents and actions seen, and the
+agents' logs. It checks, from the victims' CSVs and the enforcer's actions on cpi2.actions:
+every antagonist is named by an incident and capped; no other task is ever capped; the victims'
+p99 while the antagonist is capped is within 20% of the quiet p99, and while it is not, at least
+`--min-uncapped-ratio` times it; and prints each onset-to-cap latency (antagonist start to the
+cap's write, wall clock). Exit 0 when every check holds, 1 otherwise, 2 when it cannot run here.
+The cgroups and every process it started are removed on success, failure, SIGTERM and Ctrl-C.
+"""
+
+import csv
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import requests
+
+from cpi2 import lab
+from cpi2.e2e import pipeline
+from cpi2.e2e.monitor import Monitor
+from cpi2.repo import ROOT
+from cpi2.testing import stack
+
+# The detection job's lab profile: 1 s windows, so periods and windows scaled from the paper's
+# minutes to seconds. A spec period of 20 samples per task (min-samples-per-task 10 lets the
+# first full period yield one); three outliers within 10 s make an anomaly; few hosts leave most
+# cpi2.samples partitions empty, so a partition idle for 2 s stops holding the watermark back.
+LAB_PROFILE = [
+    "--spec.period-s", "20",
+    "--spec.min-samples-per-task", "10",
+    "--anomaly.window-s", "10",
+    "--correlation.window-s", "20",
+    "--judge.before-s", "20",
+    "--cap.duration-s", "120",
+    "--time.out-of-orderness-s", "2",
+    "--time.source-idleness-s", "2",
+    "--state.task-ttl-s", "600",
+]  # fmt: skip
+
+VICTIM_JOB, ANTAGONIST_JOB, BATCH_JOB, FRONTEND_JOB = "lab-victim", "lab-antagonist", "lab-batch", "lab-frontend"
+CAPPED_WITHIN = 1.2  # the victims' p99 under a cap: at most this times the quiet p99
+SETTLE_S = 2.0  # after a cap or the antagonist's end, the victims' queues drain: not judged
+START_S = 5.0  # the victims' and agents' start: not judged
+# cpu.shares of the lab's top v1 cgroup: ten default tasks' weight, so the other work of a shared
+# machine (each of its busy tasks a 1024 entity beside the lab's group) does not set the victims'
+# latency; inside, every task has the default 1024 and the antagonist competes with the victims.
+TOP_SHARES = 10240
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _raise_interrupted(signum, _frame):
+    raise Interrupted("signal %d" % signum)
+
+
+def bins(build):
+    b = {
+        "victim": os.path.join(build, "lab", "cpi2-lab-victim"),
+        "ibench": os.path.join(build, "ibench", "cpi2-ibench"),
+        "collector": os.path.join(build, "collectors", "collector", "cpi2-collector"),
+        "enforcer": os.path.join(build, "enforcer", "cpi2-enforcer"),
+    }
+    missing = [p for p in b.values() if not os.access(p, os.X_OK)]
+    if not os.path.exists(pipeline.JOB_JAR):
+        missing.append(pipeline.JOB_JAR)
+    return b, missing
+
+
+def cannot_run():
+    """Why the lab cannot run on this machine, or None."""
+    if os.geteuid() != 0:
+        return "not root (cgroups, perf_event_open per cgroup and cgroup limits need root)"
+    if not os.path.exists(os.path.join(lab.V2, "cpu.pressure")):
+        return "no cgroup v2 with PSI at %s (cpu.pressure, the victims' queueing-delay signal)" % lab.V2
+    if not os.path.exists(os.path.join(lab.V1, "cpu.cfs_quota_us")) and not v2_cpu_enabled():
+        return "no writable cpu controller: neither cgroup v1 cpu at %s nor cpu in %s/cgroup.controllers" % (
+            lab.V1,
+            lab.V2,
+        )
+    if (os.cpu_count() or 1) < 2:
+        return "one CPU: the bystanders need a CPU other than the victims'"
+    return None
+
+
+def v2_cpu_enabled():
+    try:
+        with open(os.path.join(lab.V2, "cgroup.controllers")) as f:
+            return "cpu" in f.read().split()
+    except OSError:
+        return False
+
+
+def enforcer_root():
+    """(cgroup root the enforcer caps under, its version): v1 cpu where it is mounted, else v2."""
+    if os.path.exists(os.path.join(lab.V1, "cpu.cfs_quota_us")):
+        return os.path.join(lab.V1, lab.TOP), 1
+    return os.path.join(lab.V2, lab.TOP), 2
+
+
+def parse_schedule(text):
+    """ "quiet,on,off,on,off..." seconds: [quiet_s, (on_s, off_s), ...]."""
+    v = [float(x) for x in text.split(",")]
+    if len(v) < 3 or len(v) % 2 == 0 or any(x <= 0 for x in v):
+        raise SystemExit("lab: --schedule wants quiet,on,off[,on,off...] seconds, all > 0: %r" % text)
+    return v[0], list(zip(v[1::2], v[2::2]))
+
+
+class Lab:
+    def __init__(self, args):
+        self.args = args
+        self.bins, missing = bins(args.build or str(ROOT / "build" / "c"))
+        if missing:
+            raise SystemExit("lab: missing %s (make build)" % ", ".join(missing))
+        self.quiet_s, self.cycles = parse_schedule(args.schedule)
+        self.host = "lab-" + socket.gethostname()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.out = os.path.abspath(args.out or os.path.join(ROOT, "build", "lab", stamp))
+        os.makedirs(self.out, exist_ok=True)
+        ncpu = os.cpu_count()
+        self.cpu = args.cpu if args.cpu is not None else ncpu - 1
+        self.other_cpu = 0 if self.cpu != 0 else 1
+        self.procs = []  # every process started, for the cleanup
+        self.victims = []  # (cgroup name, Popen, start wall s, csv path)
+        self.antagonists = []  # (task, start wall s, end wall s)
+        self.collector = self.enforcer = self.monitor = self.job = None
+
+    # --- start and stop ---------------------------------------------------------------------
+
+    def labels(self):
+        lines = ["# TASK JOB TASK_ID CLASS [protected]: the lab's tasks under %s" % lab.TOP]
+        lines += ["victim-%d %s %d latency_sensitive" % (i, VICTIM_JOB, i) for i in range(lab.REPLICAS)]
+        lines += ["antagonist-%d %s %d batch" % (i, ANTAGONIST_JOB, i) for i in range(len(self.cycles))]
+        lines += ["batch-%d %s %d batch" % (i, BATCH_JOB, i) for i in range(2)]
+        lines += ["frontend-%d %s %d latency_sensitive" % (i, FRONTEND_JOB, i) for i in range(2)]
+        path = os.path.join(self.out, "labels")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        return path
+
+    def start(self, name, argv, log=None):
+        p = lab.start_in(lab.Cgroup(name), argv, stdout=log or subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+        self.procs.append(p)
+        return p
+
+    def agent(self, name, argv):
+        log = open(os.path.join(self.out, name + ".log"), "w")
+        p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def total_s(self):
+        return self.quiet_s + sum(on + off for on, off in self.cycles)
+
+    def setup(self):
+        lab.remove_all()
+        stack.ensure_up()
+        self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=[self.host])
+        self.monitor.join()
+        options = pipeline.job_options(LAB_PROFILE) + ["--clickhouse.url", ""]
+        self.job = pipeline.submit_job(options=options)
+        print("lab: detection job %s submitted with the lab profile: %s" % (self.job, " ".join(LAB_PROFILE)))
+        root, version = enforcer_root()
+        os.makedirs(root, exist_ok=True)
+        top_v1 = os.path.join(lab.V1, lab.TOP)
+        if os.path.exists(os.path.join(lab.V1, "cpu.shares")):
+            os.makedirs(top_v1, exist_ok=True)
+            with open(os.path.join(top_v1, "cpu.shares"), "w") as f:
+                f.write(str(TOP_SHARES))
+        self.enforcer = self.agent(
+            "enforcer",
+            [self.bins["enforcer"], "--host", self.host, "--cgroup-root", root, "--cgroup-version", str(version)]
+            + ["--state-dir", os.path.join(self.out, "enforcer-state"), "--brokers", stack.KAFKA]
+            + ["--group-id", "cpi2-enforcer-lab-" + uuid.uuid4().hex[:8], "-X", "auto.offset.reset=latest"]
+            + stack.agent_kafka_args("enforcer"),
+        )
+        self.collector = self.agent(
+            "collector",
+            [self.bins["collector"], "--host", self.host, "--brokers", stack.KAFKA, "--events", "task-clock"]
+            + ["--roots", os.path.join(lab.V2, lab.TOP), "--labels-file", self.labels(), "--default-rules=false"]
+            + ["--window-s", "1", "--period-s", "1"]
+            + stack.agent_kafka_args("collector"),
+        )
+        total = self.total_s() + 5
+        for i in range(2):  # bystanders, on the other CPU
+            self.start(
+                "batch-%d" % i,
+                ["taskset", "-c", str(self.other_cpu), self.bins["ibench"], "cpu-int", "--intensity", "5"],
+            )
+            self.start(
+                "frontend-%d" % i,
+                [self.bins["victim"], "--rate", "20", "--duration-s", str(total), "--cpu", str(self.other_cpu)]
+                + ["--out", os.path.join(self.out, "frontend-%d.csv" % i)],
+            )
+        for i in range(lab.REPLICAS):
+            out = os.path.join(self.out, "victim-%d.csv" % i)
+            argv = [self.bins["victim"], "--rate", str(self.args.rate), "--duration-s", str(total)]
+            p = self.start("victim-%d" % i, argv + ["--cpu", str(self.cpu), "--out", out])
+            self.victims.append(("victim-%d" % i, p, time.time(), out))
+        print(
+            "lab: host %s; %d victims (%s) at %g requests/s on CPU %d; bystanders %s and %s on CPU %d; "
+            "collector 1 s windows; enforcer on %s (cgroup v%d); files in %s"
+            % (
+                (self.host, lab.REPLICAS, VICTIM_JOB, self.args.rate, self.cpu, BATCH_JOB, FRONTEND_JOB)
+                + (self.other_cpu, root, version, self.out)
+            )
+        )
+
+    def weigh(self, task):
+        """The antagonist's v1 cpu.shares: 1024 per thread, as Kubernetes weighs a pod by its CPU
+        request; beside five victims of 1024 each, it takes more than their share of the CPU."""
+        lab.Cgroup(task)
+        path = os.path.join(lab.V1, lab.TOP, task, "cpu.shares")
+        if os.path.exists(path):
+            with open(path, "w") as f:
+                f.write(str(1024 * self.args.threads))
+
+    def wait(self, seconds):
+        """Sleep while following the output topics; fail early when an agent died."""
+        end = time.time() + seconds
+        while time.time() < end:
+            self.monitor.poll(min(0.5, max(0.01, end - time.time())))
+            for name, p in (("collector", self.collector), ("enforcer", self.enforcer)):
+                if p.poll() is not None:
+                    raise RuntimeError("lab: the %s exited (%d): see %s/%s.log" % (name, p.returncode, self.out, name))
+
+    def play(self):
+        print("lab: quiet for %g s (the job learns the victims' spec)" % self.quiet_s)
+        self.wait(self.quiet_s)
+        for n, (on, off) in enumerate(self.cycles):
+            task = "antagonist-%d" % n
+            self.weigh(task)
+            t0 = time.time()
+            p = self.start(
+                task,
+                [
+                    "taskset",
+                    "-c",
+                    str(self.cpu),
+                    self.bins["ibench"],
+                    "cpu-int",
+                    "--intensity",
+                    "100",
+                    "--threads",
+                    str(self.args.threads),
+                ],
+            )
+            print("lab: %s on for %g s" % (task, on))
+            self.wait(on)
+            p.terminate()
+            p.wait(timeout=10)
+            self.antagonists.append((task, t0, time.time()))
+            print("lab: %s off for %g s" % (task, off))
+            self.wait(off)
+
+    def stop(self):
+        """Every process this lab started, then the cgroups; the job it submitted."""
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)  # the enforcer lifts its caps, the victims flush
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if self.monitor:
+            try:
+                self.monitor.poll(1)
+            finally:
+                self.monitor.close()
+        if self.job:
+            try:
+                requests.patch(stack.FLINK + "/jobs/%s?mode=cancel" % self.job, timeout=10)
+            except requests.RequestException as e:
+                print("lab: cancelling job %s: %s" % (self.job, e), file=sys.stderr)
+        lab.remove_all()
+
+    # --- what happened ----------------------------------------------------------------------
+
+    def latencies(self):
+        """[(arrival wall s, latency us)] of every victim request, by arrival."""
+        out = []
+        for _name, _p, t0, path in self.victims:
+            with open(path) as f:
+                out += [(t0 + int(r["arrival_us"]) / 1e6, int(r["latency_us"])) for r in csv.DictReader(f)]
+        return sorted(out)
+
+    def caps(self):
+        """{task: [(applied wall s, released wall s or None)]} from the enforcer's actions."""
+        caps = {}
+        for a in sorted(self.monitor.actions, key=lambda a: a["at_us"]):
+            if a["host"] != self.host:
+                continue
+            spans = caps.setdefault(a["task"], [])
+            if a["kind"] == "APPLIED":
+                spans.append([a["at_us"] / 1e6, None])
+            elif a["kind"] == "RELEASED" and spans and spans[-1][1] is None:
+                spans[-1][1] = a["at_us"] / 1e6
+        return caps
+
+    def antagonist_cpu(self, t0, t1):
+        """Mean of the antagonists' summed cpu_usage over the collector's windows in [t0, t1)."""
+        per_window = {}
+        for (host, task), rows in self.monitor.samples.items():
+            if host == self.host and task.startswith("antagonist-"):
+                for ws, _cpi, usage in rows:
+                    if t0 <= ws / 1e6 and ws / 1e6 + 1 <= t1:
+                        per_window[ws] = per_window.get(ws, 0.0) + (usage or 0.0)
+        return sum(per_window.values()) / len(per_window) if per_window else float("nan")
+
+    def phases(self, caps):
+        """[(name, t0, t1)]: quiet, and each on-phase split at its cap into uncapped and capped,
+        then its off-phase; settling times left out."""
+        end = self.victims[0][2] + self.total_s()
+        start = self.victims[0][2] + START_S
+        ph = [("quiet", start, self.victims[0][2] + self.quiet_s)]
+        for n, (task, t0, t1) in enumerate(self.antagonists):
+            capped = [s for s in caps.get(task, []) if t0 <= s[0] <= t1]
+            cap_t = capped[0][0] if capped else None
+            ph.append(("on-%d uncapped" % n, t0, cap_t or t1))
+            if cap_t:
+                ph.append(("on-%d capped" % n, cap_t + SETTLE_S, t1))
+            nxt = self.antagonists[n + 1][1] if n + 1 < len(self.antagonists) else end
+            ph.append(("off-%d" % n, t1 + SETTLE_S, nxt))
+        return ph
+
+    def report(self):
+        lat = self.latencies()
+        caps = self.caps()
+        phases = self.phases(caps)
+        rows, quiet_p99 = [], None
+        for name, t0, t1 in phases:
+            v = [latency for at, latency in lat if t0 <= at < t1]
+            p99 = lab.nearest_rank(v, 99)
+            if name == "quiet":
+                quiet_p99 = p99
+            in_force = sorted(
+                task for task, spans in caps.items() for a, r in spans if a < t1 and (r is None or r > t0)
+            )
+            rows.append((name, t1 - t0, len(v), lab.nearest_rank(v, 50), p99, self.antagonist_cpu(t0, t1), in_force))
+        lines = [
+            "%-16s %7s %9s %9s %10s %9s %10s  %s"
+            % ("phase", "s", "requests", "p50 us", "p99 us", "p99/quiet", "ant. CPU", "caps in force")
+        ]
+        for name, dur, n, p50, p99, cpu, in_force in rows:
+            lines.append(
+                "%-16s %7.1f %9d %9.0f %10.0f %9.2f %10.3f  %s"
+                % (
+                    name,
+                    dur,
+                    n,
+                    p50,
+                    p99,
+                    p99 / quiet_p99 if quiet_p99 else float("nan"),
+                    cpu,
+                    " ".join(in_force) or "-",
+                )
+            )
+        onsets = []
+        for task, t0, _t1 in self.antagonists:
+            spans = caps.get(task, [])
+            onsets.append((task, spans[0][0] - t0 if spans else None))
+        lines.append("")
+        for task, d in onsets:
+            lines.append(
+                "onset-to-cap %s: %s"
+                % (task, "%.2f s (antagonist start to the cap's write)" % d if d is not None else "never capped")
+            )
+        inc = [i for i in self.monitor.incidents if i["host"] == self.host]
+        lines.append(
+            "incidents for %s: %d (%s); actions: %s"
+            % (
+                self.host,
+                len(inc),
+                ", ".join(sorted({"%s->%s" % (i["decision"], i.get("antagonist_task")) for i in inc})) or "none",
+                ", ".join("%s %s" % (a["kind"], a["task"]) for a in self.monitor.actions if a["host"] == self.host)
+                or "none",
+            )
+        )
+        text = "\n".join(lines)
+        with open(os.path.join(self.out, "table.txt"), "w") as f:
+            f.write(text + "\n")
+        with open(os.path.join(self.out, "events.jsonl"), "w") as f:
+            for kind, recs in (("incident", inc), ("action", self.monitor.actions)):
+                for r in recs:
+                    f.write(json.dumps({"kind": kind, **r}, default=str) + "\n")
+        print("\n" + text)
+        plot = self.plot(lat, caps)
+        print(
+            "\nlab: table %s/table.txt, plot %s, victims' CSVs, events.jsonl and logs in %s"
+            % (self.out, plot, self.out)
+        )
+        return rows, quiet_p99, onsets, caps, inc
+
+    def plot(self, lat, caps):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        t_base = self.victims[0][2]
+        per_s = {}
+        for at, latency in lat:
+            per_s.setdefault(int(at - t_base), []).append(latency)
+        xs = sorted(per_s)
+        fig, (ax1, ax2) = plt.subplots(2, 1, sharex=True, figsize=(11, 6))
+        ax1.plot(xs, [lab.nearest_rank(per_s[x], 99) / 1000 for x in xs], label="victims' p99 (per second)")
+        ax1.plot(xs, [lab.nearest_rank(per_s[x], 50) / 1000 for x in xs], label="victims' p50")
+        ax1.set_yscale("log")
+        ax1.set_ylabel("latency (ms)")
+        per_w = {}
+        for (host, task), rows in self.monitor.samples.items():
+            if host == self.host and task.startswith("antagonist-"):
+                for ws, _cpi, usage in rows:
+                    per_w[ws / 1e6 - t_base] = per_w.get(ws / 1e6 - t_base, 0) + (usage or 0)
+        wx = sorted(per_w)
+        ax2.step(wx, [per_w[x] for x in wx], where="post", label="antagonists' CPU (collector)")
+        ax2.set_ylabel("CPU-sec/sec")
+        ax2.set_xlabel("seconds since the victims started")
+        for _task, t0, t1 in self.antagonists:
+            for ax in (ax1, ax2):
+                ax.axvspan(t0 - t_base, t1 - t_base, color="orange", alpha=0.12)
+        for spans in caps.values():
+            for a, r in spans:
+                for ax in (ax1, ax2):
+                    ax.axvspan(a - t_base, (r or time.time()) - t_base, color="green", alpha=0.25)
+        ax1.set_title("cpi2 lab: antagonist on (orange), capped by the enforcer (green)")
+        ax1.legend(loc="upper left")
+        ax2.legend(loc="upper left")
+        path = os.path.join(self.out, "lab.png")
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        return path
+
+    def check(self, rows, quiet_p99, onsets, caps, incidents):
+        """The lab's assertions; returns the list of those that failed."""
+        failed = []
+        ants = {task for task, _t0, _t1 in self.antagonists}
+        for task, d in onsets:
+            named = [i for i in incidents if i.get("antagonist_task") == task]
+            if not named:
+                failed.append("%s was never named by an incident" % task)
+            if d is None:
+                failed.append("%s was never capped" % task)
+        wrong = sorted(set(caps) - ants)
+        if wrong:
+            failed.append("tasks other than the antagonists were capped: %s" % ", ".join(wrong))
+        for name, _dur, n, _p50, p99, _cpu, _caps in rows:
+            if name.endswith(" capped") and n and p99 > CAPPED_WITHIN * quiet_p99:
+                failed.append(
+                    "%s: victims' p99 %.0f us > %.1f x quiet p99 %.0f us" % (name, p99, CAPPED_WITHIN, quiet_p99)
+                )
+            if name.endswith(" uncapped") and n and p99 < self.args.min_uncapped_ratio * quiet_p99:
+                failed.append(
+                    "%s: victims' p99 %.0f us is not %.1f x the quiet p99 %.0f us: no interference to remove"
+                    % (name, p99, self.args.min_uncapped_ratio, quiet_p99)
+                )
+        return failed
+
+
+def run(args):
+    why = cannot_run()
+    if why:
+        print("lab: cannot run here: %s" % why, file=sys.stderr)
+        return 2
+    lb = Lab(args)
+    old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        lb.setup()
+        lb.play()
+    except (Interrupted, KeyboardInterrupt) as e:
+        print("lab: interrupted (%s): stopping everything it started" % e, file=sys.stderr)
+        lb.stop()
+        return 130
+    except BaseException:
+        lb.stop()
+        raise
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    lb.stop()
+    result = lb.report()
+    failed = lb.check(*result)
+    for f in failed:
+        print("lab: FAILED: " + f)
+    print("lab: %s" % ("every check holds" if not failed else "%d check(s) failed" % len(failed)))
+    return 1 if failed else 0
