@@ -113,3 +113,15 @@ def test_sql_option_prints_the_rendered_query(cli):
         )
         == out.strip()
     )
+
+
+def test_signal_filters_the_incidents(cli, db):
+    """--signal: the fixture's incidents are all of CPI, so cpi finds them and cpu_pressure none."""
+    args = ("--database", db, "query", "victim-incidents", "--victim-task", "websearch/0", *WINDOW, "--json")
+    code, everything, err = cli(*args)
+    assert code == 0, err
+    code, cpi, err = cli(*args, "--signal", "cpi")
+    assert code == 0, err
+    assert json.loads(cpi) == json.loads(everything) != []
+    code, pressure, err = cli(*args, "--signal", "cpu_pressure")
+    assert (code, json.loads(pressure)) == (0, [])

@@ -6,6 +6,7 @@
 -- Rates are over TRUE_POSITIVE + FALSE_POSITIVE verdicts; NOISE and INCONCLUSIVE are counted apart.
 -- param from_us Int64: judged from, microseconds since the epoch (inclusive)
 -- param to_us Int64: judged until, microseconds since the epoch (exclusive)
+-- param signal String = '': outcomes of caps for incidents of this signal (cpi, cpu_pressure, ...; an incident id of a signal other than CPI starts with its name and a colon); '' = every cap
 SELECT
     band,
     threshold,
@@ -31,6 +32,7 @@ FROM
             antagonist_task AS join_task
         FROM {{DB}}.outcomes FINAL
         WHERE judged_at_us >= {from_us:Int64} AND judged_at_us < {to_us:Int64}
+          AND ({signal:String} = '' OR if(isNull(incident_id), '', if(match(assumeNotNull(incident_id), '^[a-z_]+:'), splitByChar(':', assumeNotNull(incident_id))[1], 'cpi')) = {signal:String})
     ) AS judged
     ANY LEFT JOIN
     (

@@ -2,6 +2,7 @@
 -- (victim job, antagonist job), the hosts where it happened, and how often capping helped.
 -- param from_us Int64: window start, microseconds since the epoch (inclusive)
 -- param to_us Int64: window end, microseconds since the epoch (exclusive)
+-- param signal String = '': the signal incidents were detected on (cpi, cpu_pressure, memory_pressure, llc_mpki); '' = every signal
 -- param limit UInt32 = 20: rows returned
 SELECT
     victim_job,
@@ -19,6 +20,7 @@ FROM
     FROM {{DB}}.incidents FINAL
     WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
       AND decision = 'THROTTLE' AND antagonist_job != '' AND spec_mean > 0
+      AND ({signal:String} = '' OR signal = {signal:String})
 ) AS i
 ANY LEFT JOIN
 (

@@ -3,6 +3,7 @@
 -- (quantileExact: the value at position floor(level * n) of the sorted values).
 -- param from_us Int64: judged from, microseconds since the epoch (inclusive)
 -- param to_us Int64: judged until, microseconds since the epoch (exclusive)
+-- param signal String = '': outcomes of caps for incidents of this signal (cpi, cpu_pressure, ...; an incident id of a signal other than CPI starts with its name and a colon); '' = every cap
 SELECT band, quantile, round(value, 4) AS relative_cpi, outcomes
 FROM
 (
@@ -13,6 +14,7 @@ FROM
         count() AS outcomes
     FROM {{DB}}.outcomes FINAL
     WHERE judged_at_us >= {from_us:Int64} AND judged_at_us < {to_us:Int64}
+      AND ({signal:String} = '' OR if(isNull(incident_id), '', if(match(assumeNotNull(incident_id), '^[a-z_]+:'), splitByChar(':', assumeNotNull(incident_id))[1], 'cpi')) = {signal:String})
     GROUP BY band
 )
 ARRAY JOIN levels AS quantile, values AS value

@@ -4,6 +4,7 @@
 -- param from_us Int64: window start, microseconds since the epoch (inclusive)
 -- param to_us Int64: window end, microseconds since the epoch (exclusive)
 -- param min_correlation Float64 = 0.35: suspects below this correlation are ignored
+-- param signal String = '': the signal incidents were detected on (cpi, cpu_pressure, memory_pressure, llc_mpki); '' = every signal
 -- param limit UInt32 = 20: rows returned
 SELECT
     task AS antagonist_task,
@@ -17,6 +18,7 @@ SELECT
 FROM {{DB}}.incident_suspects FINAL
 WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
   AND correlation >= {min_correlation:Float64}
+  AND ({signal:String} = '' OR signal = {signal:String})
   AND incident_id IN (
       SELECT incident_id FROM {{DB}}.incidents FINAL
       WHERE victim_job = {job:String} AND detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64})

@@ -3,6 +3,7 @@
 -- param victim_task String: victim task, e.g. websearch/0
 -- param from_us Int64: window start, microseconds since the epoch (inclusive)
 -- param to_us Int64: window end, microseconds since the epoch (exclusive)
+-- param signal String = '': the signal incidents were detected on (cpi, cpu_pressure, memory_pressure, llc_mpki); '' = every signal
 SELECT
     incident_id,
     host,
@@ -22,6 +23,7 @@ FROM
     SELECT incident_id, host, detected_at_us, decision, victim_cpi, cpi_threshold, antagonist_task
     FROM {{DB}}.incidents FINAL
     WHERE victim_task = {victim_task:String} AND detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
+      AND ({signal:String} = '' OR signal = {signal:String})
 ) AS i
 ALL LEFT JOIN
 (

@@ -201,6 +201,14 @@ def fleet():
     )
 
 
+def signal_variable():
+    """The signal incidents were detected on (cpi, cpu_pressure, ...); the panels of incidents and
+    the forensics queries filter by it ('' = every signal)."""
+    return Variable(
+        "signal", "Signal", f"SELECT DISTINCT signal FROM {DB}.incidents FINAL ORDER BY signal", test_value="cpi"
+    )
+
+
 def job():
     spec_filter = "job = ${job:sqlstring} AND platform = ${platform:sqlstring}"
     return Dashboard(
@@ -215,6 +223,7 @@ def job():
                 f"SELECT DISTINCT platform FROM {DB}.specs FINAL WHERE job = ${{job:sqlstring}} ORDER BY platform",
                 test_value="p1",
             ),
+            signal_variable(),
         ],
         panels=[
             Panel(
@@ -304,6 +313,7 @@ def job():
                        ifNull(antagonist_task, '') AS antagonist, round(ifNull(correlation, 0.), 3) AS antagonist_correlation
                 FROM {DB}.incidents FINAL
                 WHERE victim_job = ${{job:sqlstring}} AND victim_platform = ${{platform:sqlstring}}
+                  AND (${{signal:sqlstring}} = '' OR signal = ${{signal:sqlstring}})
                   AND $__dateFilter(event_date) AND {us_range("detected_at_us")}
                 ORDER BY detected_at_us DESC
                 LIMIT 100"""),
@@ -325,13 +335,13 @@ def job():
             Panel(
                 "Most aggressive antagonists (top_antagonists)",
                 "table",
-                [forensics_target("top_antagonists", {"job": "job"})],
+                [forensics_target("top_antagonists", {"job": "job", "signal": "signal"})],
                 description="clickhouse/queries/top_antagonists.sql over the time range (paper section 5).",
             ),
             Panel(
                 "Victim CPI by machine utilisation at detection (cpi_vs_machine_utilization)",
                 "barchart",
-                [forensics_target("cpi_vs_machine_utilization", {"job": "job"})],
+                [forensics_target("cpi_vs_machine_utilization", {"job": "job", "signal": "signal"})],
                 options={"xField": "utilization_bucket", "orientation": "vertical", "showValue": "auto"},
                 description="clickhouse/queries/cpi_vs_machine_utilization.sql (paper figure 14).",
             ),
@@ -534,6 +544,7 @@ def outcomes():
         "CPI2 enforcement outcomes",
         "Did capping help? The enforcer's actions, the judged outcomes and the true/false-positive rates (paper figures 15 and 16).",
         time_from="now-7d",
+        variables=[signal_variable()],
         panels=[
             counts_by("Actions by kind", "actions", "at_us", "kind", "actions"),
             Panel(
@@ -561,13 +572,13 @@ def outcomes():
             Panel(
                 "True/false-positive rates by correlation threshold (fp_rates_by_threshold)",
                 "table",
-                [forensics_target("fp_rates_by_threshold")],
+                [forensics_target("fp_rates_by_threshold", {"signal": "signal"})],
                 description="clickhouse/queries/fp_rates_by_threshold.sql (paper figure 15).",
             ),
             Panel(
                 "Relative victim CPI while capped (relative_cpi_distribution)",
                 "table",
-                [forensics_target("relative_cpi_distribution")],
+                [forensics_target("relative_cpi_distribution", {"signal": "signal"})],
                 description="clickhouse/queries/relative_cpi_distribution.sql (paper figure 16d): below 1, capping helped.",
             ),
             Panel(
@@ -588,7 +599,7 @@ def outcomes():
             Panel(
                 "Job pairs that interfere most (interfering_job_pairs)",
                 "table",
-                [forensics_target("interfering_job_pairs")],
+                [forensics_target("interfering_job_pairs", {"signal": "signal"})],
                 description="clickhouse/queries/interfering_job_pairs.sql: placement advice, keep these jobs apart.",
             ),
         ],

@@ -84,6 +84,7 @@ def sink_rows(table):
                 "incident_id": r["incident_id"],
                 "host": r["host"],
                 "detected_at_us": r["detected_at_us"],
+                "signal": r["signal"],
                 "rank": rank,
                 **s,
             }

@@ -103,11 +103,14 @@ public final class RowShape<T extends IndexedRecord> implements Serializable {
     return b.build(parent.getName() + "." + arrayField, null, array.pos());
   }
 
-  /** incident_suspects: one row per suspect, with the incident's identity and its rank from 1. */
+  /**
+   * incident_suspects: one row per suspect, with the incident's identity, its signal and its rank
+   * from 1.
+   */
   public static RowShape<Incident> suspects() {
     return elements(
         Incident.getClassSchema(),
-        List.of("incident_id", "host", "detected_at_us"),
+        List.of("incident_id", "host", "detected_at_us", "signal"),
         "suspects",
         "rank");
   }

@@ -48,7 +48,7 @@ final class ExpectedRows {
     for (Object o : suspects == null ? List.of() : suspects) {
       IndexedRecord s = (IndexedRecord) o;
       ObjectNode row = NODES.objectNode();
-      for (String parent : List.of("incident_id", "host", "detected_at_us")) {
+      for (String parent : List.of("incident_id", "host", "detected_at_us", "signal")) {
         row.set(parent, value(r.get(r.getSchema().getField(parent).pos())));
       }
       row.put("rank", ++rank);

@@ -93,6 +93,12 @@ final class TrickyRecords {
         .setLlcMisses(i % 5 == 0 ? null : rnd.nextLong())
         .setNumaScore(i % 3 == 0 ? null : anyDbl())
         .setThreads(i % 2 == 0 ? null : integer())
+        .setCpuPressure(i % 3 == 1 ? null : anyDbl())
+        .setMemoryPressure(i % 2 == 1 ? null : anyDbl())
+        .setMemoryPressureFull(i % 5 == 1 ? null : anyDbl())
+        .setLlcOccupancyBytes(i % 3 == 2 ? null : rnd.nextLong())
+        .setMemoryBandwidthBytesPerS(i % 4 == 1 ? null : anyDbl())
+        .setLlcMpki(i % 2 == 0 ? null : anyDbl())
         .build();
   }
 
@@ -112,6 +118,7 @@ final class TrickyRecords {
         .setWeightedSum(dbl())
         .setWeightedSumSq(dbl())
         .setWeightedCpuSum(dbl())
+        .setSignal(i % 3 == 0 ? "cpi" : str())
         .build();
   }
 
@@ -200,6 +207,7 @@ final class TrickyRecords {
         .setCapCpu(i % 3 == 0 ? null : anyDbl())
         .setCapDurationS(i % 2 == 0 ? null : integer())
         .setMachineCpuUtilization(i % 2 == 0 ? null : anyDbl())
+        .setSignal(i % 3 == 0 ? "cpu_pressure" : str())
         .build();
   }
 
