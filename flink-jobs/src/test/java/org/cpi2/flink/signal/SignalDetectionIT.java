@@ -4,6 +4,7 @@ import static org.cpi2.flink.Fixtures.MIN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -224,6 +225,39 @@ class SignalDetectionIT {
     assertEquals(incidentId, o.getIncidentId());
     assertEquals(Verdict.TRUE_POSITIVE, o.getVerdict(), o.toString());
     assertTrue(o.getRelativeCpi() < 0.5, "relative pressure " + o.getRelativeCpi());
+  }
+
+  /**
+   * The 1-second profile (profiles/lab-1s.properties): 1 s windows, the same episode at second 120
+   * is an incident on the third outlier, within five windows of its onset.
+   */
+  @Test
+  void theOneSecondProfileCapsWithinAFewWindows() throws Exception {
+    Path profile = Path.of(System.getProperty("user.dir"), "profiles", "lab-1s.properties");
+    Cpi2Options options =
+        Cpi2Options.fromArgs(new String[] {"--config", profile.toString()}, Cpi2Options.defaults());
+    assertEquals(60, options.getLong(Cpi2Options.SPEC_PERIOD_S));
+    assertEquals(5, options.getLong(Cpi2Options.ANOMALY_WINDOW_S));
+    long second = 1_000_000L;
+    List<CpiSample> fleet = fleet(T0, second, 150, 120, 124);
+    for (CpiSample s : fleet) {
+      s.setWindowUs(second);
+    }
+    Outputs out = run(options, fleet, List.of());
+
+    assertEquals(1, out.incidents.size(), "incidents: " + out.incidents);
+    Incident inc = out.incidents.get(0);
+    assertEquals("cpu_pressure", inc.getSignal());
+    assertEquals("web/0", inc.getVictimTask());
+    assertEquals("hog/0", inc.getAntagonistTask());
+    assertEquals(Decision.THROTTLE, inc.getDecision(), inc.toString());
+    long onset = T0 + 120 * second;
+    assertEquals(onset + 4 * second, inc.getDetectedAtUs(), "the third outlier, 5th window");
+    assertEquals(30, inc.getCapDurationS());
+    assertEquals(inc.getDetectedAtUs() - 10 * second, inc.getWindowStartUs(), "10 s window");
+    assertTrue(
+        out.specs.stream().anyMatch(s -> s.getPeriodEndUs() == T0 + 60 * second && s.getUsable()),
+        "a usable spec after the first minute: " + out.specs);
   }
 
   @Test
