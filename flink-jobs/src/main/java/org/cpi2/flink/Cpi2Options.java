@@ -237,7 +237,9 @@ public final class Cpi2Options implements Serializable {
     for (Map.Entry<String, String> e : given.entrySet()) {
       options = options.with(e.getKey(), e.getValue());
     }
-    options.signals(); // an unknown signal fails here, not in the job
+    if (options.values.containsKey(SIGNALS)) {
+      options.signals(); // an unknown signal fails here, not in the job (the loader has none)
+    }
     return options;
   }
 

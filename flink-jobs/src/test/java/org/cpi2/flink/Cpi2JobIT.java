@@ -6,12 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CapOutcome;
@@ -89,11 +84,6 @@ class Cpi2JobIT {
 
   @Test
   void bytesInIncidentsSpecsOutcomesAndDeadLettersOut() throws Exception {
-    String run = UUID.randomUUID().toString();
-    CollectSink<Incident> incidents = new CollectSink<>(run + "incidents");
-    CollectSink<CpiSpec> specs = new CollectSink<>(run + "specs");
-    CollectSink<CapOutcome> outcomes = new CollectSink<>(run + "outcomes");
-    CollectSink<DeadLetter> dead = new CollectSink<>(run + "dead");
     EnforcementAction cap =
         Fixtures.applied("a1", "h0", "video/0", "web/0", T0 + 36 * MIN, T0 + 41 * MIN);
     List<RawRecord> actions =
@@ -102,54 +92,9 @@ class Cpi2JobIT {
             RawRecord.of("cpi2.actions", 0, 1, null, new byte[0]));
     List<RawRecord> seeds =
         List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1}));
-    TypeInformation<RawRecord> rawType = TypeInformation.of(RawRecord.class);
-    Cpi2Sources sources =
-        new Cpi2Sources() {
-          @Override
-          public DataStream<RawRecord> samples(
-              StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
-            return env.fromData(Cpi2JobIT.samples(), rawType)
-                .assignTimestampsAndWatermarks(watermarks);
-          }
+    GraphRun run = GraphRun.run(OPTIONS, samples(), actions, seeds);
 
-          @Override
-          public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-            return env.fromData(actions, rawType);
-          }
-
-          @Override
-          public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-            return env.fromData(seeds, rawType);
-          }
-        };
-    Cpi2Sinks sinks =
-        new Cpi2Sinks() {
-          @Override
-          public void incidents(DataStream<Incident> s) {
-            s.sinkTo(incidents);
-          }
-
-          @Override
-          public void specs(DataStream<CpiSpec> s) {
-            s.sinkTo(specs);
-          }
-
-          @Override
-          public void outcomes(DataStream<CapOutcome> s) {
-            s.sinkTo(outcomes);
-          }
-
-          @Override
-          public void deadLetters(DataStream<DeadLetter> s) {
-            s.sinkTo(dead);
-          }
-        };
-    StreamExecutionEnvironment env = Cpi2Job.environment(OPTIONS);
-    env.setParallelism(2);
-    new Cpi2Job(OPTIONS, sources, sinks).build(env);
-    env.execute("cpi2-it");
-
-    List<Incident> got = incidents.values();
+    List<Incident> got = run.incidents;
     assertEquals(1, got.size(), "incidents: " + got);
     Incident inc = got.get(0);
     assertEquals("h0", inc.getHost());
@@ -163,7 +108,7 @@ class Cpi2JobIT {
         List.of("video/0", "mr/0"), inc.getSuspects().stream().map(s -> s.getTask()).toList());
     assertTrue(inc.getCorrelation() >= 0.35, "correlation " + inc.getCorrelation());
 
-    List<CpiSpec> webSpecs = specs.values().stream().filter(s -> s.getJob().equals("web")).toList();
+    List<CpiSpec> webSpecs = run.specs.stream().filter(s -> s.getJob().equals("web")).toList();
     assertEquals(5, webSpecs.size(), "periods ending at 10, 20, 30, 40, 50 minutes: " + webSpecs);
     CpiSpec first =
         webSpecs.stream()
@@ -174,18 +119,16 @@ class Cpi2JobIT {
     assertEquals(5, first.getNumTasks());
     assertEquals(1.0, first.getCpiMean(), 0.01);
     assertTrue(
-        specs.values().stream()
-            .filter(s -> s.getJob().equals("video"))
-            .noneMatch(CpiSpec::getUsable),
+        run.specs.stream().filter(s -> s.getJob().equals("video")).noneMatch(CpiSpec::getUsable),
         "one task only");
 
-    List<CapOutcome> judged = outcomes.values();
+    List<CapOutcome> judged = run.outcomes;
     assertEquals(1, judged.size(), "outcomes: " + judged);
     assertEquals(Verdict.TRUE_POSITIVE, judged.get(0).getVerdict());
     assertTrue(
         judged.get(0).getRelativeCpi() < 0.8, "relative CPI " + judged.get(0).getRelativeCpi());
 
-    List<DeadLetter> letters = dead.values();
+    List<DeadLetter> letters = run.deadLetters;
     assertEquals(4, letters.size(), "dead letters: " + letters);
     assertEquals(
         2, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.samples")).count());

@@ -7,25 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
-import org.apache.flink.streaming.api.datastream.DataStream;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.cpi2.flink.CollectSink;
-import org.cpi2.flink.Cpi2Job;
 import org.cpi2.flink.Cpi2Options;
-import org.cpi2.flink.Cpi2Sinks;
-import org.cpi2.flink.Cpi2Sources;
 import org.cpi2.flink.Fixtures;
+import org.cpi2.flink.GraphRun;
 import org.cpi2.flink.correlate.Analyzer;
 import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSample;
 import org.cpi2.schema.CpiSpec;
-import org.cpi2.schema.DeadLetter;
 import org.cpi2.schema.Decision;
 import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
@@ -91,16 +82,8 @@ class SignalDetectionIT {
     return out;
   }
 
-  /** What one run of the graph put out. */
-  static final class Outputs {
-    List<Incident> incidents;
-    List<CpiSpec> specs;
-    List<CapOutcome> outcomes;
-    List<DeadLetter> deadLetters;
-  }
-
   /** Runs the detection job's graph over {@code samples} and {@code actions}. */
-  static Outputs run(Cpi2Options options, List<CpiSample> samples, List<EnforcementAction> actions)
+  static GraphRun run(Cpi2Options options, List<CpiSample> samples, List<EnforcementAction> actions)
       throws Exception {
     Wire<CpiSample> wire = Wire.of(CpiSample.class);
     List<RawRecord> raw = new ArrayList<>();
@@ -113,67 +96,11 @@ class SignalDetectionIT {
       rawActions.add(
           RawRecord.of("cpi2.actions", 0, rawActions.size(), null, actionWire.encode(a)));
     }
-    String id = UUID.randomUUID().toString();
-    CollectSink<Incident> incidents = new CollectSink<>(id + "incidents");
-    CollectSink<CpiSpec> specs = new CollectSink<>(id + "specs");
-    CollectSink<CapOutcome> outcomes = new CollectSink<>(id + "outcomes");
-    CollectSink<DeadLetter> dead = new CollectSink<>(id + "dead");
-    TypeInformation<RawRecord> rawType = TypeInformation.of(RawRecord.class);
-    Cpi2Sources sources =
-        new Cpi2Sources() {
-          @Override
-          public DataStream<RawRecord> samples(
-              StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
-            return env.fromData(raw, rawType).assignTimestampsAndWatermarks(watermarks);
-          }
-
-          @Override
-          public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-            return rawActions.isEmpty()
-                ? env.fromData(
-                    List.of(RawRecord.of("cpi2.actions", 0, 0, null, new byte[0])), rawType)
-                : env.fromData(rawActions, rawType);
-          }
-
-          @Override
-          public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-            return env.fromData(
-                List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1})),
-                rawType);
-          }
-        };
-    Cpi2Sinks sinks =
-        new Cpi2Sinks() {
-          @Override
-          public void incidents(DataStream<Incident> s) {
-            s.sinkTo(incidents);
-          }
-
-          @Override
-          public void specs(DataStream<CpiSpec> s) {
-            s.sinkTo(specs);
-          }
-
-          @Override
-          public void outcomes(DataStream<CapOutcome> s) {
-            s.sinkTo(outcomes);
-          }
-
-          @Override
-          public void deadLetters(DataStream<DeadLetter> s) {
-            s.sinkTo(dead);
-          }
-        };
-    StreamExecutionEnvironment env = Cpi2Job.environment(options);
-    env.setParallelism(2);
-    new Cpi2Job(options, sources, sinks).build(env);
-    env.execute("cpi2-signal-it");
-    Outputs out = new Outputs();
-    out.incidents = incidents.values();
-    out.specs = specs.values();
-    out.outcomes = outcomes.values();
-    out.deadLetters = dead.values();
-    return out;
+    if (rawActions.isEmpty()) {
+      rawActions.add(RawRecord.of("cpi2.actions", 0, 0, null, new byte[0]));
+    }
+    return GraphRun.run(
+        options, raw, rawActions, List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[0])));
   }
 
   @Test
@@ -182,7 +109,7 @@ class SignalDetectionIT {
     EnforcementAction cap =
         Fixtures.applied("a1", "h0", "hog/0", "web/0", T0 + 36 * MIN, T0 + 41 * MIN);
     cap.setIncidentId(incidentId);
-    Outputs out = run(OPTIONS, fleet(T0, MIN, 45, 31, 35), List.of(cap));
+    GraphRun out = run(OPTIONS, fleet(T0, MIN, 45, 31, 35), List.of(cap));
 
     assertEquals(1, out.incidents.size(), "incidents: " + out.incidents);
     Incident inc = out.incidents.get(0);
@@ -243,7 +170,7 @@ class SignalDetectionIT {
     for (CpiSample s : fleet) {
       s.setWindowUs(second);
     }
-    Outputs out = run(options, fleet, List.of());
+    GraphRun out = run(options, fleet, List.of());
 
     assertEquals(1, out.incidents.size(), "incidents: " + out.incidents);
     Incident inc = out.incidents.get(0);
@@ -262,7 +189,7 @@ class SignalDetectionIT {
 
   @Test
   void signalsChosenByOptionOnlyCpi() throws Exception {
-    Outputs out =
+    GraphRun out =
         run(OPTIONS.with(Cpi2Options.SIGNALS, "cpi"), fleet(T0, MIN, 45, 31, 35), List.of());
     assertEquals(List.of(), out.incidents, "no CPI in this fleet, pressure not asked for");
     assertEquals(List.of(), out.specs);

@@ -91,6 +91,9 @@ class SignalTest {
     assertThrows(
         IllegalArgumentException.class,
         () -> Cpi2Options.fromArgs(new String[] {"--signals", "cpi,iowait"}));
+    Cpi2Options loader =
+        Cpi2Options.fromArgs(new String[] {"--job.name", "l"}, Cpi2Options.loaderDefaults());
+    assertEquals("l", loader.get(Cpi2Options.JOB_NAME), "the loader has no signals");
   }
 
   @Test
