@@ -1,5 +1,5 @@
--- A victim's CPI next to an antagonist's CPU usage on one host over time, with the antagonist's
--- caps (paper figure 9). A cap runs from an APPLIED or RENEWED action to its expiry or to the
+-- A victim's CPI (or another signal: victim_cpi is the value of the signal asked for) next to an
+-- antagonist's CPU usage on one host over time, with the antagonist's caps (paper figure 9). A cap runs from an APPLIED or RENEWED action to its expiry or to the
 -- next RELEASED action of that task, whichever comes first; capped = 1 when a cap covers any
 -- sample of the bucket, cap_cpu is the largest cap in force then (0 if none).
 -- param host String: the machine
@@ -8,6 +8,7 @@
 -- param from_us Int64: window start, microseconds since the epoch (inclusive)
 -- param to_us Int64: window end, microseconds since the epoch (exclusive)
 -- param bucket_s UInt32 = 60: time bucket, seconds
+-- param signal String = 'cpi': the victim's signal shown as victim_cpi (cpi, cpu_pressure, memory_pressure, llc_mpki)
 WITH
     (
         SELECT groupArray(tuple(start_us, end_us, cap))
@@ -26,7 +27,8 @@ WITH
     ) AS caps
 SELECT
     intDiv(window_start_us, {bucket_s:UInt32} * 1000000) * ({bucket_s:UInt32} * 1000000) AS bucket_start_us,
-    round(avgIf(cpi, task = {victim_task:String}), 4) AS victim_cpi,
+    round(avgIf(multiIf({signal:String} = 'cpu_pressure', cpu_pressure, {signal:String} = 'memory_pressure', memory_pressure,
+                        {signal:String} = 'llc_mpki', llc_mpki, cpi), task = {victim_task:String}), 4) AS victim_cpi,
     round(avgIf(cpu_usage, task = {antagonist_task:String}), 4) AS antagonist_cpu_usage,
     max(arrayExists(c -> window_start_us >= tupleElement(c, 1) AND window_start_us < tupleElement(c, 2), caps)) AS capped,
     max(arrayReduce('max', arrayConcat([0.], arrayMap(c -> if(window_start_us >= tupleElement(c, 1) AND window_start_us < tupleElement(c, 2), tupleElement(c, 3), 0.), caps)))) AS cap_cpu

@@ -121,7 +121,9 @@ def test_cli_prints_rows_and_refuses_bad_parameters(loaded):
     assert down.returncode == 1 and "unreachable" in down.stderr
 
 
-SIGNAL_QUERIES = [n for n in forensics.names() if "signal" in [p.name for p in forensics.params(n)]]
+SIGNAL_QUERIES = [
+    n for n in forensics.names() if "signal" in [p.name for p in forensics.params(n)] and n != "victim_vs_antagonist"
+]
 
 
 def test_queries_that_filter_by_signal():
@@ -149,3 +151,14 @@ def test_signal_filter(loaded, name):
         assert cpi == reference
     other = ch.query(forensics.render(name, {**PARAMS[name], "signal": "cpu_pressure"}, db), "TabSeparatedWithNames")
     assert other.splitlines() == reference.splitlines()[:1]
+
+
+def test_victim_vs_antagonist_shows_the_signal_asked_for(loaded):
+    """signal=cpu_pressure: the victim's pressure, which the fixture's samples do not have (NULL, not 0)."""
+    ch, db = loaded
+    params = {**PARAMS["victim_vs_antagonist"], "signal": "cpu_pressure"}
+    cols, rows = forensics.run("victim_vs_antagonist", params, database=db, ch=ch)
+    _, cpi = forensics.run("victim_vs_antagonist", PARAMS["victim_vs_antagonist"], database=db, ch=ch)
+    assert len(rows) == len(cpi) == 20
+    assert all(r[1] is None for r in rows) and all(r[1] is not None for r in cpi)
+    assert [r[2:] for r in rows] == [r[2:] for r in cpi]

@@ -1,6 +1,7 @@
-"""`cpi2ctl incident show ID`: the victim's CPI next to the antagonist's CPU usage around an
-incident, with the antagonist's caps shaded (paper figure 9), written to a PNG. The series come
-from the forensics query victim_vs_antagonist; only the incident itself is looked up here."""
+"""`cpi2ctl incident show ID`: the victim's CPI (or the signal its incident was detected on) next to
+the antagonist's CPU usage around an incident, with the antagonist's caps shaded (paper figure 9),
+written to a PNG. The series come from the forensics query victim_vs_antagonist; only the incident
+itself is looked up here."""
 
 import datetime as dt
 import re
@@ -12,12 +13,17 @@ from cpi2.clickhouse import chclient, forensics
 _LOOKUP = """
 SELECT incident_id, host, detected_at_us, victim_task, victim_job, decision, victim_cpi, cpi_threshold,
        window_start_us, window_end_us, ifNull(antagonist_task, '') AS antagonist_task,
-       ifNull(cap_duration_s, 0) AS cap_duration_s,
+       ifNull(cap_duration_s, 0) AS cap_duration_s, signal,
        ifNull((SELECT any(task) FROM {db}.incident_suspects FINAL WHERE incident_id = {id} AND rank = 1), '') AS top_suspect
 FROM {db}.incidents FINAL
 WHERE incident_id = {id}
 LIMIT 1
 """
+
+
+def signal_label(inc):
+    """What the incident's victim values are: CPI, or the signal it was detected on."""
+    return "CPI" if inc["signal"] == "cpi" else inc["signal"]
 
 
 class IncidentError(Exception):
@@ -56,6 +62,7 @@ def series(inc, url, database, before_s, after_s, bucket_s, antagonist=None):
             "from_us": from_us,
             "to_us": to_us,
             "bucket_s": bucket_s,
+            "signal": inc["signal"],
         },
         url=url,
         database=database,
@@ -104,12 +111,12 @@ def plot(inc, ant, cols, rows, bucket_s, path):
     for i, (a, b) in enumerate(spans):
         ax.axvspan(t(a), t(b), color="tab:red", alpha=0.15, label="antagonist capped" if i == 0 else None)
     if victim:
-        ax.plot(*zip(*victim), color="tab:blue", marker="o", ms=3, label=f"victim CPI ({inc['victim_task']})")
-    ax.axhline(inc["cpi_threshold"], color="tab:blue", ls="--", lw=1, label=f"CPI threshold {inc['cpi_threshold']:g}")
+        ax.plot(*zip(*victim), color="tab:blue", marker="o", ms=3, label=f"victim {signal_label(inc)} ({inc['victim_task']})")
+    ax.axhline(inc["cpi_threshold"], color="tab:blue", ls="--", lw=1, label=f"{signal_label(inc)} threshold {inc['cpi_threshold']:g}")
     ax.axvline(t(inc["detected_at_us"]), color="black", ls=":", lw=1, label="detected")
     if usage:
         ax2.plot(*zip(*usage), color="tab:orange", marker="s", ms=3, label=f"antagonist CPU ({ant})")
-    ax.set_ylabel("victim CPI")
+    ax.set_ylabel(f"victim {signal_label(inc)}")
     ax2.set_ylabel("antagonist CPU usage (CPU-sec/sec)")
     ax.set_ylim(bottom=0)
     ax2.set_ylim(bottom=0)
@@ -168,7 +175,7 @@ def run(args, out):
         print(output.as_json(cols, rows), file=out)
     print(
         f"incident {inc['incident_id']} on {inc['host']} at {timerange.iso(inc['detected_at_us'])}: "
-        f"victim {inc['victim_task']} (CPI {inc['victim_cpi']:g}, threshold {inc['cpi_threshold']:g}), "
+        f"victim {inc['victim_task']} ({signal_label(inc)} {inc['victim_cpi']:g}, threshold {inc['cpi_threshold']:g}), "
         f"antagonist {ant}, decision {inc['decision']}; {len(rows)} points, {len(spans)} cap interval(s) "
         f"from {timerange.iso(from_us)} to {timerange.iso(to_us)} -> {path}",
         file=out,

@@ -352,7 +352,8 @@ def job():
 def incident():
     inc = "incident_id = ${incident:sqlstring}"
     around = forensics_sql(
-        "victim_vs_antagonist", {"host": "host", "victim_task": "victim", "antagonist_task": "antagonist"}
+        "victim_vs_antagonist",
+        {"host": "host", "victim_task": "victim", "antagonist_task": "antagonist", "signal": "signal"},
     )
     body = "\n".join("    " + line for line in around.splitlines())
     return Dashboard(
@@ -390,6 +391,13 @@ def incident():
                 hide=2,
                 test_value="mapreduce/3",
             ),
+            Variable(
+                "signal",
+                "Signal",
+                f"SELECT signal FROM {DB}.incidents FINAL WHERE {inc} LIMIT 1",
+                hide=2,
+                test_value="cpi",
+            ),
         ],
         panels=[
             Panel(
@@ -410,12 +418,12 @@ def incident():
                 overrides=[
                     override(
                         "victim_cpi",
-                        displayName="victim CPI (${victim})",
+                        displayName="victim ${signal} (${victim})",
                         color={"mode": "fixed", "fixedColor": "blue"},
                     ),
                     override(
                         "cpi_threshold",
-                        displayName="CPI threshold",
+                        displayName="${signal} threshold",
                         color={"mode": "fixed", "fixedColor": "blue"},
                         custom__lineStyle={"fill": "dash", "dash": [10, 10]},
                         custom__showPoints="never",
