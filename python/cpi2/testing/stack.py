@@ -130,4 +130,10 @@ def cpi_sample(host, job, task):
         "llc_misses": None,
         "numa_score": None,
         "threads": 3,
+        "cpu_pressure": None,
+        "memory_pressure": None,
+        "memory_pressure_full": None,
+        "llc_occupancy_bytes": None,
+        "memory_bandwidth_bytes_per_s": None,
+        "llc_mpki": None,
     }
