@@ -277,6 +277,12 @@ def main(argv=None):
         default=2.0,
         help="the victims' p99 while the antagonist runs uncapped: at least this times the quiet p99 (default 2)",
     )
+    r.add_argument(
+        "--capped-within",
+        type=float,
+        default=1.2,
+        help="the victims' p99 while the antagonist is capped: at most this times the quiet p99 (default 1.2)",
+    )
     r.add_argument("--build", help="the C release build (default build/c)")
     r.add_argument("--out", help="where the table, plot and files go (default build/lab/<time>)")
     args = ap.parse_args(argv)

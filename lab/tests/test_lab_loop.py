@@ -1,0 +1,68 @@
+"""The lab end to end, short (make -C lab test): python -m cpi2.lab run with one on-phase, on the
+real collector, Kafka, the detection job with the lab profile and the real enforcer. Its own
+checks are the assertions (exit 0: the antagonist named and capped, nothing else capped, the
+victims' p99 capped within 2x of quiet (make lab: 20%), uncapped at least twice it); this test also checks the
+files it writes, the onset-to-cap latency it prints, and that nothing it started is left behind,
+on success and after SIGINT. Skipped with the reason where the lab cannot run (not root, no
+PSI, no cpu controller, one CPU)."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cpi2 import lab, lab_loop
+
+WHY = lab_loop.cannot_run()
+pytestmark = pytest.mark.skipif(WHY is not None, reason="the lab cannot run here: %s" % WHY)
+
+
+def lab_cmd(out, schedule, *more):
+    return [sys.executable, "-m", "cpi2.lab", "run", "--schedule", schedule, "--out", str(out), *more]
+
+
+def left_behind(out):
+    """The lab's cgroups still there (removed only once empty: their tasks gone), and processes
+    whose command line names the run's folder (the victims, the collector, the enforcer)."""
+    dirs = [d for d in (os.path.join(lab.V2, lab.TOP), os.path.join(lab.V1, lab.TOP)) if os.path.exists(d)]
+    procs = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True)
+    return dirs, procs.stdout.split()
+
+
+def test_the_antagonist_is_detected_and_capped_and_the_victims_recover(tmp_path):
+    # capped p99 within 2x of quiet here, not make lab's 1.2: in a short run one noisy second of a
+    # shared machine (1% of a 20 s phase's requests) sets a phase's p99 (quiet p99 4.5-21 ms
+    # across runs on a busy 2-vCPU VM); make lab's longer phases hold the 20%
+    r = subprocess.run(
+        lab_cmd(tmp_path, "40,25,10", "--capped-within", "2"), capture_output=True, text=True, timeout=400
+    )
+    print(r.stdout[-3000:], r.stderr[-2000:])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "every check holds" in r.stdout
+    table = (tmp_path / "table.txt").read_text()
+    onset = re.search(r"onset-to-cap antagonist-0: ([0-9.]+) s", table)
+    assert onset and float(onset.group(1)) < 25, table  # capped within its on-phase
+    assert re.search(r"^on-0 capped .* antagonist-0$", table, re.M), table
+    assert (tmp_path / "lab.png").stat().st_size > 10000
+    assert len(list(tmp_path.glob("victim-*.csv"))) == lab.REPLICAS
+    assert left_behind(tmp_path) == ([], [])
+
+
+def test_sigint_stops_everything_it_started(tmp_path):
+    p = subprocess.Popen(lab_cmd(tmp_path, "60,10,5"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 180
+    out = ""
+    while "quiet for" not in out and time.time() < deadline and p.poll() is None:
+        out += p.stdout.readline()
+    assert "quiet for" in out, out  # everything started: the agents, the job, the tasks
+    assert left_behind(tmp_path)[0], "the lab's cgroups should exist while it runs"
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    rest, _ = p.communicate(timeout=120)
+    assert p.returncode == 130, out + rest
+    assert "interrupted" in rest, rest
+    assert left_behind(tmp_path) == ([], []), rest
