@@ -111,8 +111,20 @@ def plot(inc, ant, cols, rows, bucket_s, path):
     for i, (a, b) in enumerate(spans):
         ax.axvspan(t(a), t(b), color="tab:red", alpha=0.15, label="antagonist capped" if i == 0 else None)
     if victim:
-        ax.plot(*zip(*victim), color="tab:blue", marker="o", ms=3, label=f"victim {signal_label(inc)} ({inc['victim_task']})")
-    ax.axhline(inc["cpi_threshold"], color="tab:blue", ls="--", lw=1, label=f"{signal_label(inc)} threshold {inc['cpi_threshold']:g}")
+        ax.plot(
+            *zip(*victim),
+            color="tab:blue",
+            marker="o",
+            ms=3,
+            label=f"victim {signal_label(inc)} ({inc['victim_task']})",
+        )
+    ax.axhline(
+        inc["cpi_threshold"],
+        color="tab:blue",
+        ls="--",
+        lw=1,
+        label=f"{signal_label(inc)} threshold {inc['cpi_threshold']:g}",
+    )
     ax.axvline(t(inc["detected_at_us"]), color="black", ls=":", lw=1, label="detected")
     if usage:
         ax2.plot(*zip(*usage), color="tab:orange", marker="s", ms=3, label=f"antagonist CPU ({ant})")
