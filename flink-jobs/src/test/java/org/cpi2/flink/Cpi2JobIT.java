@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CapOutcome;
@@ -30,22 +29,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * recovers.
  */
 class Cpi2JobIT {
-  @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
+  @RegisterExtension static final MiniClusterExtension CLUSTER = GraphRun.miniCluster();
 
-  /** An epoch-like start aligned on the 10-minute spec period. */
-  static final long T0 = 1_700_000_400L * 1_000_000L;
+  static final long T0 = GraphRun.T0;
 
-  static final Cpi2Options OPTIONS =
-      Fixtures.options(
-          Cpi2Options.SPEC_PERIOD_S, "600",
-          Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "5",
-          Cpi2Options.CHECKPOINT_INTERVAL_MS, "500");
+  static final Cpi2Options OPTIONS = GraphRun.OPTIONS;
 
   static List<RawRecord> samples() {
     Wire<CpiSample> wire = Wire.of(CpiSample.class);

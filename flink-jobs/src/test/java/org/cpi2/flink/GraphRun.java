@@ -4,8 +4,10 @@ import java.util.List;
 import java.util.UUID;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CapOutcome;
 import org.cpi2.schema.CpiSpec;
@@ -22,7 +24,28 @@ public final class GraphRun {
   public List<CapOutcome> outcomes;
   public List<DeadLetter> deadLetters;
 
+  /** An epoch-like start aligned on the 10-minute spec period of {@link #OPTIONS}. */
+  public static final long T0 = 1_700_000_400L * 1_000_000L;
+
+  /**
+   * The whole-graph tests' options: 10-minute spec periods, 5 samples per task, fast checkpoints.
+   */
+  public static final Cpi2Options OPTIONS =
+      Fixtures.options(
+          Cpi2Options.SPEC_PERIOD_S, "600",
+          Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK, "5",
+          Cpi2Options.CHECKPOINT_INTERVAL_MS, "500");
+
   private GraphRun() {}
+
+  /** The MiniCluster a whole-graph test registers: one TaskManager with two slots. */
+  public static MiniClusterExtension miniCluster() {
+    return new MiniClusterExtension(
+        new MiniClusterResourceConfiguration.Builder()
+            .setNumberTaskManagers(1)
+            .setNumberSlotsPerTaskManager(2)
+            .build());
+  }
 
   /** Runs {@link Cpi2Job}'s graph with {@code options} at parallelism 2 until its input ends. */
   public static GraphRun run(
