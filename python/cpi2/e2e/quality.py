@@ -2,15 +2,20 @@
 have been, how fast, and whether a latency-sensitive task was ever capped. Shared by the demo's
 summary and `make bench` (bench_detection.py).
 
-- precision: THROTTLE incidents whose named antagonist really antagonised a task on that host
-  at that (simulated) time (its episode, or the 10 minutes after, while its effect fades)
-  / all THROTTLE incidents;
+- precision: right THROTTLE incidents / all THROTTLE incidents. A THROTTLE is right only when
+  the ground truth has an antagonism with the incident's host, its named antagonist AND its
+  victim, at its (simulated) time (the episode, or the 10 minutes after, while its effect
+  fades): a real antagonist of the host named for a victim it does not hurt is wrong;
 - recall: eligible real antagonists (batch or best-effort hurting a latency-sensitive task: the
   only ones the paper's policy caps) named by at least one right THROTTLE / all eligible ones;
 - detection latency: simulated seconds from an antagonist's onset to the first cap on it
   (target: 3 sampling periods + 5 s = 185 s). Faster than real time, every wall-clock second
   of processing counts `speed` simulated seconds, so runs at 1x give the real figure; the
   event-time part (onset to the anomalous sample that named it) is reported beside it;
+- analysis latency: simulated seconds from the onset of a latency-sensitive victim's first
+  antagonism (ground truth) to the job's first analysis of that victim on that host (the
+  earliest incident about it, whatever its decision; an incident's `detected_at_us` is the event
+  time of the analysis): whether victims are analysed at all, and how soon;
 - caps on latency-sensitive tasks (target: none).
 """
 
@@ -21,12 +26,15 @@ FADE_US = 600_000_000
 
 
 def truth_matches(truth, incident):
-    """Is the incident's named antagonist a real one for its host at that (simulated) time?"""
+    """Does the incident's named antagonist really hurt the incident's victim, on its host, at
+    that (simulated) time? Host, antagonist, victim and time all have to match one antagonism
+    of the ground truth."""
     for t in truth:
         if (
             t["type"] == "antagonism"
             and t["host"] == incident["host"]
             and t["antagonist"] == incident["antagonist_task"]
+            and t["victim"] == incident["victim_task"]
             and t["start_us"] <= incident["detected_at_us"] <= t["end_us"] + FADE_US
         ):
             return True
@@ -78,6 +86,24 @@ def detection_event_latencies(truth, incidents):
     )
 
 
+def victim_onsets(truth):
+    """(host, victim) -> the start of the first eligible antagonism hurting it (simulated us)."""
+    out = {}
+    for t in truth:
+        if t["type"] == "antagonism" and eligible(t):
+            key = (t["host"], t["victim"])
+            out[key] = min(out.get(key, t["start_us"]), t["start_us"])
+    return out
+
+
+def analysis_latencies(truth, incidents):
+    """(host, victim) -> simulated seconds from its first eligible antagonism's onset to the first
+    analysis of it (any incident naming it as victim, at or after the onset)."""
+    return first_after_onset(
+        victim_onsets(truth), (((i["host"], i["victim_task"]), i["detected_at_us"]) for i in incidents)
+    )
+
+
 def measure(truth, monitor):
     """The figures of one run, as a dict (see the module's doc)."""
     throttles = [i for i in monitor.incidents if i["decision"] == "THROTTLE"]
@@ -92,6 +118,8 @@ def measure(truth, monitor):
     ]
     latencies = sorted(detection_latencies(truth, monitor.actions).values())
     event_latencies = sorted(detection_event_latencies(truth, monitor.incidents).values())
+    victims = victim_onsets(truth)
+    analysed = sorted(analysis_latencies(truth, monitor.incidents).values())
     return {
         "throttles": len(throttles),
         "correct": len(correct),
@@ -104,6 +132,11 @@ def measure(truth, monitor):
         "latency_median": statistics.median(latencies) if latencies else None,
         "latency_max": latencies[-1] if latencies else None,
         "event_latency_median": statistics.median(event_latencies) if event_latencies else None,
+        "victims": len(victims),
+        "victims_analysed": len(analysed),
+        "analysis_latencies": analysed,
+        "analysis_median": statistics.median(analysed) if analysed else None,
+        "analysis_max": analysed[-1] if analysed else None,
         "ls_caps": len(ls_caps),
     }
 

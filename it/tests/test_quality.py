@@ -1,0 +1,133 @@
+"""cpi2.e2e.quality on hand-made ground truth and incidents (no stack): a THROTTLE is right only
+when its host, named antagonist, victim and time all match one antagonism of the truth."""
+
+from cpi2.e2e import quality
+
+MIN = 60_000_000
+IDS = iter(range(1_000_000))
+
+
+def antagonism(antagonist, victim, start_min, end_min, host="h1", antagonist_class="batch"):
+    return {
+        "type": "antagonism",
+        "host": host,
+        "antagonist": antagonist,
+        "antagonist_job": antagonist.split("/")[1],
+        "antagonist_class": antagonist_class,
+        "victim": victim,
+        "victim_job": victim.split("/")[1],
+        "victim_class": "latency-sensitive",
+        "start_us": start_min * MIN,
+        "end_us": end_min * MIN,
+        "peak_cpu": 2.0,
+        "predicted_cpi_increase": 0.5,
+    }
+
+
+def incident(antagonist, victim, at_min, host="h1", decision="THROTTLE", cls="BATCH"):
+    return {
+        "incident_id": "i%d" % next(IDS),
+        "host": host,
+        "victim_task": victim,
+        "antagonist_task": antagonist,
+        "antagonist_class": cls,
+        "decision": decision,
+        "detected_at_us": at_min * MIN,
+    }
+
+
+class Run:
+    def __init__(self, incidents, actions=()):
+        self.incidents, self.actions = list(incidents), list(actions)
+
+
+# bully hurts web/0 only; noisy hurts web/1 only; both on h1 from minute 100 to 130
+TRUTH = [
+    {"type": "scenario", "seed": 1, "start_us": 0, "warmup_end_us": 100 * MIN, "end_us": 200 * MIN},
+    antagonism("jobs/bully/0", "jobs/web/0", 100, 130),
+    antagonism("jobs/noisy/0", "jobs/web/1", 100, 130),
+]
+
+
+def test_right_when_antagonist_victim_host_and_time_match():
+    assert quality.truth_matches(TRUTH, incident("jobs/bully/0", "jobs/web/0", 105))
+    # within the fade after the episode's end
+    assert quality.truth_matches(TRUTH, incident("jobs/bully/0", "jobs/web/0", 135))
+
+
+def test_real_antagonist_of_the_host_named_for_another_victim_is_wrong():
+    # bully is a real antagonist on h1 at that time, but it does not hurt web/1
+    assert not quality.truth_matches(TRUTH, incident("jobs/bully/0", "jobs/web/1", 105))
+    assert not quality.truth_matches(TRUTH, incident("jobs/noisy/0", "jobs/web/0", 105))
+
+
+def test_wrong_host_wrong_time_wrong_task():
+    assert not quality.truth_matches(TRUTH, incident("jobs/bully/0", "jobs/web/0", 105, host="h2"))
+    assert not quality.truth_matches(TRUTH, incident("jobs/bully/0", "jobs/web/0", 99))
+    assert not quality.truth_matches(TRUTH, incident("jobs/bully/0", "jobs/web/0", 141))
+    assert not quality.truth_matches(TRUTH, incident("jobs/batch/3", "jobs/web/0", 105))
+
+
+def test_precision_and_recall_count_only_victim_matched_throttles():
+    incidents = [
+        incident("jobs/bully/0", "jobs/web/0", 103),  # right
+        incident("jobs/bully/0", "jobs/web/1", 104),  # real antagonist, wrong victim
+        incident("jobs/bully/0", "jobs/web/1", 106),  # again
+        incident("jobs/web/0", "jobs/web/1", 107, decision="NO_SUSPECT"),  # not a throttle
+    ]
+    q = quality.measure(TRUTH, Run(incidents))
+    assert q["throttles"] == 3
+    assert q["correct"] == 1
+    assert abs(q["precision"] - 1 / 3) < 1e-9
+    # noisy was never named for its own victim: found 1 of 2
+    assert (q["found"], q["real"]) == (1, 2)
+    assert q["missed"] == [("h1", "jobs/noisy/0")]
+
+
+def test_antagonist_named_only_for_the_wrong_victim_is_not_found():
+    q = quality.measure(TRUTH, Run([incident("jobs/noisy/0", "jobs/web/0", 103)]))
+    assert (q["correct"], q["found"], q["precision"]) == (0, 0, 0.0)
+
+
+def test_analysis_latency_per_victim_from_its_onset():
+    incidents = [
+        incident("jobs/web/1", "jobs/web/0", 95, decision="NO_SUSPECT"),  # before the onset: not counted
+        incident("jobs/bully/0", "jobs/web/0", 102),
+        incident("", "jobs/web/1", 109, decision="NO_SUSPECT"),  # analysed, nobody named: counts
+        incident("jobs/noisy/0", "jobs/web/1", 111),
+    ]
+    q = quality.measure(TRUTH, Run(incidents))
+    assert q["victims"] == 2 and q["victims_analysed"] == 2
+    assert q["analysis_latencies"] == [120.0, 540.0]
+    assert (q["analysis_median"], q["analysis_max"]) == (330.0, 540.0)
+
+
+def test_victim_never_analysed_is_reported():
+    q = quality.measure(TRUTH, Run([incident("jobs/bully/0", "jobs/web/0", 101)]))
+    assert (q["victims"], q["victims_analysed"], q["analysis_max"]) == (2, 1, 60.0)
+
+
+def test_onset_to_cap_and_latency_sensitive_caps():
+    incidents = [
+        incident("jobs/bully/0", "jobs/web/0", 101),
+        incident("jobs/web/1", "jobs/web/0", 102, cls="LATENCY_SENSITIVE"),
+    ]
+    actions = [
+        {
+            "kind": "APPLIED",
+            "host": "h1",
+            "task": "jobs/bully/0",
+            "at_us": 103 * MIN,
+            "incident_id": incidents[0]["incident_id"],
+        },
+        {
+            "kind": "APPLIED",
+            "host": "h1",
+            "task": "jobs/web/1",
+            "at_us": 104 * MIN,
+            "incident_id": incidents[1]["incident_id"],
+        },
+    ]
+    q = quality.measure(TRUTH, Run(incidents, actions))
+    assert q["latencies"] == [180.0]
+    assert q["ls_caps"] == 1
