@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import org.cpi2.flink.correlate.DecisionPolicy;
 import org.cpi2.flink.signal.Signal;
 
 /**
@@ -63,6 +64,13 @@ public final class Cpi2Options implements Serializable {
    * threshold) over 14,000 analyses; antagonists 0.2 to 2.5.
    */
   public static final String CORRELATION_MIN_COMOVING_CPU = "correlation.min-comoving-cpu";
+
+  /**
+   * The decision policy: {@code project} (the paper's rules with the stand-out gate of {@link
+   * #CORRELATION_MIN_LIFT} and {@link #CORRELATION_MIN_COMOVING_CPU}) or {@code paper} (the paper's
+   * rules alone: the top correlated batch suspect at or above the threshold is capped).
+   */
+  public static final String CORRELATION_POLICY = "correlation.policy";
 
   public static final String ANALYSIS_MIN_INTERVAL_MS = "correlation.min-interval-ms";
   public static final String CAP_BATCH = "cap.batch-cpu";
@@ -147,6 +155,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(CORRELATION_THRESHOLD, "0.35");
     DEFAULTS.put(CORRELATION_MIN_LIFT, "0.05");
     DEFAULTS.put(CORRELATION_MIN_COMOVING_CPU, "0.2");
+    DEFAULTS.put(CORRELATION_POLICY, "project");
     DEFAULTS.put(ANALYSIS_MIN_INTERVAL_MS, "1000");
     DEFAULTS.put(CAP_BATCH, "0.1");
     DEFAULTS.put(CAP_BEST_EFFORT, "0.01");
@@ -239,6 +248,9 @@ public final class Cpi2Options implements Serializable {
     }
     if (options.values.containsKey(SIGNALS)) {
       options.signals(); // an unknown signal fails here, not in the job (the loader has none)
+    }
+    if (options.values.containsKey(CORRELATION_POLICY)) {
+      DecisionPolicy.Rules.parse(options.get(CORRELATION_POLICY));
     }
     return options;
   }

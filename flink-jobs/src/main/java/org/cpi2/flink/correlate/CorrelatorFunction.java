@@ -88,15 +88,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   @Override
   public void open(OpenContext ctx) {
     double minCpu = options.getDouble(Cpi2Options.MIN_CPU_USAGE);
-    DecisionPolicy policy =
-        new DecisionPolicy(
-            options.getDouble(Cpi2Options.CORRELATION_THRESHOLD),
-            options.getDouble(Cpi2Options.CORRELATION_MIN_LIFT),
-            options.getDouble(Cpi2Options.CORRELATION_MIN_COMOVING_CPU),
-            minCpu,
-            options.getDouble(Cpi2Options.CAP_BATCH),
-            options.getDouble(Cpi2Options.CAP_BEST_EFFORT),
-            options.getInt(Cpi2Options.CAP_DURATION_S));
+    DecisionPolicy policy = DecisionPolicy.of(options);
     analyzer = new Analyzer(windowUs, minCpu, policy, signal);
     long ttl = options.getLong(Cpi2Options.TASK_TTL_S);
     // No state TTL on the series: TTL filtering copies a host's whole map on every access. Tasks

@@ -1,6 +1,8 @@
 package org.cpi2.flink.correlate;
 
 import java.util.List;
+import java.util.Locale;
+import org.cpi2.flink.Cpi2Options;
 import org.cpi2.schema.Decision;
 import org.cpi2.schema.Suspect;
 import org.cpi2.schema.TaskClass;
@@ -17,8 +19,36 @@ import org.cpi2.schema.TaskClass;
  * in the victim's CPI, reaches while small tenants cannot). Latency-sensitive suspects are never
  * capped automatically; suspects of UNKNOWN class are not capped either (their class is not known
  * to be batch). Otherwise the decision says why not.
+ *
+ * <p>That is the {@link Rules#PROJECT} policy. {@link Rules#PAPER} is the paper's own: no stand-out
+ * gate, the highest-correlated batch or best-effort suspect at or above the threshold is capped.
  */
 public final class DecisionPolicy {
+  /** The named decision policies ({@link Cpi2Options#CORRELATION_POLICY}). */
+  public enum Rules {
+    /** The paper's rules and the stand-out gate (lift or co-moving CPU). */
+    PROJECT,
+    /** The paper's rules alone. */
+    PAPER;
+
+    /** The policy of an option value ({@code project}, {@code paper}). */
+    public static Rules parse(String name) {
+      for (Rules r : values()) {
+        if (r.optionName().equals(name)) {
+          return r;
+        }
+      }
+      throw new IllegalArgumentException(
+          "unknown " + Cpi2Options.CORRELATION_POLICY + " " + name + "; known: project, paper");
+    }
+
+    /** Its name as an option value. */
+    public String optionName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private final Rules rules;
   private final double threshold;
   private final double minLift;
   private final double minComovingCpu;
@@ -35,6 +65,28 @@ public final class DecisionPolicy {
       double capBatch,
       double capBestEffort,
       int capDurationS) {
+    this(
+        Rules.PROJECT,
+        threshold,
+        minLift,
+        minComovingCpu,
+        minCpuUsage,
+        capBatch,
+        capBestEffort,
+        capDurationS);
+  }
+
+  /** A policy of {@code rules}; {@code minLift} and {@code minComovingCpu} serve only PROJECT. */
+  public DecisionPolicy(
+      Rules rules,
+      double threshold,
+      double minLift,
+      double minComovingCpu,
+      double minCpuUsage,
+      double capBatch,
+      double capBestEffort,
+      int capDurationS) {
+    this.rules = rules;
     this.threshold = threshold;
     this.minLift = minLift;
     this.minComovingCpu = minComovingCpu;
@@ -42,6 +94,24 @@ public final class DecisionPolicy {
     this.capBatch = capBatch;
     this.capBestEffort = capBestEffort;
     this.capDurationS = capDurationS;
+  }
+
+  /** The policy the options name, with their threshold, stand-out gate, CPU floor and caps. */
+  public static DecisionPolicy of(Cpi2Options o) {
+    return new DecisionPolicy(
+        Rules.parse(o.get(Cpi2Options.CORRELATION_POLICY)),
+        o.getDouble(Cpi2Options.CORRELATION_THRESHOLD),
+        o.getDouble(Cpi2Options.CORRELATION_MIN_LIFT),
+        o.getDouble(Cpi2Options.CORRELATION_MIN_COMOVING_CPU),
+        o.getDouble(Cpi2Options.MIN_CPU_USAGE),
+        o.getDouble(Cpi2Options.CAP_BATCH),
+        o.getDouble(Cpi2Options.CAP_BEST_EFFORT),
+        o.getInt(Cpi2Options.CAP_DURATION_S));
+  }
+
+  /** Which rules it applies. */
+  public Rules rules() {
+    return rules;
   }
 
   /** What to do; {@code antagonist} is set only with THROTTLE. */
@@ -94,6 +164,9 @@ public final class DecisionPolicy {
   }
 
   private boolean standsOut(Suspect s) {
+    if (rules == Rules.PAPER) {
+      return true;
+    }
     return (s.getLift() != null && s.getLift() >= minLift)
         || (s.getComovingCpu() != null && s.getComovingCpu() >= minComovingCpu);
   }

@@ -1,8 +1,11 @@
 package org.cpi2.flink.correlate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import org.cpi2.flink.Cpi2Options;
 import org.cpi2.schema.Decision;
 import org.cpi2.schema.Suspect;
 import org.cpi2.schema.TaskClass;
@@ -147,5 +150,55 @@ class DecisionPolicyTest {
             true,
             1,
             List.of(s("a", TaskClass.BATCH, 0.34, 0.0, 2.0))));
+  }
+
+  @Test
+  void thePapersPolicyCapsTheTopBatchSuspectAboveTheThresholdWithoutTheStandOutGate() {
+    DecisionPolicy paper =
+        DecisionPolicy.of(Cpi2Options.defaults().with("correlation.policy", "paper"));
+    assertEquals(DecisionPolicy.Rules.PAPER, paper.rules());
+    List<Suspect> steady =
+        List.of(
+            s("ls", TaskClass.LATENCY_SENSITIVE, 0.7, 0.3),
+            s("a", TaskClass.BATCH, 0.6, 0.0, 0.0),
+            s("b", TaskClass.BEST_EFFORT, 0.5, 0.2));
+    DecisionPolicy.Verdict v = paper.decide(TaskClass.LATENCY_SENSITIVE, false, true, 1, steady);
+    assertEquals(Decision.THROTTLE, v.decision());
+    assertEquals("a", v.antagonist().getTask());
+    assertEquals(0.1, v.capCpu(), 0);
+    // The project's policy wants the steady suspect to stand out and names the one that does.
+    assertEquals(
+        "b",
+        policy.decide(TaskClass.LATENCY_SENSITIVE, false, true, 1, steady).antagonist().getTask());
+    // The threshold, the latency-sensitive and UNKNOWN suspects hold under both.
+    assertEquals(
+        Decision.NO_SUSPECT_ABOVE_THRESHOLD,
+        paper
+            .decide(
+                TaskClass.LATENCY_SENSITIVE,
+                false,
+                true,
+                1,
+                List.of(s("a", TaskClass.BATCH, 0.3499, 1.0, 1.0)))
+            .decision());
+    assertEquals(
+        Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS,
+        paper
+            .decide(
+                TaskClass.LATENCY_SENSITIVE,
+                false,
+                true,
+                1,
+                List.of(s("l", TaskClass.LATENCY_SENSITIVE, 0.9), s("u", TaskClass.UNKNOWN, 0.8)))
+            .decision());
+  }
+
+  @Test
+  void anUnknownPolicyIsRefused() {
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> Cpi2Options.fromArgs(new String[] {"--correlation.policy", "papers"}));
+    assertTrue(e.getMessage().contains("project, paper"));
   }
 }
