@@ -1,6 +1,8 @@
 /* procfs: see procfs.h. */
 #include "procfs.h"
 
+#include <cpi2/numa.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,51 +66,9 @@ int procfs_parse_platform(const char *cpuinfo, char *out, size_t size)
 	return n < 0 || (size_t)n >= size ? -EINVAL : 0;
 }
 
-static int number(const char **p)
-{
-	long v;
-	char *end;
-
-	if (**p < '0' || **p > '9')
-		return -1;
-	errno = 0;
-	v = strtol(*p, &end, 10);
-	if (errno || v > 1 << 20)
-		return -1;
-	*p = end;
-	return (int)v;
-}
-
 int procfs_parse_cpu_list(const char *text, int *cpus, int max)
 {
-	const char *p = text;
-	int n = 0;
-
-	for (;;) {
-		int a = number(&p), b;
-
-		if (a < 0)
-			return -EINVAL;
-		b = a;
-		if (*p == '-') {
-			p++;
-			b = number(&p);
-			if (b < a)
-				return -EINVAL;
-		}
-		for (int c = a; c <= b; c++) {
-			if (n == max)
-				return -EINVAL;
-			cpus[n++] = c;
-		}
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == '\n')
-			p++;
-		return *p ? -EINVAL : n;
-	}
+	return cpi2_cpu_list_parse(text, cpus, max);
 }
 
 int procfs_parse_thread_list(const char *text)

@@ -12,7 +12,8 @@
 int procfs_parse_platform(const char *cpuinfo, char *out, size_t size);
 
 /* A CPU list such as "0-3,8,10-11\n" (/sys/devices/system/cpu/online) into cpus (at most
- * max). Returns the count, or -EINVAL (malformed, descending range, too many CPUs). */
+ * max): libcpi2's cpi2_cpu_list_parse. Returns the count, or -EINVAL (malformed, descending
+ * range, too many CPUs). */
 int procfs_parse_cpu_list(const char *text, int *cpus, int max);
 
 /* Number of lines of thread ids in a cgroup.threads / tasks text. Returns it or -EINVAL. */
