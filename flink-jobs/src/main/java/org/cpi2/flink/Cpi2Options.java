@@ -21,7 +21,19 @@ public final class Cpi2Options implements Serializable {
 
   // Spec builder (paper 3.1).
   public static final String SPEC_PERIOD_S = "spec.period-s";
+
+  /**
+   * The weight of the previous spec periods' data at each new period; empty (the default): derived
+   * from {@link #SPEC_AGE_WEIGHT_PER_DAY}. A value given wins over the per-day weight.
+   */
   public static final String SPEC_AGE_WEIGHT = "spec.age-weight";
+
+  /**
+   * The weight of a day-old spec's data (the paper's 0.9 for the previous day), applied per spec
+   * period as w_day^(period / 1 day).
+   */
+  public static final String SPEC_AGE_WEIGHT_PER_DAY = "spec.age-weight-per-day";
+
   public static final String SPEC_MIN_TASKS = "spec.min-tasks";
   public static final String SPEC_MIN_SAMPLES_PER_TASK = "spec.min-samples-per-task";
   public static final String MIN_CPU_USAGE = "sample.min-cpu-usage";
@@ -138,7 +150,8 @@ public final class Cpi2Options implements Serializable {
 
   static {
     DEFAULTS.put(SPEC_PERIOD_S, "3600");
-    DEFAULTS.put(SPEC_AGE_WEIGHT, "0.9");
+    DEFAULTS.put(SPEC_AGE_WEIGHT, "");
+    DEFAULTS.put(SPEC_AGE_WEIGHT_PER_DAY, "0.9");
     DEFAULTS.put(SPEC_MIN_TASKS, "5");
     DEFAULTS.put(SPEC_MIN_SAMPLES_PER_TASK, "100");
     DEFAULTS.put(MIN_CPU_USAGE, "0.25");
@@ -282,6 +295,27 @@ public final class Cpi2Options implements Serializable {
     return with(MIN_CPU_USAGE, get(p + SIGNAL_MIN_CPU))
         .with(OUTLIER_SIGMAS, get(p + SIGNAL_SIGMAS))
         .with(OUTLIER_FLOOR, get(p + SIGNAL_FLOOR));
+  }
+
+  /**
+   * The age weight per spec period: {@link #SPEC_AGE_WEIGHT} when given, else {@link
+   * #SPEC_AGE_WEIGHT_PER_DAY} converted to the period, w_day^(period / 86400 s).
+   */
+  public double specAgeWeight() {
+    if (explicitAgeWeight()) {
+      return getDouble(SPEC_AGE_WEIGHT);
+    }
+    double perDay = getDouble(SPEC_AGE_WEIGHT_PER_DAY);
+    if (!(perDay >= 0 && perDay <= 1)) {
+      throw new IllegalArgumentException(SPEC_AGE_WEIGHT_PER_DAY + " must be in [0, 1]: " + perDay);
+    }
+    return Math.pow(perDay, getLong(SPEC_PERIOD_S) / 86_400.0);
+  }
+
+  /** Whether {@link #SPEC_AGE_WEIGHT} is given (then it wins over the per-day weight). */
+  public boolean explicitAgeWeight() {
+    String w = get(SPEC_AGE_WEIGHT);
+    return w != null && !w.isBlank();
   }
 
   public String get(String name) {

@@ -13,7 +13,7 @@ class Cpi2OptionsTest {
   @Test
   void defaultsAreThePapersParameters() {
     Cpi2Options o = Cpi2Options.defaults();
-    assertEquals(0.9, o.getDouble(Cpi2Options.SPEC_AGE_WEIGHT));
+    assertEquals(0.9, o.getDouble(Cpi2Options.SPEC_AGE_WEIGHT_PER_DAY));
     assertEquals(0.25, o.getDouble(Cpi2Options.MIN_CPU_USAGE));
     assertEquals(0.35, o.getDouble(Cpi2Options.CORRELATION_THRESHOLD));
     assertEquals(300, o.getInt(Cpi2Options.CAP_DURATION_S));

@@ -20,6 +20,8 @@ import org.cpi2.flink.records.TaskCount;
 import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.stream.RecordTypes;
 import org.cpi2.schema.CpiSpec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Builds the CPI spec of one (job, platform), paper section 3.1. Input 1: the samples that count
@@ -36,6 +38,7 @@ import org.cpi2.schema.CpiSpec;
 public class SpecBuilderFunction
     extends KeyedCoProcessFunction<String, SpecInput, CpiSpec, CpiSpec> {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(SpecBuilderFunction.class);
 
   private final long periodUs;
   private final double ageWeight;
@@ -65,7 +68,16 @@ public class SpecBuilderFunction
     Cpi2Options o = options.forSignal(signal);
     this.signal = signal;
     this.periodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
-    this.ageWeight = o.getDouble(Cpi2Options.SPEC_AGE_WEIGHT);
+    this.ageWeight = o.specAgeWeight();
+    if (o.explicitAgeWeight()) {
+      LOG.info(
+          "spec builder {}: {} {} per period wins over {} {}",
+          signal.wireName(),
+          Cpi2Options.SPEC_AGE_WEIGHT,
+          ageWeight,
+          Cpi2Options.SPEC_AGE_WEIGHT_PER_DAY,
+          o.get(Cpi2Options.SPEC_AGE_WEIGHT_PER_DAY));
+    }
     this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
     this.minTasks = o.getInt(Cpi2Options.SPEC_MIN_TASKS);
     this.minSamplesPerTask = o.getLong(Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK);

@@ -18,8 +18,11 @@ import org.cpi2.schema.CpiSpec;
 import org.junit.jupiter.api.Test;
 
 class SpecBuilderFunctionTest {
+  // The hand-computed folds weigh the previous period 0.9: the per-period option, which wins.
   private static final Cpi2Options OPTIONS =
       Fixtures.options(
+          Cpi2Options.SPEC_AGE_WEIGHT,
+          "0.9",
           Cpi2Options.SPEC_PERIOD_S,
           "600",
           Cpi2Options.SPEC_MIN_TASKS,
