@@ -56,6 +56,8 @@ static void from_json(json_t *v, struct cpi2_sample *s)
 		s->memory_bandwidth_bytes_per_s = json_number_value(o);
 	if ((o = json_object_get(json_object_get(v, "llc_mpki"), "double")))
 		s->has_llc_mpki = true, s->llc_mpki = json_number_value(o);
+	if ((o = json_object_get(json_object_get(v, "host_cpus"), "int")))
+		s->has_host_cpus = true, s->host_cpus = (int32_t)json_integer_value(o);
 }
 
 /* an optional double or long through the codec's setters: the value, or null */
@@ -107,6 +109,8 @@ static size_t via_codec(struct cpi2_codec *c, const struct cpi2_sample *s, unsig
 	rc |= set_opt_double(v, "memory_bandwidth_bytes_per_s", s->has_memory_bandwidth,
 			     s->memory_bandwidth_bytes_per_s);
 	rc |= set_opt_double(v, "llc_mpki", s->has_llc_mpki, s->llc_mpki);
+	rc |= s->has_host_cpus ? cpi2_value_set_opt_int(v, "host_cpus", s->host_cpus)
+			       : cpi2_value_set_null(v, "host_cpus");
 	CHECK(rc == 0);
 	CHECK(cpi2_codec_encode(c, v, buf, size, &len) == 0);
 	return len;
@@ -206,7 +210,9 @@ int main(void)
 					 rand() % 2,
 					 rand() * 3.5,
 					 rand() % 2,
-					 rand() / 1e7};
+					 rand() / 1e7,
+					 rand() % 2,
+					 rand() % 1024};
 		CHECK(cpi2_sample_encode(&s, got, sizeof(got), &len) == 0);
 		n = via_codec(c, &s, ref, sizeof(ref));
 		CHECK(len == n && memcmp(got, ref, n) == 0);

@@ -127,6 +127,7 @@ FIELDS = {
         "llc_occupancy_bytes",
         "memory_bandwidth_bytes_per_s",
         "llc_mpki",
+        "host_cpus",
     ),
     "CpiSpec": (
         "job",

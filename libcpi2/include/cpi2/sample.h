@@ -42,6 +42,8 @@ struct cpi2_sample {
 	double memory_bandwidth_bytes_per_s;
 	bool has_llc_mpki;
 	double llc_mpki;
+	bool has_host_cpus;
+	int32_t host_cpus; /* CPUs online on the host: its utilisation's denominator */
 };
 
 /* Encode s as C3 01 + fingerprint + payload into buf. Returns 0, -ENOSPC if bufsz is too
