@@ -40,6 +40,8 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
   private static final int LLC_OCCUPANCY = 8;
   private static final int MEMORY_BANDWIDTH = 16;
   private static final int LLC_MPKI = 32;
+  // host_cpus (CpiSample v3): a bit of the second byte that earlier state never sets.
+  private static final int HOST_CPUS = 64;
 
   @Override
   public boolean isImmutableType() {
@@ -79,6 +81,7 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     o.setLlcOccupancyBytes(from.getLlcOccupancyBytes());
     o.setMemoryBandwidthBytesPerS(from.getMemoryBandwidthBytesPerS());
     o.setLlcMpki(from.getLlcMpki());
+    o.setHostCpus(from.getHostCpus());
     return o;
   }
 
@@ -117,13 +120,15 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     Long llcOccupancy = s.getLlcOccupancyBytes();
     Double memBandwidth = s.getMemoryBandwidthBytesPerS();
     Double llcMpki = s.getLlcMpki();
+    Integer hostCpus = s.getHostCpus();
     out.writeByte(
         (cpuPressure != null ? CPU_PRESSURE : 0)
             | (memPressure != null ? MEMORY_PRESSURE : 0)
             | (memPressureFull != null ? MEMORY_PRESSURE_FULL : 0)
             | (llcOccupancy != null ? LLC_OCCUPANCY : 0)
             | (memBandwidth != null ? MEMORY_BANDWIDTH : 0)
-            | (llcMpki != null ? LLC_MPKI : 0));
+            | (llcMpki != null ? LLC_MPKI : 0)
+            | (hostCpus != null ? HOST_CPUS : 0));
     out.writeByte(s.getTaskClass() == null ? -1 : s.getTaskClass().ordinal());
     if (source != null) {
       out.writeByte(source.ordinal());
@@ -164,6 +169,9 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     if (llcMpki != null) {
       out.writeDouble(llcMpki);
     }
+    if (hostCpus != null) {
+      out.writeInt(hostCpus);
+    }
   }
 
   @Override
@@ -196,6 +204,7 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     s.setLlcOccupancyBytes((signals & LLC_OCCUPANCY) != 0 ? in.readLong() : null);
     s.setMemoryBandwidthBytesPerS((signals & MEMORY_BANDWIDTH) != 0 ? in.readDouble() : null);
     s.setLlcMpki((signals & LLC_MPKI) != 0 ? in.readDouble() : null);
+    s.setHostCpus((signals & HOST_CPUS) != 0 ? in.readInt() : null);
     return s;
   }
 
