@@ -185,6 +185,20 @@ static int init_rules(struct collector *c, char *err, size_t errsz)
 	return 0;
 }
 
+/* the machine's NUMA topology for the tasks' NUMA scores (null in every sample without it) */
+static void init_numa(struct collector *c)
+{
+	char err[512];
+
+	if (!(c->numa = malloc(sizeof(*c->numa))))
+		return;
+	if (cpi2_numa_topo_load(NULL, c->numa, err, sizeof(err))) {
+		cpi2_log(CPI2_LOG_WARN, "collector", "%s (numa_score null in every sample)", err);
+		free(c->numa);
+		c->numa = NULL;
+	}
+}
+
 static void init_budget(struct collector *c)
 {
 	struct rlimit rl;
@@ -254,6 +268,7 @@ int collector_init(struct collector *c, const struct collector_conf *conf, char 
 	if ((rc = perf_spec_probe(&c->spec, err, errsz)))
 		return rc;
 	init_signals(c);
+	init_numa(c);
 	init_budget(c);
 	c->continuous = conf->period_s - conf->window_s <= 1.0;
 	if (c->fd_budget < fds_per_cgroup(c)) {
@@ -581,6 +596,51 @@ static void read_res(struct collector *c, struct counted *t, struct res_reading 
 	}
 }
 
+/* a task's CPU time by node from its v1 cpuacct.usage_percpu (not there for a v2 task) */
+static void read_numa_cpu(struct collector *c, struct counted *t, uint64_t *node, bool *ok)
+{
+	char dir[PATH_MAX];
+
+	join(dir, sizeof(dir), c->roots[t->root].usage_base, t->task);
+	*ok = c->numa && dir[0] && tasknuma_read_percpu(c->numa, dir, node) == 0;
+}
+
+/* the task's NUMA score over the window into s (left null where it cannot be computed) */
+static void set_numa_score(struct collector *c, struct counted *t,
+			   const struct perf_reading *readings, struct cpi2_sample *s)
+{
+	const struct cg_root *r = &c->roots[t->root];
+	uint64_t cpu[CPI2_NUMA_MAX_NODES], mem[CPI2_NUMA_MAX_NODES];
+	char v2[PATH_MAX] = "", v1[PATH_MAX] = "", key[64];
+	const char *dirs[] = {v2, v1};
+	bool ok;
+	int rc;
+
+	if (!c->numa)
+		return;
+	if (t->has_numa_cpu0) {
+		read_numa_cpu(c, t, cpu, &ok);
+		for (int i = 0; ok && i < c->numa->n; i++)
+			cpu[i] = cpu[i] >= t->numa_cpu0[i] ? cpu[i] - t->numa_cpu0[i] : 0;
+		rc = ok ? 0 : -ENOENT;
+	} else {
+		rc = tasknuma_perf_by_node(c->numa, c->cpus, c->ncpu, readings, cpu);
+	}
+	if (r->version == 2)
+		join(v2, sizeof(v2), r->path, t->task);
+	if (r->mem_base[0])
+		join(v1, sizeof(v1), r->mem_base, t->task);
+	if (rc == 0 && (rc = tasknuma_read_memory(c->numa, dirs, 2, mem)) != 0) {
+		snprintf(key, sizeof(key), "/numa:%d", rc);
+		report_once(c, key, CPI2_LOG_INFO,
+			    "memory.numa_stat of %s: %s (numa_score null; said once for this "
+			    "cause)",
+			    t->task, strerror(-rc));
+	}
+	if (rc == 0 && cpi2_numa_score(c->numa, cpu, mem, &s->numa_score) == 0)
+		s->has_numa_score = true;
+}
+
 int collector_window_begin(struct collector *c)
 {
 	int rc;
@@ -606,6 +666,8 @@ int collector_window_begin(struct collector *c)
 	for (size_t i = 0; i < c->n_counted; i++) {
 		read_usage(c, &c->counted[i], &c->counted[i].usage0_ns, &c->counted[i].has_usage);
 		read_res(c, &c->counted[i], &c->counted[i].res0);
+		read_numa_cpu(c, &c->counted[i], c->counted[i].numa_cpu0,
+			      &c->counted[i].has_numa_cpu0);
 	}
 	c->stats.counted = c->n_counted;
 	c->open = true;
@@ -632,6 +694,8 @@ static bool read_threads(struct collector *c, struct counted *t, int32_t *thread
 int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 {
 	struct perf_reading *readings = calloc((size_t)c->ncpu, sizeof(*readings));
+	/* the host's CPUs, not only those counted on (--cpus): its utilisation's denominator */
+	long host_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct timespec end;
 	int64_t window_us;
 
@@ -686,8 +750,11 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 		    .llc_misses = counts.llc_misses,
 		    .has_llc_mpki = counts.has_llc_mpki,
 		    .llc_mpki = counts.llc_mpki,
+		    .has_host_cpus = host_cpus > 0 && host_cpus <= INT32_MAX,
+		    .host_cpus = (int32_t)host_cpus,
 		};
 		res_apply(&t->res0, &res1, window_us, &s);
+		set_numa_score(c, t, readings, &s);
 		s.has_threads = read_threads(c, t, &s.threads);
 		c->stats.samples++;
 		emit(arg, &s);
@@ -713,5 +780,6 @@ void collector_free(struct collector *c)
 	cg_list_free(&c->found);
 	rules_free(&c->rules);
 	once_set_free(&c->reported);
+	free(c->numa);
 	memset(c, 0, sizeof(*c));
 }

@@ -60,6 +60,8 @@ def main(binary):
                 # no resctrl and a software event here: null, not 0
                 assert s["llc_occupancy_bytes"] is None and s["memory_bandwidth_bytes_per_s"] is None, s
                 assert s["llc_misses"] is None and s["llc_mpki"] is None, s
+                # the host's online CPUs, the denominator of its utilisation (figure 14)
+                assert s["host_cpus"] == len(cgtest.online_cpus()), s
             print(
                 "contention: cpu_pressure busy-a %.3f busy-b %.3f (usage %.2f, %.2f), idle %.4f: ok"
                 % (
