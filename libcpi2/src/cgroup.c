@@ -62,6 +62,8 @@ int cpi2_cgroup_mounts(const char *mountinfo, struct cpi2_cgroup_mounts *out)
 				if (strcmp(o, "perf_event") == 0 && !out->perf_event[0])
 					snprintf(out->perf_event, sizeof(out->perf_event), "%s",
 						 fields[4]);
+				if (strcmp(o, "memory") == 0 && !out->memory[0])
+					snprintf(out->memory, sizeof(out->memory), "%s", fields[4]);
 			}
 		}
 	}

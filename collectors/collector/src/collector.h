@@ -11,6 +11,7 @@
 #include "perf.h"
 #include "resources.h"
 #include "rules.h"
+#include "tasknuma.h"
 
 #include <cpi2/sample.h>
 
@@ -31,6 +32,8 @@ struct counted {
 	bool has_usage;
 	const struct res_files *res; /* its pressure and resctrl files (the groups') */
 	struct res_reading res0;     /* their values at the window's start */
+	bool has_numa_cpu0;	     /* cpuacct.usage_percpu by node at the start (v1) */
+	uint64_t numa_cpu0[CPI2_NUMA_MAX_NODES];
 };
 
 /* what the last window saw; parents: unmapped cgroups holding others, not published;
@@ -71,6 +74,7 @@ struct collector {
 	bool open; /* a window is being counted */
 	struct window_stats stats;
 	struct once_set reported;
+	struct cpi2_numa_topo *numa; /* the machine's nodes, NULL when they cannot be read */
 };
 
 /* Prepare from conf: CPUs, platform, host, roots, rules, events (probed), descriptor budget.

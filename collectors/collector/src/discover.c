@@ -59,6 +59,8 @@ int cg_root_init(struct cg_root *r, const char *path, const struct cpi2_cgroup_m
 		strcpy(r->usage_base, r->path);
 		strcpy(r->perf_base, r->path);
 		strcpy(r->v2_base, r->path);
+		if ((rel = under(r->path, m->unified)) && m->memory[0]) /* systemd hybrid layout */
+			join(r->mem_base, sizeof(r->mem_base), m->memory, rel);
 		return 0;
 	}
 	r->version = 1;
@@ -74,6 +76,8 @@ int cg_root_init(struct cg_root *r, const char *path, const struct cpi2_cgroup_m
 		join(r->perf_base, sizeof(r->perf_base), m->unified, rel);
 	if (rel && m->unified[0])
 		join(r->v2_base, sizeof(r->v2_base), m->unified, rel);
+	if (rel && m->memory[0])
+		join(r->mem_base, sizeof(r->mem_base), m->memory, rel);
 	return 0;
 }
 

@@ -15,6 +15,7 @@ struct cg_root {
 	char perf_base[PATH_MAX];  /* the root's directory in the perf_event hierarchy, or "" */
 	char v2_base[PATH_MAX];	   /* the root's directory in the v2 hierarchy (PSI), or "" */
 	char unified[PATH_MAX];	   /* the v2 mount, or "" */
+	char mem_base[PATH_MAX];   /* the root's directory in the v1 memory hierarchy, or "" */
 };
 
 /* One discovered cgroup. */

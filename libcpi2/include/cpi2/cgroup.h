@@ -13,6 +13,7 @@ struct cpi2_cgroup_mounts {
 	char cpu[PATH_MAX];	   /* cgroup v1 mount with the cpu controller, or "" */
 	char cpuacct[PATH_MAX];	   /* cgroup v1 mount with the cpuacct controller, or "" */
 	char perf_event[PATH_MAX]; /* cgroup v1 mount with the perf_event controller, or "" */
+	char memory[PATH_MAX];	   /* cgroup v1 mount with the memory controller, or "" */
 };
 
 /* Parse a mountinfo file (NULL: /proc/self/mountinfo). Returns 0 or -errno/-EINVAL. */
