@@ -16,6 +16,7 @@ struct fleet_host {
 	char name[2 * SCN_NAME_MAX];
 	int platform;
 	int64_t phase_us; /* offset of this host's window inside the period */
+	int cpus;
 	int first_task, ntasks;
 	int kubernetes; /* enum scn_kubernetes */
 	struct rng rng;
@@ -205,6 +206,7 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 			scenario_host_name(s, g, i, fh->name, sizeof(fh->name));
 			fh->platform = s->hosts[g].platform;
 			fh->kubernetes = s->hosts[g].kubernetes;
+			fh->cpus = s->hosts[g].cpus;
 			rng_seed(&fh->rng, rng_mix(seed, (uint64_t)h));
 			fh->phase_us =
 			    (int64_t)(rng_next(&fh->rng) %
@@ -410,6 +412,7 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			    .window_us = FLEET_WINDOW_US,
 			    .cpu_usage = t->cpu,
 			    .threads = t->threads,
+			    .host_cpus = fh->cpus,
 			};
 			smp.cycles = llround(t->cpu * (FLEET_WINDOW_US / 1e6) * pl->ghz * 1e9);
 			smp.instructions = llround((double)smp.cycles / cpi);

@@ -23,6 +23,7 @@ struct fleet_sample {
 	double cpi;
 	int64_t llc_misses;
 	int32_t threads;
+	int32_t host_cpus;
 };
 
 /* Receives each sample; a non-zero return stops the period and is returned by fleet_step. */

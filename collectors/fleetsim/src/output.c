@@ -72,6 +72,8 @@ static void to_cpi2(const struct fleet_sample *f, struct cpi2_sample *s)
 	s->llc_misses = f->llc_misses;
 	s->has_threads = true;
 	s->threads = f->threads;
+	s->has_host_cpus = true;
+	s->host_cpus = f->host_cpus;
 }
 
 static void wait_a_little(void)

@@ -241,6 +241,8 @@ static int key_hosts(struct parser *p, const char *k, const char *v)
 
 	if (!strcmp(k, "count"))
 		return parse_int(p, k, v, 1, 100000, &h->count);
+	if (!strcmp(k, "cpus"))
+		return parse_int(p, k, v, 1, 65536, &h->cpus);
 	if (!strcmp(k, "platform"))
 		return copy_name(p, k, v, h->platform_name, false);
 	if (!strcmp(k, "kubernetes")) {
@@ -464,6 +466,7 @@ static int begin_section(struct parser *p, char *name, char *arg)
 		s->hosts = arr;
 		struct scn_hosts *h = &s->hosts[s->nhosts_groups++];
 		h->count = 1;
+		h->cpus = 64;
 		h->line = p->line;
 		p->sec = SEC_HOSTS;
 		return copy_name(p, "[hosts]", arg, h->name, false);

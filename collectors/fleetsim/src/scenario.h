@@ -33,6 +33,7 @@ struct scn_hosts {
 	char platform_name[SCN_NAME_MAX];
 	int platform; /* index into platforms, resolved */
 	int count;
+	int cpus;	/* CPUs of each host: samples' host_cpus */
 	int kubernetes; /* enum scn_kubernetes */
 	int first_host; /* index of the group's first host in the fleet, resolved */
 	int line;

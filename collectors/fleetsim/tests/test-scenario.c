@@ -32,6 +32,7 @@ static void test_minimal_and_defaults(void)
 	      s->jobs[0].task_class);
 	CHECK(s->warmup_s == 6 * 3600 && s->duration_s == 7200, "defaults %f %f", s->warmup_s,
 	      s->duration_s);
+	CHECK(s->hosts[0].cpus == 64, "default cpus %d", s->hosts[0].cpus);
 	char name[64];
 	scenario_host_name(s, 0, 3, name, sizeof(name));
 	CHECK(!strcmp(name, "h-003"), "host name %s", name);
@@ -48,7 +49,7 @@ static void test_templates_and_durations(void)
 	CHECK(scenario_parse(text, "d", &s, err, sizeof(err)) == -EINVAL && strstr(err, "d:3:"),
 	      "got '%s'", err);
 	text = "[scenario]\nname = t\nduration = 1h30m\nwarmup = 0.5d\n[platform p]\n"
-	       "[hosts a]\nplatform = p\n[hosts g]\ncount = 4\nplatform = p\n"
+	       "[hosts a]\nplatform = p\ncpus = 16\n[hosts g]\ncount = 4\nplatform = p\n"
 	       "[job x-{i}-y]\ncount = 12\nplace = a:1, g:4\n"
 	       "[event]\ntask = x-11-y/4\ncpu = 3\nstart = 10m\n";
 	CHECK(scenario_parse(text, "t", &s, err, sizeof(err)) == 0, "%s", err);
@@ -56,6 +57,8 @@ static void test_templates_and_durations(void)
 		return;
 	CHECK(s->duration_s == 5400 && s->warmup_s == 43200, "durations %f %f", s->duration_s,
 	      s->warmup_s);
+	CHECK(s->hosts[0].cpus == 16 && s->hosts[1].cpus == 64, "cpus %d %d", s->hosts[0].cpus,
+	      s->hosts[1].cpus);
 	CHECK(s->njobs == 12 && !strcmp(s->jobs[0].name, "x-00-y") &&
 		  !strcmp(s->jobs[11].name, "x-11-y"),
 	      "template expansion: %d jobs", s->njobs);
@@ -86,6 +89,7 @@ static void test_errors(void)
 	    {"[scenario]\nname = t\n[platform p]\nghz = 0\n", 4, "out of range"},
 	    {"[scenario]\nname = t\n[platform p]\nlabel = a\"b\n", 4, "label"},
 	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\ncount = 0\n", 5, "out of range"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\ncpus = 0\n", 5, "out of range"},
 	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\ncount = 99999999999999999999\n", 5,
 	     "not an integer"},
 	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = q\n", 4,
