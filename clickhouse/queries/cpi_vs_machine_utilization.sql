@@ -1,20 +1,91 @@
--- Victim CPI against the machine's CPU utilisation at detection (paper figure 14): incidents in
--- 10 % utilisation buckets, with the victim CPI relative to its job's spec mean.
--- Incidents without a measured victim CPI (victim_cpi 0, e.g. VICTIM_CPU_TOO_LOW) are left out.
+-- Victim CPI against the machine's CPU utilisation at detection (paper figure 14 a-c): incidents in
+-- 10 % buckets of the host's utilisation, a fraction of its CPUs: the host's task CPU usage at
+-- detection (incidents.machine_cpu_utilization, CPU-sec/sec summed over its tasks) divided by its
+-- CPUs, the host_cpus of its latest sample in [from_us - 1 h, to_us), else Telegraf's n_cpus of
+-- the host in that span. Incidents of a host with neither, or without a measured victim CPI
+-- (victim_cpi 0, e.g. VICTIM_CPU_TOO_LOW), are left out; a usage above the CPU count lands in 0.9.
+-- Per bucket: incidents and the share of incidents up to this bucket (14b, a CDF), the victim CPI
+-- relative to its job's spec mean (14c), the mean correlation of the named antagonists (14a; NULL
+-- when none was named), and Telegraf's utilisation of the host (1 - cpu-total usage_idle / 100)
+-- in the minute of detection, where Telegraf reported one (NULL otherwise).
 -- param job String = '': victim job ('' = every job)
 -- param signal String = 'cpi': the signal incidents were detected on (victim_cpi is that signal's); '' = every signal
 -- param from_us Int64: window start, microseconds since the epoch (inclusive)
 -- param to_us Int64: window end, microseconds since the epoch (exclusive)
 SELECT
-    least(floor(assumeNotNull(machine_cpu_utilization) * 10), 9) / 10 AS utilization_bucket,
-    count() AS incidents,
-    round(avg(victim_cpi), 4) AS mean_victim_cpi,
-    round(avg(victim_cpi / spec_mean), 4) AS mean_relative_cpi,
-    round(max(victim_cpi / spec_mean), 4) AS max_relative_cpi
-FROM {{DB}}.incidents FINAL
-WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
-  AND machine_cpu_utilization IS NOT NULL AND spec_mean > 0 AND victim_cpi > 0
-  AND ({job:String} = '' OR victim_job = {job:String})
-  AND ({signal:String} = '' OR signal = {signal:String})
-GROUP BY utilization_bucket
-ORDER BY utilization_bucket
+    level / 10 AS utilization_bucket,
+    countIf(bucket = level) AS incidents,
+    round(countIf(bucket <= level) / count(), 4) AS cumulative_share,
+    round(avgIf(victim_cpi, bucket = level), 4) AS mean_victim_cpi,
+    round(avgIf(relative_cpi, bucket = level), 4) AS mean_relative_cpi,
+    round(maxIf(relative_cpi, bucket = level), 4) AS max_relative_cpi,
+    if(countIf(bucket = level AND isNotNull(correlation)) = 0, NULL,
+       round(avgIf(assumeNotNull(correlation), bucket = level AND isNotNull(correlation)), 4)) AS mean_correlation,
+    if(countIf(bucket = level AND telegraf_found = 1) = 0, NULL,
+       round(avgIf(telegraf_utilization, bucket = level AND telegraf_found = 1), 4)) AS mean_telegraf_utilization
+FROM
+(
+    SELECT
+        toUInt8(least(floor(usage / cpus * 10), 9)) AS bucket,
+        victim_cpi,
+        relative_cpi,
+        correlation,
+        telegraf_utilization,
+        telegraf_found
+    FROM
+    (
+        SELECT host, minute, usage, victim_cpi, relative_cpi, correlation, cpus
+        FROM
+        (
+            SELECT
+                host,
+                intDiv(detected_at_us, 60000000) AS minute,
+                assumeNotNull(machine_cpu_utilization) AS usage,
+                victim_cpi,
+                victim_cpi / spec_mean AS relative_cpi,
+                correlation
+            FROM {{DB}}.incidents FINAL
+            WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
+              AND machine_cpu_utilization IS NOT NULL AND spec_mean > 0 AND victim_cpi > 0
+              AND ({job:String} = '' OR victim_job = {job:String})
+              AND ({signal:String} = '' OR signal = {signal:String})
+        ) AS detected
+        ANY LEFT JOIN
+        (
+            SELECT host, argMax(known_cpus, source) AS cpus
+            FROM
+            (
+                SELECT host, argMax(assumeNotNull(host_cpus), window_start_us) AS known_cpus, toUInt8(2) AS source
+                FROM {{DB}}.samples
+                WHERE window_start_us >= {from_us:Int64} - 3600000000 AND window_start_us < {to_us:Int64}
+                  AND host_cpus IS NOT NULL
+                  AND host IN (SELECT host FROM {{DB}}.incidents WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64})
+                GROUP BY host
+                UNION ALL
+                SELECT host, argMax(assumeNotNull(n_cpus), timestamp_ms) AS known_cpus, toUInt8(1) AS source
+                FROM {{DB}}.host_metrics
+                WHERE name = 'system' AND n_cpus IS NOT NULL
+                  AND timestamp_ms >= intDiv({from_us:Int64}, 1000) - 3600000 AND timestamp_ms < intDiv({to_us:Int64}, 1000)
+                GROUP BY host
+            )
+            GROUP BY host
+        ) AS counted USING (host)
+        WHERE cpus > 0
+    ) AS placed
+    ANY LEFT JOIN
+    (
+        SELECT
+            host,
+            intDiv(timestamp_ms, 60000) AS minute,
+            avg(1 - assumeNotNull(usage_idle) / 100) AS telegraf_utilization,
+            toUInt8(1) AS telegraf_found
+        FROM {{DB}}.host_metrics FINAL
+        WHERE name = 'cpu' AND cpu = 'cpu-total' AND usage_idle IS NOT NULL
+          AND timestamp_ms >= intDiv({from_us:Int64}, 1000) AND timestamp_ms < intDiv({to_us:Int64}, 1000)
+        GROUP BY host, minute
+    ) AS telegraf USING (host, minute)
+)
+ARRAY JOIN [0, 1, 2, 3, 4, 5, 6, 7, 8, 9] AS level
+GROUP BY level
+HAVING incidents > 0
+ORDER BY level

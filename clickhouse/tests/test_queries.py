@@ -38,6 +38,26 @@ def test_run_returns_typed_rows(loaded):
     assert all(isinstance(r[1], float) for r in rows)
 
 
+def test_machine_utilization_is_a_fraction_of_the_hosts_cpus(loaded):
+    """Incidents store the host's task CPU usage summed (CPU-sec/sec, above 1 on a busy host); the
+    query divides it by the host's CPUs: h1 and h2 from their samples' host_cpus, h3 (no samples)
+    from Telegraf's n_cpus. Read as a fraction, every fixture incident would land in 0.9."""
+    ch, db = loaded
+    sums = ch.query(
+        f"SELECT host, machine_cpu_utilization FROM {db}.incidents FINAL"
+        f" WHERE victim_cpi > 0 AND machine_cpu_utilization IS NOT NULL ORDER BY incident_id"
+    )
+    usage = [(line.split("\t")[0], float(line.split("\t")[1])) for line in sums.splitlines()]
+    assert len(usage) == 7 and all(u > 1 for _, u in usage), usage
+    cols, rows = forensics.run("cpi_vs_machine_utilization", PARAMS["cpi_vs_machine_utilization"], database=db, ch=ch)
+    by = dict(zip(cols, zip(*rows)))
+    assert sum(by["incidents"]) == 7 and len(rows) == 6, rows
+    assert by["utilization_bucket"] == (0.2, 0.4, 0.5, 0.6, 0.8, 0.9)
+    cpus = {"h1": 8, "h2": 16, "h3": 32}
+    assert sorted(min(int(u / cpus[h] * 10), 9) / 10 for h, u in usage) == [0.2, 0.4, 0.5, 0.6, 0.8, 0.9, 0.9]
+    assert by["cumulative_share"][-1] == 1
+
+
 def test_string_parameters_are_quoted_not_injected(loaded):
     ch, db = loaded
     params = dict(PARAMS["top_antagonists"], job="websearch' OR 1 = 1 OR job = '")

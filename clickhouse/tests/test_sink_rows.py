@@ -69,10 +69,12 @@ def test_telegraf_lines_become_host_metrics(loaded):
     ch, db = loaded
     got = ch.query(
         f"SELECT name, cpu, timestamp_ms, usage_user, usage_idle, used_percent, load1, load15, n_cpus"
-        f" FROM {db}.host_metrics FINAL ORDER BY timestamp_ms, name"
+        f" FROM {db}.host_metrics FINAL ORDER BY timestamp_ms, name, host"
     )
     assert got.splitlines() == [
         "cpu\tcpu-total\t4102444800000\t61.5\t17\t\\N\t\\N\t\\N\t\\N",
         "mem\t\t4102444800000\t\\N\t\\N\t43.5\t\\N\t\\N\t\\N",
-        "system\t\t4102444810000\t\\N\t\\N\t\\N\t1.5\t0.75\t2",
+        "system\t\t4102444810000\t\\N\t\\N\t\\N\t1.5\t0.75\t8",
+        "system\t\t4102444820000\t\\N\t\\N\t\\N\t20.5\t17.25\t32",
+        "cpu\tcpu-total\t4102444980000\t70\t11.5\t\\N\t\\N\t\\N\t\\N",
     ]

@@ -30,10 +30,10 @@ def generate(ch, db, rows, log):
             rows,
             f"""
 INSERT INTO {db}.samples (host, task, job, task_id, platform, task_class, is_protected, window_start_us, window_us,
-    cycles, instructions, counter_source, time_running_ratio, cpu_usage, cpi, llc_misses, numa_score, threads)
+    cycles, instructions, counter_source, time_running_ratio, cpu_usage, cpi, llc_misses, numa_score, threads, host_cpus)
 SELECT concat('host-', toString(t % {HOSTS})), concat('task-', toString(t)), concat('job-', toString(t % {JOBS})),
     concat('uid-', toString(t)), concat('p', toString(t % 3)), if(t % 5 = 0, 'LATENCY_SENSITIVE', 'BATCH'), t % 5 = 0,
-    {t0} + intDiv(number, {TASKS}) * {step}, {step}, toInt64(c), toInt64(c / cpi), 'SIMULATED', 1., u, cpi, NULL, NULL, 4
+    {t0} + intDiv(number, {TASKS}) * {step}, {step}, toInt64(c), toInt64(c / cpi), 'SIMULATED', 1., u, cpi, NULL, NULL, 4, 32
 FROM (SELECT number, number % {TASKS} AS t, (intHash32(number) % 2000) / 1000 AS u,
              1 + (intHash32(number + 7) % 1500) / 1000 AS cpi, u * 2e9 * {step} / 1e6 AS c
       FROM numbers({rows}))""",
@@ -50,7 +50,7 @@ SELECT concat('inc-', toString(number)), concat('host-', toString(v % {HOSTS})),
     concat('job-', toString(v % {JOBS})), 'p0', if(v % 5 = 0, 'LATENCY_SENSITIVE', 'BATCH'), v % 5 = 0,
     1.5 + (intHash32(number) % 1000) / 500, 0.5, 1.6, 1.2, 0.2, d - 300000000, d, emptyArrayString(), 'THROTTLE',
     concat('task-', toString(a)), concat('job-', toString(a % {JOBS})), 'BATCH', 0.35 + (intHash32(number + 3) % 650) / 1000,
-    0.1, 300, (intHash32(number + 5) % 1000) / 1000
+    0.1, 300, (intHash32(number + 5) % 1000) / 1000 * 32
 FROM (SELECT number, intHash32(number) % {TASKS} AS v, (v + {HOSTS} * (1 + intHash32(number + 1) % 19)) % {TASKS} AS a,
              {t0} + number * {span // incidents} AS d FROM numbers({incidents}))""",
         ),
