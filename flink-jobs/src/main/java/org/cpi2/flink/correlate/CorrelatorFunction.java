@@ -1,6 +1,8 @@
 package org.cpi2.flink.correlate;
 
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -36,13 +38,15 @@ import org.cpi2.schema.TaskClass;
  * in force. An anomalous sample queues its task for analysis; the analysis runs as soon as the
  * host's period is complete (every task that reported the victim's previous sample time, at least
  * one besides the victim, has reported a sample at or after the victim's), or else when the
- * watermark passes the sample's time (a tenant that fell silent cannot hold it longer), and at most
- * once per {@code correlation.min-interval-ms} of event time per host, latency-sensitive or
- * protected victims first. A victim is analysed again only after as many new outliers as make an
- * anomaly since its last incident; capped tasks are left out, and when the victim is still
- * anomalous under a cap naming it, the new incident is the next round (paper 5: "analyse again
- * without the capped task"). Every cap applied for an incident is judged from the same series when
- * the watermark passes its expiry ({@link CapJudge}; outcomes on {@link #OUTCOMES}).
+ * watermark passes the sample's time (a tenant that fell silent cannot hold it longer). Analyses
+ * take per-second slots of event time per host ({@code correlation.min-interval-ms}), up to one
+ * sampling interval ahead, latency-sensitive or protected victims first, then the most severe
+ * (value over threshold): every anomalous victim of a period is analysed within it. A victim is
+ * analysed again only after as many new outliers as make an anomaly since its last incident; capped
+ * tasks are left out, and when the victim is still anomalous under a cap naming it, the new
+ * incident is the next round (paper 5: "analyse again without the capped task"). Every cap applied
+ * for an incident is judged from the same series when the watermark passes its expiry ({@link
+ * CapJudge}; outcomes on {@link #OUTCOMES}).
  */
 public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, Incident> {
   private static final long serialVersionUID = 1L;
@@ -160,44 +164,97 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
       if (queued == null || queued.timeUs < s.timeUs) {
         pending.put(s.task, PendingAnalysis.of(s));
       }
-      ctx.timerService().registerEventTimeTimer(Math.max(s.timeUs / 1000, nextAllowedMs()));
+      ctx.timerService().registerEventTimeTimer(s.timeUs / 1000);
     }
     if (!pending.isEmpty()) {
-      analyseCompletePeriod(ctx.getCurrentKey(), out);
+      analyseDue(ctx.getCurrentKey(), wm, Math.max(wm, s.timeUs / 1000), ctx, out);
+    }
+  }
+
+  /** A queued analysis that may run now, with what orders it. */
+  private record Ready(
+      String victim, PendingAnalysis due, boolean isProtected, double severity, long lookaheadMs) {}
+
+  /** Latency-sensitive or protected first, then the most severe, the earliest, by task name. */
+  private static final Comparator<Ready> PRIORITY =
+      Comparator.comparing((Ready r) -> !r.isProtected())
+          .thenComparing(r -> -r.severity())
+          .thenComparingLong(r -> r.due().timeUs)
+          .thenComparing(Ready::victim);
+
+  /**
+   * Runs the queued analyses that may run at the host's event time {@code clockMs} (the newest
+   * sample's time or the watermark): those whose time the watermark passed, and those whose host
+   * period is complete (every task that reported the victim's previous sample time, at least one
+   * besides the victim, has a sample at or after the victim's). In priority order ({@link
+   * #PRIORITY}), each takes the next free per-second slot of event time (at or after its own time,
+   * {@code correlation.min-interval-ms} after the last slot taken) if that slot lies less than one
+   * of the victim's sampling intervals ahead of the clock; the rest wait for the clock to advance.
+   * So at most one analysis per second of event time per host, and every anomalous victim of a
+   * period is analysed within it while a host has fewer victims than seconds in its period.
+   */
+  private void analyseDue(
+      String host, long watermarkMs, long clockMs, Context ctx, Collector<Incident> out)
+      throws Exception {
+    List<Ready> ready = new ArrayList<>();
+    Map<Long, Boolean> complete = new HashMap<>();
+    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
+      PendingAnalysis due = e.getValue();
+      TaskSeries v = series.get(e.getKey());
+      long previous = v == null ? Long.MIN_VALUE : v.timeBefore(due.timeUs);
+      boolean passed = watermarkMs != Long.MIN_VALUE && due.timeUs / 1000 <= watermarkMs;
+      if (!passed
+          && (previous == Long.MIN_VALUE
+              || !complete.computeIfAbsent(previous, p -> periodComplete(p, due.timeUs)))) {
+        continue;
+      }
+      boolean isProtected =
+          v != null && (v.isProtected || v.taskClass == TaskClass.LATENCY_SENSITIVE);
+      double value = v == null ? Double.NaN : v.valueAt(due.timeUs);
+      double severity = Double.isFinite(value) && due.threshold > 0 ? value / due.threshold : 0;
+      long interval = previous == Long.MIN_VALUE ? 0 : (due.timeUs - previous) / 1000;
+      ready.add(
+          new Ready(e.getKey(), due, isProtected, severity, Math.max(minIntervalMs, interval)));
+    }
+    ready.sort(PRIORITY);
+    Long last = lastAnalysisMs.value();
+    long nextSlot = Long.MIN_VALUE;
+    for (Ready r : ready) {
+      long slot =
+          Math.max(r.due().timeUs / 1000, last == null ? Long.MIN_VALUE : last + minIntervalMs);
+      if (slot >= clockMs + r.lookaheadMs()) {
+        nextSlot = nextSlot == Long.MIN_VALUE ? slot - r.lookaheadMs() + 1 : nextSlot;
+        continue; // rate-limited: waits for the clock
+      }
+      pending.remove(r.victim());
+      if (analyse(host, r.victim(), r.due(), out)) {
+        last = slot;
+        lastAnalysisMs.update(slot);
+      }
+    }
+    if (nextSlot != Long.MIN_VALUE) {
+      ctx.timerService().registerEventTimeTimer(nextSlot);
     }
   }
 
   /**
-   * The earliest queued analysis, now, if its time is past the rate limit and every task of the
-   * host has a sample at or after it; otherwise its timer (the watermark) decides.
+   * Whether every task of the host that reported at {@code previous} (the victim's sample before
+   * {@code timeUs}) has reported at or after {@code timeUs}, with at least one besides the victim.
    */
-  private void analyseCompletePeriod(String host, Collector<Incident> out) throws Exception {
-    String victim = nextVictim(Long.MAX_VALUE);
-    PendingAnalysis due = pending.get(victim);
-    long dueMs = due.timeUs / 1000;
-    if (dueMs < nextAllowedMs()) {
-      return;
-    }
-    TaskSeries v = series.get(victim);
-    long previous = v == null ? Long.MIN_VALUE : v.timeBefore(due.timeUs);
-    if (previous == Long.MIN_VALUE) {
-      return;
-    }
-    int reported = 0;
-    for (TaskSeries t : series.values()) {
-      if (t.has(previous)) {
-        if (t.newest() < due.timeUs) {
-          return;
+  private boolean periodComplete(long previous, long timeUs) {
+    try {
+      int reported = 0;
+      for (TaskSeries t : series.values()) {
+        if (t.has(previous)) {
+          if (t.newest() < timeUs) {
+            return false;
+          }
+          reported++;
         }
-        reported++;
       }
-    }
-    if (reported < 2) {
-      return; // nobody else known on the host yet: only the watermark can say the period is in
-    }
-    pending.remove(victim);
-    if (analyse(host, victim, due, out)) {
-      lastAnalysisMs.update(dueMs);
+      return reported >= 2; // nobody else known yet: only the watermark can say it is in
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
     }
   }
 
@@ -242,53 +299,9 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
       throws Exception {
     judgeDue(ctx.getCurrentKey(), timestampMs, ctx);
     prune(timestampMs * 1000 - windowUs);
-    if (pending.isEmpty()) {
-      return;
-    }
-    if (timestampMs < nextAllowedMs()) {
-      ctx.timerService().registerEventTimeTimer(nextAllowedMs());
-      return;
-    }
-    String victim = nextVictim(timestampMs * 1000);
-    if (victim == null) {
-      return;
-    }
-    PendingAnalysis due = pending.get(victim);
-    pending.remove(victim);
-    if (analyse(ctx.getCurrentKey(), victim, due, out)) {
-      lastAnalysisMs.update(timestampMs);
-    }
     if (!pending.isEmpty()) {
-      ctx.timerService().registerEventTimeTimer(nextAllowedMs());
+      analyseDue(ctx.getCurrentKey(), timestampMs, timestampMs, ctx, out);
     }
-  }
-
-  /**
-   * The queued victim to analyse next among those at or before {@code maxUs}: latency-sensitive or
-   * protected victims first (only their incidents can cap anyone, and analyses are rationed per
-   * host), then the earliest; null if none.
-   */
-  private String nextVictim(long maxUs) throws Exception {
-    String best = null;
-    long bestUs = 0;
-    boolean bestProtected = false;
-    for (Map.Entry<String, PendingAnalysis> e : pending.entries()) {
-      long t = e.getValue().timeUs;
-      if (t > maxUs) {
-        continue;
-      }
-      TaskSeries ts = series.get(e.getKey());
-      boolean isProtected =
-          ts != null && (ts.isProtected || ts.taskClass == TaskClass.LATENCY_SENSITIVE);
-      if (best == null
-          || (isProtected && !bestProtected)
-          || (isProtected == bestProtected && t < bestUs)) {
-        best = e.getKey();
-        bestUs = t;
-        bestProtected = isProtected;
-      }
-    }
-    return best;
   }
 
   /** Runs one analysis if the victim has fresh evidence; true if it ran. */
@@ -347,10 +360,5 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
       lastIncidentUs.remove(k);
       lastRound.remove(k);
     }
-  }
-
-  private long nextAllowedMs() throws Exception {
-    Long last = lastAnalysisMs.value();
-    return last == null ? Long.MIN_VALUE : last + minIntervalMs;
   }
 }

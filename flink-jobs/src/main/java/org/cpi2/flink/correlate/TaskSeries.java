@@ -62,6 +62,12 @@ public class TaskSeries {
     return Arrays.binarySearch(times, 0, size, t) >= 0;
   }
 
+  /** The value (CPI or the signal's) of the sample at exactly {@code t}; NaN if none. */
+  public double valueAt(long t) {
+    int pos = Arrays.binarySearch(times, 0, size, t);
+    return pos >= 0 ? cpi[pos] : Double.NaN;
+  }
+
   /** The time of the newest sample before {@code t}; Long.MIN_VALUE if none. */
   public long timeBefore(long t) {
     int pos = Arrays.binarySearch(times, 0, size, t);

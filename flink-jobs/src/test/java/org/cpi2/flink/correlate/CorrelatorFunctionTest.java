@@ -151,45 +151,94 @@ class CorrelatorFunctionTest {
   }
 
   @Test
-  void aLatencySensitiveVictimIsAnalysedBeforeABatchOneOfTheSameTime() throws Exception {
+  void victimsOfAPeriodAreAnalysedAtOnceInPriorityOrderNotStateOrder() throws Exception {
     var h = harness();
     for (int i = 1; i <= 3; i++) {
       long t = i * MIN;
+      boolean last = i == 3;
       feed(
           h,
-          s("mr/2", "BATCH", t, 4, 0.8, i == 3), // queued first
-          s("web/0", "LATENCY_SENSITIVE", t, i == 3 ? 4 : 1, 0.8, i == 3),
-          s("video/7", "BEST_EFFORT", t, 1, i == 3 ? 0.9 : 0.0, false));
+          s("mr/2", "BATCH", t, last ? 9 : 1, 0.8, last), // queued first, the most severe
+          s("web/1", "LATENCY_SENSITIVE", t, last ? 3 : 1, 0.8, last),
+          s("web/0", "LATENCY_SENSITIVE", t, last ? 5 : 1, 0.8, last),
+          s("video/7", "BEST_EFFORT", t, 1, last ? 0.9 : 0.0, false));
     }
+    // No watermark: the period is complete, and the three take slots 3:00, 3:01 and 3:02.
     List<Incident> out = h.extractOutputValues();
-    assertEquals(1, out.size(), "one analysis per second of event time");
-    assertEquals("web/0", out.get(0).getVictimTask());
-    assertEquals(Decision.THROTTLE, out.get(0).getDecision());
-    h.processWatermark(3 * MIN / 1000 + 1000);
     assertEquals(
-        List.of("web/0", "mr/2"),
-        h.extractOutputValues().stream().map(Incident::getVictimTask).toList());
+        List.of("web/0", "web/1", "mr/2"),
+        out.stream().map(Incident::getVictimTask).toList(),
+        "latency-sensitive first, then by how far above the threshold");
+    for (Incident inc : out) {
+      assertEquals(3 * MIN, inc.getDetectedAtUs());
+    }
+    assertEquals(Decision.THROTTLE, out.get(0).getDecision());
     h.close();
   }
 
   @Test
-  void atMostOneAnalysisPerHostPerSecond() throws Exception {
+  void aHostGetsOneAnalysisPerSecondOfEventTimeAndNoVictimStarves() throws Exception {
     var h = harness();
-    for (int i = 1; i <= 3; i++) {
+    int victims = 62; // two more than the seconds of a one-minute period
+    for (int i = 1; i <= 4; i++) {
       long t = i * MIN;
-      feed(
-          h,
-          s("web/0", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
-          s("web/1", "LATENCY_SENSITIVE", t, 4, 0.8, i == 3),
-          s("mr/1", "BATCH", t, 1, 0.9, false));
+      for (int v = 0; v < victims; v++) {
+        feed(h, s("web/" + v, "LATENCY_SENSITIVE", t, i == 3 ? 3 + v / 100.0 : 1, 0.8, i == 3));
+      }
+      feed(h, s("mr/1", "BATCH", t, 1, 0.9, false));
+      if (i == 3) {
+        List<Incident> out = h.extractOutputValues();
+        assertEquals(60, out.size(), "slots 3:00 to 3:59");
+        // The most severe first: web/61 down to web/2; web/1 and web/0 wait for the clock.
+        assertEquals("web/61", out.get(0).getVictimTask());
+        assertEquals("web/2", out.get(59).getVictimTask());
+      }
     }
-    h.processWatermark(3 * MIN / 1000 + 999);
-    assertEquals(1, h.extractOutputValues().size());
-    h.processWatermark(3 * MIN / 1000 + 1000);
+    // The first sample of minute 4 moved the host's clock: the last two took 4:00 and 4:01.
     List<Incident> out = h.extractOutputValues();
-    assertEquals(2, out.size());
+    assertEquals(victims, out.size());
     assertEquals(
-        List.of("web/0", "web/1"), out.stream().map(Incident::getVictimTask).sorted().toList());
+        List.of("web/1", "web/0"),
+        out.subList(60, 62).stream().map(Incident::getVictimTask).toList());
+    assertEquals(
+        victims, out.stream().map(Incident::getVictimTask).distinct().count(), "each once");
+    h.close();
+  }
+
+  @Test
+  void withOneSecondSamplesTheHostStillGetsOneAnalysisPerSecond() throws Exception {
+    var h = harness();
+    long sec = 1_000_000L;
+    for (int i = 1; i <= 5; i++) {
+      long t = i * sec;
+      for (int v = 0; v < 3; v++) {
+        feed(h, s("web/" + v, "LATENCY_SENSITIVE", t, i >= 3 ? 4 : 1, 0.8, i == 3));
+      }
+      feed(h, s("mr/1", "BATCH", t, 1, 0.9, false));
+      assertEquals(
+          i < 3 ? 0 : Math.min(3, i - 2),
+          h.extractOutputValues().size(),
+          "analyses after second " + i);
+    }
+    h.close();
+  }
+
+  @Test
+  void aVictimQueuedAgainBeforeItsAnalysisIsAnalysedOnceAtItsNewestAnomaly() throws Exception {
+    var h = harness();
+    for (int i = 1; i <= 4; i++) {
+      long t = i * MIN;
+      feed(h, s("web/0", "LATENCY_SENSITIVE", t, i >= 2 ? 4 : 1, 0.8, i >= 3));
+      if (i < 3) {
+        feed(h, s("mr/1", "BATCH", t, 1, 0.9, false));
+      }
+    }
+    // mr/1 is silent from minute 3: the victim waits, queued at 3:00, then again at 4:00.
+    assertEquals(List.of(), h.extractOutputValues());
+    h.processWatermark(4 * MIN / 1000);
+    List<Incident> out = h.extractOutputValues();
+    assertEquals(1, out.size());
+    assertEquals(4 * MIN, out.get(0).getDetectedAtUs());
     h.close();
   }
 }
