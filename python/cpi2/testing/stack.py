@@ -136,4 +136,5 @@ def cpi_sample(host, job, task):
         "llc_occupancy_bytes": None,
         "memory_bandwidth_bytes_per_s": None,
         "llc_mpki": None,
+        "host_cpus": 4,
     }
