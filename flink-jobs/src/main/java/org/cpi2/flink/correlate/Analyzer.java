@@ -70,6 +70,7 @@ public final class Analyzer {
     int cpiN = 0;
     double cpuSum = 0;
     int cpuN = 0;
+    double cpuPeak = 0;
     for (int i = 0; i < n; i++) {
       long t = victim.times[i];
       if (t <= start || t > detectedAtUs) {
@@ -77,6 +78,7 @@ public final class Analyzer {
       }
       cpuSum += victim.cpu[i];
       cpuN++;
+      cpuPeak = Math.max(cpuPeak, victim.cpu[i]);
       if (Double.isFinite(victim.cpi[i])) {
         cpiSum += victim.cpi[i];
         cpiN++;
@@ -117,7 +119,7 @@ public final class Analyzer {
     double victimCpu = cpuN == 0 ? 0 : cpuSum / cpuN;
     TaskClass victimClass = taskClass(victim.taskClass);
     DecisionPolicy.Verdict v =
-        policy.decide(victimClass, victim.isProtected, victim.spec.usable(), victimCpu, suspects);
+        policy.decide(victimClass, victim.isProtected, victim.spec.usable(), cpuPeak, suspects);
     Suspect a = v.antagonist();
     return Incident.newBuilder()
         .setIncidentId(incidentId(signal, host, victim.task, detectedAtUs, round))

@@ -118,12 +118,17 @@ public final class DecisionPolicy {
   public record Verdict(
       Decision decision, Suspect antagonist, Double capCpu, Integer capDurationS) {}
 
-  /** {@code ranked} is sorted by correlation, highest first. */
+  /**
+   * {@code ranked} is sorted by correlation, highest first. {@code victimPeakCpu} is the victim's
+   * highest CPU usage among the window's samples: below the CPU floor, no sample of the window can
+   * be judged (paper 4.1 and 6.1 case 3 ignore low-usage samples; there is no gate on the victim's
+   * mean usage, which left a victim near the floor undefended).
+   */
   public Verdict decide(
       TaskClass victimClass,
       boolean victimProtected,
       boolean specUsable,
-      double victimCpuMean,
+      double victimPeakCpu,
       List<Suspect> ranked) {
     if (!specUsable) {
       return none(Decision.SPEC_NOT_USABLE);
@@ -131,7 +136,7 @@ public final class DecisionPolicy {
     if (victimClass != TaskClass.LATENCY_SENSITIVE && !victimProtected) {
       return none(Decision.VICTIM_NOT_PROTECTED);
     }
-    if (victimCpuMean < minCpuUsage) {
+    if (victimPeakCpu < minCpuUsage) {
       return none(Decision.VICTIM_CPU_TOO_LOW);
     }
     if (ranked.isEmpty()) {

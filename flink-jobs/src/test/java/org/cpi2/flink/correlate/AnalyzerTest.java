@@ -101,6 +101,23 @@ class AnalyzerTest {
   }
 
   @Test
+  void aVictimNearTheCpuFloorIsDefendedOnItsSamplesAboveIt() {
+    // Mean CPU 0.226, under the floor; 6 of its 10 samples at 0.35 are judged, as the paper does.
+    double[] cpu = new double[10];
+    for (int i = 0; i < 10; i++) {
+      cpu[i] = i % 4 < 2 ? 0.35 : 0.04;
+    }
+    TaskSeries victim = Series.victim("web/0", alternate(4, 1, 10), cpu, 1.5, 0.25);
+    TaskSeries be = Series.of("video/7", "BEST_EFFORT", null, alternate(1, 0.1, 10));
+    Incident inc = analyzer.analyse("h1", victim, List.of(victim, be), Set.of(), 10 * MIN, 1);
+    assertEquals(0.226, inc.getVictimCpuUsage(), 1e-12);
+    // Over the six: CPI 4 with usage 1 (term 0.5) three times, CPI 1 with 0.1 (-0.5) three times.
+    assertEquals(1.35 / 3.3, inc.getCorrelation(), 1e-12);
+    assertEquals(Decision.THROTTLE, inc.getDecision());
+    assertEquals("video/7", inc.getAntagonistTask());
+  }
+
+  @Test
   void samplesOutsideTheWindowAreIgnored() {
     // 12 samples; the window (2 min, 12 min] keeps the last 10 only.
     TaskSeries victim = Series.victim("web/0", alternate(4, 1, 12), constant(0.8, 12), 1.5, 0.25);
