@@ -13,7 +13,7 @@ import os
 import sys
 
 from cpi2 import repo
-from cpi2.cli import control, incident, queries, timerange
+from cpi2.cli import advise, control, incident, queries, timerange
 from cpi2.clickhouse import chclient, forensics
 
 
@@ -49,6 +49,7 @@ def parser():
     queries.add_parsers(sub)
     incident.add_parsers(sub)
     control.add_parsers(sub)
+    advise.add_parsers(sub)
     return p
 
 
