@@ -1,7 +1,9 @@
 -- A victim's CPI (or another signal: victim_cpi is the value of the signal asked for) next to an
 -- antagonist's CPU usage on one host over time, with the antagonist's caps (paper figure 9). A cap runs from an APPLIED or RENEWED action to its expiry or to the
 -- next RELEASED action of that task, whichever comes first; capped = 1 when a cap covers any
--- sample of the bucket, cap_cpu is the largest cap in force then (0 if none).
+-- sample of the bucket, cap_cpu is the largest cap in force then (0 if none). antagonist_threads:
+-- the antagonist's mean thread count (NULL where not reported), for the lame-duck case (section
+-- 6.2, figure 12b: threads pile up under a cap, then fall while the task offloads its work).
 -- param host String: the machine
 -- param victim_task String: victim task
 -- param antagonist_task String: antagonist task
@@ -30,6 +32,7 @@ SELECT
     round(avgIf(multiIf({signal:String} = 'cpu_pressure', cpu_pressure, {signal:String} = 'memory_pressure', memory_pressure,
                         {signal:String} = 'llc_mpki', llc_mpki, cpi), task = {victim_task:String}), 4) AS victim_cpi,
     round(avgIf(cpu_usage, task = {antagonist_task:String}), 4) AS antagonist_cpu_usage,
+    round(avgIf(threads, task = {antagonist_task:String}), 1) AS antagonist_threads,
     max(arrayExists(c -> window_start_us >= tupleElement(c, 1) AND window_start_us < tupleElement(c, 2), caps)) AS capped,
     max(arrayReduce('max', arrayConcat([0.], arrayMap(c -> if(window_start_us >= tupleElement(c, 1) AND window_start_us < tupleElement(c, 2), tupleElement(c, 3), 0.), caps)))) AS cap_cpu
 FROM {{DB}}.samples FINAL

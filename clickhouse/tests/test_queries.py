@@ -28,14 +28,36 @@ def test_query_matches_reference(loaded, name):
 def test_run_returns_typed_rows(loaded):
     ch, db = loaded
     cols, rows = forensics.run("victim_vs_antagonist", PARAMS["victim_vs_antagonist"], database=db, ch=ch)
-    assert cols == ["bucket_start_us", "victim_cpi", "antagonist_cpu_usage", "capped", "cap_cpu"]
-    capped = [r for r in rows if r[3] == 1]
+    assert cols == ["bucket_start_us", "victim_cpi", "antagonist_cpu_usage", "antagonist_threads", "capped", "cap_cpu"]
+    capped = [r for r in rows if r[4] == 1]
     # mapreduce/3 capped at minute 10, released early at minute 14 (before its expiry at 15)
     assert [r[0] for r in capped] == [
         PARAMS["victim_vs_antagonist"]["from_us"] + m * 60_000_000 for m in (10, 11, 12, 13)
     ]
-    assert all(r[4] == 0.1 and r[2] == 0.25 for r in capped)
+    assert all(r[5] == 0.1 and r[2] == 0.25 for r in capped)
     assert all(isinstance(r[1], float) for r in rows)
+    # lame duck (section 6.2): 8 threads, 80 under the cap, 2 for three minutes after it, then 8
+    assert [r[3] for r in rows] == [8.0] * 10 + [80.0] * 4 + [2.0] * 3 + [8.0] * 3
+
+
+def test_operator_caps_are_judged_like_the_enforcers(loaded):
+    """An operator's cap names no victim: the latest incident naming the capped task gives it, and
+    the Flink judge's rule (mean CPI during vs before, margin the spec's stddev) gives the verdict."""
+    ch, db = loaded
+    cols, rows = forensics.run("operator_caps_judged", PARAMS["operator_caps_judged"], database=db, ch=ch)
+    got = {r[0]: dict(zip(cols, r)) for r in rows}
+    assert sorted(got) == ["op1", "op2"]
+    op1 = got["op1"]
+    # sorter/2 was named by h2-websearch/1-4 (minute 5) and h2-websearch/1-5 (minute 12): the latter
+    assert (op1["victim_task"], op1["incident_id"]) == ("websearch/1", "h2-websearch/1-5")
+    assert (op1["samples_before"], op1["samples_during"]) == (60, 30)
+    assert (op1["cpi_before"], op1["cpi_during"], op1["verdict"]) == (1.7, 1.1, "TRUE_POSITIVE")
+    # h3 has no samples: named, but nothing to judge by
+    assert got["op2"]["victim_task"] == "mapreduce/7" and got["op2"]["verdict"] == "INCONCLUSIVE"
+    # the victim's samples below min_cpu_usage are left out, as the Flink judge leaves them
+    params = dict(PARAMS["operator_caps_judged"], min_cpu_usage=0.5)
+    _, rows = forensics.run("operator_caps_judged", params, database=db, ch=ch)
+    assert [r[-1] for r in rows] == ["INCONCLUSIVE", "INCONCLUSIVE"]  # websearch/1 runs at 0.4 CPU
 
 
 def test_machine_utilization_is_a_fraction_of_the_hosts_cpus(loaded):

@@ -125,6 +125,12 @@ def bench_params(ch, db, t0, t1):
         "relative_cpi_distribution": {"from_us": t0, "to_us": t1},
         "cpi_vs_machine_utilization": {"from_us": t0, "to_us": t1},
         "interfering_job_pairs": {"from_us": t0, "to_us": t1},
+        "incident_cpi_distribution": {"from_us": t0, "to_us": t1},
+        "relative_cpi_by_detection": {"from_us": t0, "to_us": t1},
+        "rates_by_cpi_increase": {"from_us": t0, "to_us": t1},
+        "relative_llc_mpki": {"from_us": t0, "to_us": t1},
+        "operator_caps_judged": {"from_us": t0, "to_us": t1},
+        "antagonists_per_machine_day": {"from_us": t0, "to_us": t1},
     }
 
 

@@ -197,6 +197,13 @@ def fleet():
                 h=9,
                 overrides=[override("incident_id", links=[INCIDENT_LINK])],
             ),
+            Panel(
+                "Antagonists per machine-day (antagonists_per_machine_day)",
+                "table",
+                [forensics_target("antagonists_per_machine_day")],
+                w=24,
+                description="clickhouse/queries/antagonists_per_machine_day.sql (paper section 7: 0.37 per machine-day): incidents that named an antagonist over the machines that sent samples, per day.",
+            ),
         ],
     )
 
@@ -343,7 +350,13 @@ def job():
                 "barchart",
                 [forensics_target("cpi_vs_machine_utilization", {"job": "job", "signal": "signal"})],
                 options={"xField": "utilization_bucket", "orientation": "vertical", "showValue": "auto"},
-                description="clickhouse/queries/cpi_vs_machine_utilization.sql (paper figure 14).",
+                description="clickhouse/queries/cpi_vs_machine_utilization.sql (paper figure 14a-c): utilisation = the host's summed task CPU usage over its CPUs.",
+            ),
+            Panel(
+                "Victim CPI over its job's mean, antagonist identified or not (incident_cpi_distribution)",
+                "table",
+                [forensics_target("incident_cpi_distribution")],
+                description="clickhouse/queries/incident_cpi_distribution.sql (paper figure 14d): quantiles of victim CPI / spec mean at detection, fleet-wide.",
             ),
         ],
     )
@@ -458,6 +471,51 @@ def incident():
                 description="clickhouse/queries/victim_vs_antagonist.sql (paper figure 9), buckets of $__interval_s seconds; red: the antagonist's cap was in force.",
             ),
             Panel(
+                "Antagonist CPU usage and threads, caps shaded (lame duck)",
+                "timeseries",
+                [
+                    Target(
+                        "SELECT toDateTime(intDiv(bucket_start_us, 1000000)) AS time, antagonist_cpu_usage, antagonist_threads, capped\n"
+                        f"FROM\n(\n{body}\n)\nORDER BY time",
+                        ["time", "antagonist_cpu_usage", "antagonist_threads", "capped"],
+                        TIMESERIES,
+                    )
+                ],
+                w=24,
+                h=8,
+                custom=dict(TS, showPoints="always", pointSize=4),
+                overrides=[
+                    override(
+                        "antagonist_cpu_usage",
+                        displayName="antagonist CPU (${antagonist})",
+                        color={"mode": "fixed", "fixedColor": "orange"},
+                        custom__axisLabel="CPU-sec/sec",
+                    ),
+                    override(
+                        "antagonist_threads",
+                        displayName="antagonist threads",
+                        unit="short",
+                        color={"mode": "fixed", "fixedColor": "purple"},
+                        custom__axisPlacement="right",
+                        custom__axisLabel="threads",
+                    ),
+                    override(
+                        "capped",
+                        displayName="antagonist capped",
+                        color={"mode": "fixed", "fixedColor": "red"},
+                        custom__drawStyle="line",
+                        custom__lineInterpolation="stepAfter",
+                        custom__lineWidth=0,
+                        custom__fillOpacity=20,
+                        custom__showPoints="never",
+                        custom__axisPlacement="hidden",
+                        min=0,
+                        max=1,
+                    ),
+                ],
+                description="clickhouse/queries/victim_vs_antagonist.sql's antagonist_threads (paper section 6.2, figure 12b): a task that tolerates caps piles up threads while capped and goes lame duck (few threads, little CPU) for a while after.",
+            ),
+            Panel(
                 "Incident",
                 "table",
                 [
@@ -467,7 +525,7 @@ def incident():
                        round(victim_cpi, 3) AS cpi, round(cpi_threshold, 3) AS threshold, round(spec_mean, 3) AS mean,
                        round(spec_stddev, 3) AS stddev, ifNull(antagonist_task, '') AS antagonist,
                        round(ifNull(correlation, 0.), 3) AS antagonist_correlation, ifNull(cap_cpu, 0.) AS cap,
-                       ifNull(cap_duration_s, 0) AS cap_s, round(ifNull(machine_cpu_utilization, 0.), 3) AS machine_utilization
+                       ifNull(cap_duration_s, 0) AS cap_s, round(ifNull(machine_cpu_utilization, 0.), 3) AS host_cpu_usage
                 FROM {DB}.incidents FINAL
                 WHERE {inc}"""),
                         [
@@ -486,7 +544,7 @@ def incident():
                             "antagonist_correlation",
                             "cap",
                             "cap_s",
-                            "machine_utilization",
+                            "host_cpu_usage",
                         ],
                     )
                 ],
@@ -588,6 +646,30 @@ def outcomes():
                 "table",
                 [forensics_target("relative_cpi_distribution", {"signal": "signal"})],
                 description="clickhouse/queries/relative_cpi_distribution.sql (paper figure 16d): below 1, capping helped.",
+            ),
+            Panel(
+                "Rates by the victim's CPI rise in sigmas (rates_by_cpi_increase)",
+                "table",
+                [forensics_target("rates_by_cpi_increase")],
+                description="clickhouse/queries/rates_by_cpi_increase.sql (paper figure 16b): caps at correlation 0.35 or more, by (victim CPI - spec mean) / stddev at detection.",
+            ),
+            Panel(
+                "Relative CPI by correlation and CPI degradation (relative_cpi_by_detection)",
+                "table",
+                [forensics_target("relative_cpi_by_detection")],
+                description="clickhouse/queries/relative_cpi_by_detection.sql (paper figures 15b and 16c): each judged cap's relative CPI beside its correlation and the victim's CPI before the cap over its job's mean.",
+            ),
+            Panel(
+                "Relative LLC misses vs relative CPI, true positives (relative_llc_mpki)",
+                "table",
+                [forensics_target("relative_llc_mpki")],
+                description="clickhouse/queries/relative_llc_mpki.sql (paper figure 15c): the victim's LLC misses per 1000 instructions during the cap over before it, where a PMU counts them.",
+            ),
+            Panel(
+                "Operators' caps judged (operator_caps_judged)",
+                "table",
+                [forensics_target("operator_caps_judged")],
+                description="clickhouse/queries/operator_caps_judged.sql: caps set by hand (cpi2ctl cap), judged by the Flink judge's rule against the victim of the latest incident that named the task.",
             ),
             Panel(
                 "Refused and failed actions",
