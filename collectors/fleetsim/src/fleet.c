@@ -20,6 +20,10 @@ struct fleet_host {
 	int first_task, ntasks;
 	int kubernetes; /* enum scn_kubernetes */
 	struct rng rng;
+	int64_t skew_us;	   /* added to its window starts: its clock is off */
+	int late;		   /* periods its samples are held back before they are published */
+	struct fleet_sample *held; /* late: [late][ntasks] samples, a ring by period */
+	int *nheld;		   /* late: samples in each slot of the ring */
 };
 
 /* A task of a Kubernetes host: a pod of its job's Deployment, and what the collector's rules
@@ -43,6 +47,11 @@ struct fleet_task {
 	int32_t threads;	       /* this period */
 	double cpu, pressure;	       /* this period */
 	double self_factor;	       /* this period: CPI factor of a self-inflicted event */
+	const struct scn_event *target; /* this period: an antagonist event naming its victims */
+	double level, jitter;	/* its own CPU level and relative jitter */
+	double warmup_level;	/* its CPU level during the warm-up; < 0: level */
+	int64_t exit_us;	/* it ends then for good (INT64_MAX: never) */
+	bool silent;		/* this period: in a gap, nothing published */
 };
 
 struct fleet {
@@ -56,6 +65,7 @@ struct fleet {
 	struct cpi_model *models; /* [job * nplatforms + platform] */
 	int *event_index;	  /* storage behind fleet_task.events */
 	int64_t start_us, warmup_end_us, now_us;
+	int64_t period; /* periods played */
 	uint64_t seed;
 	FILE *truth;
 	int ncapped;
@@ -173,6 +183,100 @@ static void pod_init(struct fleet *f, struct fleet_task *ft)
 		   pod->uid);
 }
 
+/* the task of job j with index i, or NULL */
+static const struct fleet_task *find_task(const struct fleet *f, int j, int i)
+{
+	for (int t = 0; t < f->ntasks; t++)
+		if (f->tasks[t].job == j && f->tasks[t].index == i)
+			return &f->tasks[t];
+	return NULL;
+}
+
+/* an event's named victims must share its task's host */
+static int check_victims(const struct fleet *f, char *err, size_t errsz)
+{
+	const struct scenario *s = f->s;
+
+	for (int e = 0; e < s->nevents; e++) {
+		const struct scn_event *ev = &s->events[e];
+		const struct fleet_task *a = find_task(f, ev->job, ev->task_index);
+		for (int v = 0; v < ev->nvictims; v++) {
+			const struct fleet_task *t = find_task(f, ev->victim_job[v], ev->victim_index[v]);
+			if (!a || !t || t->host != a->host || t == a) {
+				snprintf(err, errsz, "line %d: event: victim '%s' is not on task '%s''s host",
+					 ev->line, ev->victim_ref[v], ev->task_ref);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Each task's own CPU level (the job's, spread by cpu_spread, or its [task] section's), jitter,
+ * warm-up level and exit time; a late host's ring of held samples. */
+static int init_task_levels(struct fleet *f, char *err, size_t errsz)
+{
+	const struct scenario *s = f->s;
+
+	for (int t = 0; t < f->ntasks; t++) {
+		struct fleet_task *ft = &f->tasks[t];
+		const struct scn_job *job = &s->jobs[ft->job];
+		ft->level = job->cpu;
+		ft->jitter = job->cpu_jitter;
+		ft->warmup_level = -1;
+		ft->exit_us = INT64_MAX;
+		if (job->cpu_spread > 0) {
+			struct rng r;
+			rng_seed(&r, rng_mix(rng_mix(f->seed ^ 0x6c766cULL, (uint64_t)ft->job),
+					     (uint64_t)ft->index));
+			ft->level = fmax(0, job->cpu * (1 + job->cpu_spread * rng_normal(&r)));
+		}
+	}
+	for (int i = 0; i < s->ntask_overrides; i++) {
+		const struct scn_task *o = &s->task_overrides[i];
+		struct fleet_task *ft = (struct fleet_task *)find_task(f, o->job, o->index);
+		if (!ft)
+			continue; /* the parser checked the index: cannot happen */
+		if (o->cpu >= 0)
+			ft->level = o->cpu;
+		if (o->cpu_jitter >= 0)
+			ft->jitter = o->cpu_jitter;
+		ft->warmup_level = o->warmup_cpu;
+	}
+	for (int e = 0; e < s->nevents; e++) {
+		const struct scn_event *ev = &s->events[e];
+		struct fleet_task *ft = (struct fleet_task *)find_task(f, ev->job, ev->task_index);
+		int64_t at = f->warmup_end_us + (int64_t)(ev->start_s * 1e6);
+		if (ev->kind == SCN_EV_EXIT && ft && at < ft->exit_us)
+			ft->exit_us = at;
+	}
+	for (int g = 0, h = 0; g < s->nhosts_groups; g++)
+		for (int i = 0; i < s->hosts[g].count; i++, h++) {
+			struct fleet_host *fh = &f->hosts[h];
+			fh->skew_us = (int64_t)(s->hosts[g].skew_s * 1e6);
+			fh->late = (int)ceil(s->hosts[g].late_s * 1e6 / FLEET_PERIOD_US);
+			if (!fh->late || !fh->ntasks)
+				continue;
+			fh->held = calloc((size_t)fh->late * (size_t)fh->ntasks, sizeof(*fh->held));
+			fh->nheld = calloc((size_t)fh->late, sizeof(int));
+			if (!fh->held || !fh->nheld) {
+				snprintf(err, errsz, "out of memory holding host %s's samples",
+					 fh->name);
+				return -ENOMEM;
+			}
+		}
+	return 0;
+}
+
+/* does event e name task t among its victims? */
+static bool names_victim(const struct scn_event *e, const struct fleet_task *t)
+{
+	for (int v = 0; v < e->nvictims; v++)
+		if (e->victim_job[v] == t->job && e->victim_index[v] == t->index)
+			return true;
+	return false;
+}
+
 int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
 	      char *err, size_t errsz)
 {
@@ -250,6 +354,10 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 		ft->model = &f->models[ft->job * s->nplatforms + fh->platform];
 		ft->cap = INFINITY;
 	}
+	if (check_victims(f, err, errsz) || init_task_levels(f, err, errsz)) {
+		fleet_delete(f);
+		return -EINVAL;
+	}
 	/* attach events to their tasks, in file order (a later event wins where they overlap) */
 	for (int t = 0, k = 0; t < total; t++) {
 		struct fleet_task *ft = &f->tasks[t];
@@ -268,6 +376,10 @@ void fleet_delete(struct fleet *f)
 {
 	if (!f)
 		return;
+	for (int h = 0; f->hosts && h < f->nhosts; h++) {
+		free(f->hosts[h].held);
+		free(f->hosts[h].nheld);
+	}
 	free(f->hosts);
 	free(f->tasks);
 	free(f->pods);
@@ -307,15 +419,23 @@ void fleet_write_truth(struct fleet *f, FILE *truth, int64_t end_us)
 			int64_t end = clip(f->warmup_end_us + (int64_t)(e->end_s * 1e6), end_us);
 			if (start >= end_us)
 				continue;
-			if (e->kind == SCN_EV_SELF_INFLICTED) {
-				truth_self_inflicted(truth, &ta, start, end);
+			if (e->kind != SCN_EV_ANTAGONIST) {
+				static const char *type[] = {[SCN_EV_SELF_INFLICTED] = "self_inflicted",
+							     [SCN_EV_GAP] = "gap",
+							     [SCN_EV_EXIT] = "exit"};
+				truth_task_span(truth, type[e->kind], &ta, start,
+						e->kind == SCN_EV_EXIT ? end_us : end);
 				continue;
 			}
+			end = clip(end, a->exit_us); /* no antagonist after it has gone */
+			if (start >= end)
+				continue;
 			double press = e->pressure >= 0 ? e->pressure : s->jobs[a->job].pressure;
 			for (int v = h->first_task; v < h->first_task + h->ntasks; v++) {
 				const struct fleet_task *vt = &f->tasks[v];
 				double inc = s->jobs[vt->job].sensitivity * press * e->cpu;
-				if (v == t || inc < s->truth_threshold)
+				if (v == t || inc < s->truth_threshold ||
+				    (e->nvictims && !names_victim(e, vt)))
 					continue;
 				struct truth_task tv = truth_of(f, vt);
 				truth_antagonism(truth, &ta, &tv, start, end, e->cpu, inc);
@@ -332,7 +452,7 @@ static double pattern_cpu(const struct scn_event *e, double low, double rel_s)
 
 	switch (e->pattern) {
 	case SCN_PAT_SQUARE:
-		x = fmod(tau, e->period_s) < e->period_s / 2 ? 1.0 : 0.0;
+		x = fmod(tau, e->period_s) < e->period_s * e->duty ? 1.0 : 0.0;
 		break;
 	case SCN_PAT_SINE:
 		x = 0.5 + 0.5 * sin(2 * M_PI * tau / e->period_s);
@@ -361,17 +481,31 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 
 		for (struct fleet_task *t = first; t < end; t++) {
 			const struct scn_job *job = &s->jobs[t->job];
-			double demand = job->cpu, cpu;
+			double demand = t->level, cpu;
 			t->pressure = job->pressure;
 			t->self_factor = 1.0;
+			t->target = NULL;
+			t->silent = false;
+			if (f->now_us >= t->exit_us) { /* gone: no load, no sample */
+				t->cpu = t->pressure = 0;
+				t->silent = true;
+				continue;
+			}
+			if (f->now_us < f->warmup_end_us && t->warmup_level >= 0)
+				demand = t->warmup_level;
 			for (int k = 0; k < t->nevents; k++) {
 				const struct scn_event *e = &s->events[t->events[k]];
 				if (rel_s < e->start_s || rel_s >= e->end_s)
 					continue;
-				double low = e->cpu_low >= 0 ? e->cpu_low : job->cpu;
+				if (e->kind == SCN_EV_GAP || e->kind == SCN_EV_EXIT) {
+					t->silent |= e->kind == SCN_EV_GAP;
+					continue;
+				}
+				double low = e->cpu_low >= 0 ? e->cpu_low : t->level;
 				demand = pattern_cpu(e, low, rel_s);
 				if (e->pressure >= 0)
 					t->pressure = e->pressure;
+				t->target = e->nvictims ? e : NULL;
 				if (e->kind == SCN_EV_SELF_INFLICTED && e->cpu > low)
 					t->self_factor =
 					    1.0 + e->self_gain * (e->cpu - demand) / (e->cpu - low);
@@ -383,22 +517,37 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			}
 			if (!isinf(t->cap)) /* capped tasks pile up threads (paper 6.2: 8 -> 80) */
 				t->threads = job->threads * 10;
-			cpu = demand * (1.0 + job->cpu_jitter * rng_normal(&fh->rng));
+			cpu = demand * (1.0 + t->jitter * rng_normal(&fh->rng));
 			if (cpu < 0)
 				cpu = 0;
 			if (cpu > t->cap)
 				cpu = t->cap;
 			t->cpu = cpu;
-			host_pressure += t->pressure * cpu;
+			if (!t->target)
+				host_pressure += t->pressure * cpu;
 		}
+		int slot = fh->late ? (int)(f->period % fh->late) : 0;
+		for (int i = 0; fh->late && i < fh->nheld[slot]; i++) { /* held `late` periods */
+			int rc = emit(ctx, &fh->held[slot * fh->ntasks + i]);
+			if (rc)
+				return rc;
+			n++;
+		}
+		if (fh->late)
+			fh->nheld[slot] = 0;
 		for (struct fleet_task *t = first; t < end; t++) {
 			const struct scn_job *job = &s->jobs[t->job];
-			double interference =
-			    job->sensitivity * (host_pressure - t->pressure * t->cpu);
+			double felt = host_pressure - (t->target ? 0 : t->pressure * t->cpu);
+			for (const struct fleet_task *u = first; u < end; u++)
+				if (u->target && names_victim(u->target, t))
+					felt += u->pressure * u->cpu;
+			double interference = job->sensitivity * felt;
 			double cpi =
 			    cpi_model_sample(t->model, &fh->rng, t_s, interference, t->self_factor);
 			if (t->pod && !t->pod->published)
 				continue; /* the collector would skip it: it has no job */
+			if (t->silent || (job->missing > 0 && rng_uniform(&fh->rng) < job->missing))
+				continue;
 			const struct mapping *m = t->pod ? &t->pod->map : NULL;
 			struct fleet_sample smp = {
 			    .host = fh->name,
@@ -408,7 +557,7 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			    .platform = pl->label,
 			    .task_class = m ? m->task_class : job->task_class,
 			    .is_protected = m ? m->is_protected : job->is_protected,
-			    .window_start_us = f->now_us + fh->phase_us,
+			    .window_start_us = f->now_us + fh->phase_us + fh->skew_us,
 			    .window_us = FLEET_WINDOW_US,
 			    .cpu_usage = t->cpu,
 			    .threads = t->threads,
@@ -420,12 +569,17 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			smp.cpi = smp.has_cpi ? (double)smp.cycles / (double)smp.instructions : 0;
 			smp.llc_misses = llround((double)smp.instructions * job->mpki *
 						 (1.0 + interference) / 1000.0);
+			if (fh->late) { /* held back, published `late` periods from now */
+				fh->held[slot * fh->ntasks + fh->nheld[slot]++] = smp;
+				continue;
+			}
 			int rc = emit(ctx, &smp);
 			if (rc)
 				return rc;
 			n++;
 		}
 	}
+	f->period++;
 	f->now_us += FLEET_PERIOD_US;
 	return n;
 }

@@ -14,7 +14,7 @@
 #define SCN_TASKS_MAX 1000000
 #define SCN_MIN_TASKS_PER_PLATFORM 5 /* paper Table 2: a spec needs >= 5 tasks */
 
-enum section { SEC_NONE, SEC_SCENARIO, SEC_PLATFORM, SEC_HOSTS, SEC_JOB, SEC_EVENT };
+enum section { SEC_NONE, SEC_SCENARIO, SEC_PLATFORM, SEC_HOSTS, SEC_JOB, SEC_EVENT, SEC_TASK };
 
 struct parser {
 	struct scenario *s;
@@ -243,6 +243,14 @@ static int key_hosts(struct parser *p, const char *k, const char *v)
 		return parse_int(p, k, v, 1, 100000, &h->count);
 	if (!strcmp(k, "cpus"))
 		return parse_int(p, k, v, 1, 65536, &h->cpus);
+	if (!strcmp(k, "skew")) { /* a duration, "-" before it for a clock behind */
+		int rc = parse_duration(p, k, v + (*v == '-'), &h->skew_s);
+		if (*v == '-')
+			h->skew_s = -h->skew_s;
+		return rc;
+	}
+	if (!strcmp(k, "late"))
+		return parse_duration(p, k, v, &h->late_s);
 	if (!strcmp(k, "platform"))
 		return copy_name(p, k, v, h->platform_name, false);
 	if (!strcmp(k, "kubernetes")) {
@@ -341,6 +349,10 @@ static int key_job(struct parser *p, const char *k, const char *v)
 		return parse_double(p, k, v, 0.0, 1024.0, &j->cpu);
 	if (!strcmp(k, "cpu_jitter"))
 		return parse_double(p, k, v, 0.0, 1.0, &j->cpu_jitter);
+	if (!strcmp(k, "cpu_spread"))
+		return parse_double(p, k, v, 0.0, 1.0, &j->cpu_spread);
+	if (!strcmp(k, "missing"))
+		return parse_double(p, k, v, 0.0, 1.0, &j->missing);
 	if (!strcmp(k, "sensitivity"))
 		return parse_double(p, k, v, 0.0, 100.0, &j->sensitivity);
 	if (!strcmp(k, "pressure"))
@@ -381,6 +393,31 @@ static int parse_pattern(struct parser *p, const char *v, int *out)
 	return fail(p, p->line, "pattern: '%s' is not steady, square, sine or ramp", v);
 }
 
+static char *trim(char *a);
+
+/* "job/index" into ref (as written) and *index; the job is resolved after parsing */
+static int parse_task_ref(struct parser *p, const char *k, const char *v, char *ref, size_t refsz,
+			  int *index)
+{
+	const char *slash = strchr(v, '/');
+	char job[SCN_NAME_MAX];
+	char *end;
+	long idx;
+
+	if (!slash || (size_t)(slash - v) >= sizeof(job) || strlen(v) >= refsz)
+		return fail(p, p->line, "%s: '%s' is not JOB/INDEX", k, v);
+	memcpy(job, v, (size_t)(slash - v));
+	job[slash - v] = 0;
+	errno = 0;
+	idx = strtol(slash + 1, &end, 10);
+	if (!valid_name(job, false) || end == slash + 1 || *end || errno || idx < 0 ||
+	    idx >= SCN_TASKS_MAX)
+		return fail(p, p->line, "%s: '%s' is not JOB/INDEX", k, v);
+	snprintf(ref, refsz, "%s", v);
+	*index = (int)idx;
+	return 0;
+}
+
 static int key_event(struct parser *p, const char *k, const char *v)
 {
 	struct scn_event *e = &p->s->events[p->s->nevents - 1];
@@ -390,28 +427,36 @@ static int key_event(struct parser *p, const char *k, const char *v)
 			e->kind = SCN_EV_ANTAGONIST;
 		else if (!strcmp(v, "self-inflicted"))
 			e->kind = SCN_EV_SELF_INFLICTED;
+		else if (!strcmp(v, "gap"))
+			e->kind = SCN_EV_GAP;
+		else if (!strcmp(v, "exit"))
+			e->kind = SCN_EV_EXIT;
 		else
-			return fail(p, p->line, "kind: '%s' is not antagonist or self-inflicted",
-				    v);
+			return fail(p, p->line,
+				    "kind: '%s' is not antagonist, self-inflicted, gap or exit", v);
 		return 0;
 	}
-	if (!strcmp(k, "task")) {
-		const char *slash = strchr(v, '/');
-		char job[SCN_NAME_MAX];
-		char *end;
-		long idx;
+	if (!strcmp(k, "task"))
+		return parse_task_ref(p, k, v, e->task_ref, sizeof(e->task_ref), &e->task_index);
+	if (!strcmp(k, "victims")) {
+		char buf[SCN_LINE_MAX], *item, *save = NULL;
 
-		if (!slash || (size_t)(slash - v) >= sizeof(job))
-			return fail(p, p->line, "task: '%s' is not JOB/INDEX", v);
-		memcpy(job, v, (size_t)(slash - v));
-		job[slash - v] = 0;
-		errno = 0;
-		idx = strtol(slash + 1, &end, 10);
-		if (!valid_name(job, false) || end == slash + 1 || *end || errno || idx < 0 ||
-		    idx >= SCN_TASKS_MAX)
-			return fail(p, p->line, "task: '%s' is not JOB/INDEX", v);
-		snprintf(e->task_ref, sizeof(e->task_ref), "%s", v);
-		e->task_index = (int)idx;
+		if (e->nvictims)
+			return fail(p, p->line, "victims: given twice");
+		snprintf(buf, sizeof(buf), "%s", v);
+		for (item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+			int n = e->nvictims;
+
+			if (n == SCN_EVENT_VICTIMS_MAX)
+				return fail(p, p->line, "victims: more than %d",
+					    SCN_EVENT_VICTIMS_MAX);
+			if (parse_task_ref(p, k, trim(item), e->victim_ref[n],
+					   sizeof(e->victim_ref[n]), &e->victim_index[n]))
+				return -EINVAL;
+			e->nvictims++;
+		}
+		if (!e->nvictims)
+			return fail(p, p->line, "victims: empty");
 		return 0;
 	}
 	if (!strcmp(k, "start"))
@@ -428,11 +473,26 @@ static int key_event(struct parser *p, const char *k, const char *v)
 		return parse_duration(p, k, v, &e->period_s);
 	if (!strcmp(k, "phase"))
 		return parse_duration(p, k, v, &e->phase_s);
+	if (!strcmp(k, "duty"))
+		return parse_double(p, k, v, 0.01, 0.99, &e->duty);
 	if (!strcmp(k, "pressure"))
 		return parse_double(p, k, v, 0.0, 100.0, &e->pressure);
 	if (!strcmp(k, "self_gain"))
 		return parse_double(p, k, v, 0.0, 100.0, &e->self_gain);
 	return fail(p, p->line, "unknown key '%s' in [event]", k);
+}
+
+static int key_task(struct parser *p, const char *k, const char *v)
+{
+	struct scn_task *t = &p->s->task_overrides[p->s->ntask_overrides - 1];
+
+	if (!strcmp(k, "cpu"))
+		return parse_double(p, k, v, 0.0, 1024.0, &t->cpu);
+	if (!strcmp(k, "cpu_jitter"))
+		return parse_double(p, k, v, 0.0, 1.0, &t->cpu_jitter);
+	if (!strcmp(k, "warmup_cpu"))
+		return parse_double(p, k, v, 0.0, 1024.0, &t->warmup_cpu);
+	return fail(p, p->line, "unknown key '%s' in [task]", k);
 }
 
 static int begin_section(struct parser *p, char *name, char *arg)
@@ -505,12 +565,23 @@ static int begin_section(struct parser *p, char *name, char *arg)
 		e->pressure = -1;
 		e->period_s = 600;
 		e->self_gain = 1.0;
+		e->duty = 0.5;
 		e->line = p->line;
 		p->sec = SEC_EVENT;
 		return 0;
 	}
-	return fail(p, p->line, "unknown section [%s] (scenario, platform, hosts, job, event)",
-		    name);
+	if (!strcmp(name, "task")) {
+		if (!(arr = grow(s->task_overrides, s->ntask_overrides, sizeof(*s->task_overrides))))
+			return fail(p, p->line, "out of memory");
+		s->task_overrides = arr;
+		struct scn_task *t = &s->task_overrides[s->ntask_overrides++];
+		t->cpu = t->cpu_jitter = t->warmup_cpu = -1;
+		t->line = p->line;
+		p->sec = SEC_TASK;
+		return parse_task_ref(p, "[task]", arg, t->ref, sizeof(t->ref), &t->index);
+	}
+	return fail(p, p->line,
+		    "unknown section [%s] (scenario, platform, hosts, job, event, task)", name);
 }
 
 static char *trim(char *a)
@@ -563,6 +634,8 @@ static int parse_line(struct parser *p, char *line)
 		return key_job(p, k, v);
 	case SEC_EVENT:
 		return key_event(p, k, v);
+	case SEC_TASK:
+		return key_task(p, k, v);
 	default:
 		return fail(p, p->line, "'%s' outside any section", k);
 	}
@@ -767,13 +840,39 @@ static int resolve(struct parser *p)
 			e->end_s = s->duration_s;
 		if (e->end_s <= e->start_s)
 			return fail(p, e->line, "event: end must be after start");
-		if (e->cpu < 0)
+		if (e->cpu < 0 && (e->kind == SCN_EV_ANTAGONIST || e->kind == SCN_EV_SELF_INFLICTED))
 			return fail(p, e->line,
 				    "event: missing cpu (CPU-sec/sec at the pattern's peak)");
 		if (e->pattern != SCN_PAT_STEADY && e->period_s <= 0)
 			return fail(p, e->line, "event: period must be > 0");
 		if (e->kind == SCN_EV_SELF_INFLICTED && e->cpu_low < 0)
 			return fail(p, e->line, "event: self-inflicted needs cpu_low");
+		if (e->nvictims && e->kind != SCN_EV_ANTAGONIST)
+			return fail(p, e->line, "event: victims is for kind = antagonist");
+		for (int v = 0; v < e->nvictims; v++) {
+			const char *vs = strchr(e->victim_ref[v], '/');
+			snprintf(job, sizeof(job), "%.*s", (int)(vs - e->victim_ref[v]),
+				 e->victim_ref[v]);
+			e->victim_job[v] = find_job(s, job);
+			if (e->victim_job[v] < 0)
+				return fail(p, e->line, "event: victim '%s': no job '%s'",
+					    e->victim_ref[v], job);
+			if (e->victim_index[v] >= s->jobs[e->victim_job[v]].ntasks)
+				return fail(p, e->line, "event: victim '%s': job '%s' has %d tasks",
+					    e->victim_ref[v], job, s->jobs[e->victim_job[v]].ntasks);
+		}
+	}
+	for (int i = 0; i < s->ntask_overrides; i++) {
+		struct scn_task *t = &s->task_overrides[i];
+		char job[SCN_NAME_MAX];
+		const char *slash = strchr(t->ref, '/');
+		snprintf(job, sizeof(job), "%.*s", (int)(slash - t->ref), t->ref);
+		t->job = find_job(s, job);
+		if (t->job < 0)
+			return fail(p, t->line, "task '%s': no job '%s'", t->ref, job);
+		if (t->index >= s->jobs[t->job].ntasks)
+			return fail(p, t->line, "task '%s': job '%s' has %d tasks", t->ref, job,
+				    s->jobs[t->job].ntasks);
 	}
 	return 0;
 }
@@ -874,5 +973,6 @@ void scenario_delete(struct scenario *s)
 	free(s->platforms);
 	free(s->hosts);
 	free(s->events);
+	free(s->task_overrides);
 	free(s);
 }

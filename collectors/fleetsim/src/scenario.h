@@ -12,8 +12,11 @@
 
 #define SCN_NAME_MAX 64
 #define SCN_LABEL_MAX 160
+#define SCN_EVENT_VICTIMS_MAX 16
 
-enum scn_event_kind { SCN_EV_ANTAGONIST, SCN_EV_SELF_INFLICTED };
+/* gap: the task runs but publishes nothing; exit: the task ends for good (no more samples, no
+ * more load on its host) */
+enum scn_event_kind { SCN_EV_ANTAGONIST, SCN_EV_SELF_INFLICTED, SCN_EV_GAP, SCN_EV_EXIT };
 /* a host group's tasks: the simulator's jobs/<job>/<index> folders, or Kubernetes pods with the
  * kubelet's cgroups under either cgroup driver */
 enum scn_kubernetes { SCN_K8S_NONE, SCN_K8S_CGROUPFS, SCN_K8S_SYSTEMD };
@@ -36,6 +39,8 @@ struct scn_hosts {
 	int cpus;	/* CPUs of each host: samples' host_cpus */
 	int kubernetes; /* enum scn_kubernetes */
 	int first_host; /* index of the group's first host in the fleet, resolved */
+	double skew_s;	/* the hosts' clock: window starts are off by this much (signed) */
+	double late_s;	/* the hosts' samples are published this much later (whole periods) */
 	int line;
 };
 
@@ -52,6 +57,8 @@ struct scn_job {
 	bool is_protected;
 	double cpi, cpi_sd, shape, diurnal_cv;
 	double cpu, cpu_jitter; /* mean CPU-sec/sec per task and its relative noise */
+	double cpu_spread;	/* relative spread of each task's own level around cpu */
+	double missing;		/* probability that a sample is not published */
 	double sensitivity;	/* relative CPI rise per unit of neighbours' pressure x CPU */
 	double pressure;	/* interference this job's tasks cause per CPU-sec/sec they use */
 	int threads;
@@ -73,8 +80,23 @@ struct scn_event {
 	double cpu, cpu_low; /* high and low CPU demand of the pattern; cpu_low < 0: job's */
 	int pattern;
 	double period_s, phase_s;
+	double duty; /* square: the share of the period at cpu */
 	double pressure;  /* < 0: the job's own */
 	double self_gain; /* self-inflicted: relative CPI rise at cpu_low */
+	/* antagonist: its interference reaches only these tasks of its host ("job/index"); none:
+	 * every task of the host */
+	char victim_ref[SCN_EVENT_VICTIMS_MAX][2 * SCN_NAME_MAX];
+	int victim_job[SCN_EVENT_VICTIMS_MAX], victim_index[SCN_EVENT_VICTIMS_MAX]; /* resolved */
+	int nvictims;
+	int line;
+};
+
+/* [task JOB/INDEX]: one task's own CPU level, jitter, and level during the warm-up; < 0: the
+ * job's */
+struct scn_task {
+	char ref[2 * SCN_NAME_MAX];
+	int job, index; /* resolved */
+	double cpu, cpu_jitter, warmup_cpu;
 	int line;
 };
 
@@ -94,6 +116,8 @@ struct scenario {
 	int njobs;
 	struct scn_event *events;
 	int nevents;
+	struct scn_task *task_overrides;
+	int ntask_overrides;
 };
 
 /* Parses scenario text (NUL-terminated). On error returns -EINVAL and writes

@@ -25,12 +25,13 @@ void truth_antagonism(FILE *f, const struct truth_task *a, const struct truth_ta
 		end_us, peak_cpu, predicted_increase);
 }
 
-void truth_self_inflicted(FILE *f, const struct truth_task *t, int64_t start_us, int64_t end_us)
+void truth_task_span(FILE *f, const char *type, const struct truth_task *t, int64_t start_us,
+		     int64_t end_us)
 {
 	fprintf(f,
-		"{\"type\":\"self_inflicted\",\"host\":\"%s\",\"task\":\"%s\",\"job\":\"%s\","
+		"{\"type\":\"%s\",\"host\":\"%s\",\"task\":\"%s\",\"job\":\"%s\","
 		"\"class\":\"%s\",\"start_us\":%" PRId64 ",\"end_us\":%" PRId64 "}\n",
-		t->host, t->task, t->job, t->task_class, start_us, end_us);
+		type, t->host, t->task, t->job, t->task_class, start_us, end_us);
 }
 
 void truth_cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap)
