@@ -3,6 +3,7 @@ Debian 12 packages (its COPY lines into an empty folder, then its cmake commands
 program the final stages copy; the final stages carry no compiler; the programs know the options
 docker-compose.yml gives them."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -66,11 +67,18 @@ def _help(built, program):
 
 
 @pytest.mark.parametrize(
-    "service, program", [("collector", "cpi2-collector"), ("enforcer", "cpi2-enforcer"), ("fleetsim", "cpi2-fleetsim")]
+    "service, program",
+    [
+        ("collector", "cpi2-collector"),
+        ("enforcer", "cpi2-enforcer"),
+        ("fleetsim", "cpi2-fleetsim"),
+        ("fleetsim-enforcer", "cpi2-enforcer"),
+    ],
 )
 def test_programs_know_the_options_compose_gives(built, project, service, program):
     s = project["services"][service]
-    assert (s.get("entrypoint") or [f"cpi2-{service}"])[0] == program
+    image_entrypoint = next(line for line in STAGES[s["build"]["target"]][1] if line.startswith("ENTRYPOINT "))
+    assert (s.get("entrypoint") or json.loads(image_entrypoint[len("ENTRYPOINT ") :]))[0] == program
     text = _help(built, program)
     options = [a.split("=")[0] for a in s["command"] if a.startswith("--")]
     assert options and all(re.search(rf"{re.escape(o)}[\s,=]", text) for o in options), (options, text)

@@ -27,12 +27,14 @@ SERVICES = {
     "collector",
     "enforcer",
     "fleetsim",
+    "fleetsim-enforcer",
 }
 
 
 def test_compose_go_loads_it_with_every_service(project):
     assert set(project["services"]) == SERVICES
     assert project["services"]["fleetsim"]["profiles"] == ["fleetsim"]
+    assert project["services"]["fleetsim-enforcer"]["profiles"] == ["fleetsim"]
     assert project["services"]["clickhouse"]["cpu_shares"] == 256  # yields the CPU to the pipeline
     for agent in ("collector", "enforcer"):
         s = project["services"][agent]
@@ -240,7 +242,13 @@ def test_kafka_takes_only_sasl_over_tls_with_acls(project):
 
 
 # service -> the principal whose client file it is given (stack/kafka/acls.conf)
-CLIENTS = {"collector": "collector", "fleetsim": "collector", "enforcer": "enforcer", "flink-submit": "detector"}
+CLIENTS = {
+    "collector": "collector",
+    "fleetsim": "collector",
+    "enforcer": "enforcer",
+    "fleetsim-enforcer": "enforcer",
+    "flink-submit": "detector",
+}
 
 
 @pytest.mark.parametrize("service,principal", sorted(CLIENTS.items()))
@@ -282,3 +290,124 @@ def test_secrets_script_makes_files_no_one_else_reads(tmp_path):
         check=True,
     ).stdout
     assert "DNS:kafka" in san and "IP Address:127.0.0.1" in san
+
+
+def _arg(command, option):
+    return command[command.index(option) + 1]
+
+
+def _volume_at(service, target):
+    return next((v for v in service.get("volumes", []) if v["target"] == target), None)
+
+
+def test_fleetsim_profile_closes_the_loop(project):
+    """fleetsim writes its simulated hosts' cgroup tree into a volume; fleetsim-enforcer acts for
+    every host folder of that same volume, in the simulator's clock (as python/cpi2/e2e runs them);
+    it touches nothing of the real host."""
+    sim, enf = project["services"]["fleetsim"], project["services"]["fleetsim-enforcer"]
+    root = _arg(sim["command"], "--cgroup-root")
+    tree = _volume_at(sim, root)
+    assert tree and tree["type"] == "volume" and not tree.get("read_only"), sim["volumes"]
+    sim_root = _arg(enf["command"], "--sim-hosts-root")
+    mounted = _volume_at(enf, sim_root)
+    assert mounted and mounted["source"] == tree["source"] and not mounted.get("read_only"), enf["volumes"]
+    # the simulator writes its clock as <cgroup root>/clock
+    assert _arg(enf["command"], "--clock-file") == root + "/clock"
+    assert '"%s/clock"' in (ROOT / "collectors" / "fleetsim" / "src" / "main.c").read_text()
+    # its own state and consumer group (default cpi2-enforcer-sim), not the host enforcer's
+    state = _arg(enf["command"], "--state-dir")
+    assert _volume_at(enf, state)["source"] != _volume_at(project["services"]["enforcer"], state)["source"]
+    assert "--group-id" not in enf["command"] and "--host" not in enf["command"]
+    assert '"sim" : c->host' in (ROOT / "enforcer" / "src" / "conf.c").read_text()
+    assert not any(v["target"].startswith("/sys") for v in enf["volumes"])
+    assert not enf.get("pid") and not enf.get("cgroup") and enf["cap_drop"] == ["ALL"]
+    assert enf["depends_on"]["fleetsim"]["condition"] == "service_started"
+    assert enf["image"] == project["services"]["enforcer"]["image"]
+    assert enf["build"]["target"] == "enforcer"
+
+
+def test_submission_reads_the_jobmanagers_savepoints(project):
+    s = project["services"]
+    folder = s["flink-submit"]["environment"]["CPI2_SAVEPOINT_DIR"]
+    props = yaml.safe_load(s["jobmanager"]["environment"]["FLINK_PROPERTIES"])
+    assert props["execution.checkpointing.savepoint-dir"] == "file://" + folder
+    state = _volume_at(s["jobmanager"], "/opt/flink/state")
+    mine = _volume_at(s["flink-submit"], "/opt/flink/state")
+    assert folder.startswith("/opt/flink/state/") and mine and mine["source"] == state["source"]
+
+
+FAKE_FLINK = """#!/bin/bash
+# flink CLI stand-in: logs its arguments; `list -r` prints $FAKE_RUNNING (lines as flink prints them)
+echo "$*" >> "$FAKE_LOG"
+if [[ $1 == list ]]; then printf '%s\n' "$FAKE_RUNNING"; fi
+"""
+
+
+def _submit(tmp_path, *args, running=""):
+    flink = tmp_path / "flink"
+    flink.write_text(FAKE_FLINK)
+    flink.chmod(0o755)
+    jar = tmp_path / "job.jar"
+    jar.write_bytes(b"PK")
+    log = tmp_path / "flink.log"
+    log.write_text("")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "FLINK": str(flink),
+        "FAKE_LOG": str(log),
+        "FAKE_RUNNING": running,
+        "FLINK_JOBMANAGER": "jobmanager:8081",
+        "CPI2_JOB_JAR": str(jar),
+        "CPI2_JOB_ARGS": "--kafka.bootstrap kafka:19092",
+        "CPI2_LOADER_ARGS": "--clickhouse.url http://clickhouse:8123",
+        "CPI2_SAVEPOINT_DIR": str(tmp_path / "savepoints"),
+    }
+    r = subprocess.run(["bash", str(DOCKER / "flink-submit.sh"), *args], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return [line.split() for line in log.read_text().splitlines() if not line.startswith("list")], r.stderr
+
+
+def _savepoint(tmp_path, job, name, age_s, complete=True):
+    import os
+    import time
+
+    d = tmp_path / "savepoints" / job / name
+    d.mkdir(parents=True)
+    if complete:
+        (d / "_metadata").write_bytes(b"meta")
+        t = time.time() - age_s
+        os.utime(d / "_metadata", (t, t))
+    return d
+
+
+def test_submission_starts_fresh_without_a_savepoint(tmp_path):
+    runs, _ = _submit(tmp_path)
+    assert [r[:2] for r in runs] == [["run", "-d"], ["run", "-d"]]
+    assert all("-s" not in r for r in runs)
+    assert [r[r.index("-c") + 1] for r in runs] == ["org.cpi2.flink.Cpi2Job", "org.cpi2.loader.LoaderJob"]
+
+
+def test_submission_resumes_each_job_from_its_latest_savepoint(tmp_path):
+    _savepoint(tmp_path, "cpi2-flink-jobs", "savepoint-aaaaaa-old", 3600)
+    newest = _savepoint(tmp_path, "cpi2-flink-jobs", "savepoint-bbbbbb-new", 60)
+    _savepoint(tmp_path, "cpi2-flink-jobs", "savepoint-cccccc-unfinished", 0, complete=False)
+    _savepoint(tmp_path, "another-job", "savepoint-dddddd", 0)
+    runs, err = _submit(tmp_path)
+    job, loader = runs
+    assert job[job.index("-s") + 1] == str(newest) and "resumes from savepoint" in err
+    assert job[job.index("--job.name") + 1] == "cpi2-flink-jobs"
+    assert "-s" not in loader  # no savepoint of its own: another job's is not its
+    loader_sp = _savepoint(tmp_path, "cpi2-loader", "savepoint-eeeeee", 10)
+    runs, _ = _submit(tmp_path)
+    assert runs[1][runs[1].index("-s") + 1] == str(loader_sp)
+
+
+def test_submission_leaves_a_running_job_alone_and_stop_takes_savepoints(tmp_path):
+    running = "24.11.2026 23:00:00 : 0123456789abcdef0123456789abcdef : cpi2-flink-jobs (RUNNING)"
+    runs, err = _submit(tmp_path, running=running)
+    assert len(runs) == 1 and runs[0][runs[0].index("--job.name") + 1] == "cpi2-loader"
+    assert "cpi2-flink-jobs is already running" in err
+    stops, err = _submit(tmp_path, "stop", running=running)
+    folder = str(tmp_path / "savepoints" / "cpi2-flink-jobs")
+    assert stops == [["stop", "-m", "jobmanager:8081", "--savepointPath", folder, "0123456789abcdef0123456789abcdef"]]
+    assert "cpi2-loader is not running" in err
