@@ -32,7 +32,9 @@ class Decisions:
         self.actions = []
 
 
-def replay(scenario, seed, workdir, job_args):
+def replay(scenario, seed, workdir, job_args, jobs=JOBS):
+    """(truth rows, incidents) of the scenario's detection; jobs: the flink-jobs folder whose
+    classes run it (another checkout's, to replay a fixed version while this one changes)."""
     samples, truth, out = (os.path.join(workdir, f) for f in ("samples.jsonl", "truth.jsonl", "incidents.jsonl"))
     with open(samples, "w") as f:
         subprocess.run(
@@ -53,12 +55,12 @@ def replay(scenario, seed, workdir, job_args):
             stdout=f,
             check=True,
         )
-    cp_file = os.path.join(JOBS, "target", "bench.classpath")
-    subprocess.run(["make", "-s", "-C", JOBS, "classpath"], check=True)
+    cp_file = os.path.join(jobs, "target", "bench.classpath")
+    subprocess.run(["make", "-s", "-C", jobs, "classpath"], check=True)
     cp = ":".join(
         [
-            os.path.join(JOBS, "target", "test-classes"),
-            os.path.join(JOBS, "target", "classes"),
+            os.path.join(jobs, "target", "test-classes"),
+            os.path.join(jobs, "target", "classes"),
             open(cp_file).read().strip(),
         ]
     )
