@@ -1,7 +1,6 @@
 package org.cpi2.flink.stream;
 
 import java.time.Duration;
-import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
@@ -19,8 +18,13 @@ import org.cpi2.schema.EnforcementAction;
  * later than that bound are still processed by the detector and the correlator (they are placed by
  * their own time) but may miss a spec period or an analysis that already ran.
  *
- * <p>Actions and spec seeds never hold event time back (their watermark is the maximum): they
- * update state whenever they arrive, and the samples alone drive the clocks.
+ * <p>Actions and spec seeds never hold event time back: their streams are idle (they emit no
+ * watermark), so they update state whenever they arrive and the samples alone drive the clocks.
+ * Idle, not the maximum watermark: an operator's watermark is the minimum over its active inputs,
+ * so while the samples' partitions are idle (a job started before its collectors publish, a
+ * collector silent for longer than {@code time.source-idleness-s}) a maximum on the other input
+ * would become the operator's watermark, and a watermark never goes back: every event-time timer
+ * after it (spec periods, analyses) would never fire.
  */
 public final class Watermarks {
   private Watermarks() {}
@@ -47,19 +51,16 @@ public final class Watermarks {
         .withTimestampAssigner((s, previous) -> s.getPeriodEndUs() / 1000);
   }
 
-  /** Emits the maximum watermark once, so that the stream never delays the other input. */
+  /** Marks the stream idle and emits no watermark, so that it never delays the other input. */
   static final class NoHoldback<T> implements WatermarkGenerator<T> {
-    private boolean sent;
-
     @Override
-    public void onEvent(T event, long timestamp, WatermarkOutput output) {}
+    public void onEvent(T event, long timestamp, WatermarkOutput output) {
+      output.markIdle();
+    }
 
     @Override
     public void onPeriodicEmit(WatermarkOutput output) {
-      if (!sent) {
-        output.emitWatermark(new Watermark(Long.MAX_VALUE));
-        sent = true;
-      }
+      output.markIdle();
     }
   }
 }
