@@ -293,21 +293,27 @@ int cpi2_numa_cpu_by_node(const struct cpi2_numa_topo *t, const int *cpu, const 
 	return 0;
 }
 
-int cpi2_numa_score(const struct cpi2_numa_topo *t, const uint64_t *cpu, const uint64_t *mem,
-		    double *score)
+int cpi2_numa_score_table(int n, const int *dist, int stride, const uint64_t *cpu,
+			  const uint64_t *mem, double *score)
 {
 	double csum = 0, msum = 0, s = 0;
 
-	for (int i = 0; i < t->n; i++) {
+	for (int i = 0; i < n; i++) {
 		csum += (double)cpu[i];
 		msum += (double)mem[i];
 	}
 	if (csum <= 0 || msum <= 0)
 		return -ENODATA;
-	for (int i = 0; i < t->n; i++)
-		for (int j = 0; j < t->n; j++)
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
 			s += (double)cpu[i] / csum * ((double)mem[j] / msum) *
-			     ((double)t->dist[i][i] / (double)t->dist[i][j]);
+			     ((double)dist[i * stride + i] / (double)dist[i * stride + j]);
 	*score = s > 1 ? 1 : s; /* rounding only: each term's weight sums to 1, each ratio <= 1 */
 	return 0;
+}
+
+int cpi2_numa_score(const struct cpi2_numa_topo *t, const uint64_t *cpu, const uint64_t *mem,
+		    double *score)
+{
+	return cpi2_numa_score_table(t->n, &t->dist[0][0], CPI2_NUMA_MAX_NODES, cpu, mem, score);
 }

@@ -24,6 +24,7 @@ struct fleet_host {
 	int late;		   /* periods its samples are held back before they are published */
 	struct fleet_sample *held; /* late: [late][ntasks] samples, a ring by period */
 	int *nheld;		   /* late: samples in each slot of the ring */
+	const struct numa_host_conf *numa; /* its group's NUMA nodes */
 };
 
 /* A task of a Kubernetes host: a pod of its job's Deployment, and what the collector's rules
@@ -39,19 +40,20 @@ struct fleet_task {
 	char path[3 * SCN_NAME_MAX]; /* cgroup path relative to the host's root */
 	char dir[5 * SCN_NAME_MAX];  /* <host>/<path> */
 	char task_id[16];
-	struct fleet_pod *pod;	       /* on a Kubernetes host, else NULL */
-	const struct cpi_model *model; /* the job's model on this host's platform */
-	int *events, nevents;	       /* scripted events of this task (indexes) */
-	double cap;		       /* CPU-sec/sec, INFINITY when uncapped */
-	int64_t lame_until_us;	       /* in lame-duck mode until then (after a cap) */
-	int32_t threads;	       /* this period */
-	double cpu, pressure;	       /* this period */
-	double self_factor;	       /* this period: CPI factor of a self-inflicted event */
-	const struct scn_event *target; /* this period: an antagonist event naming its victims */
-	double level, jitter;	/* its own CPU level and relative jitter */
-	double warmup_level;	/* its CPU level during the warm-up; < 0: level */
-	int64_t exit_us;	/* it ends then for good (INT64_MAX: never) */
-	bool silent;		/* this period: in a gap, nothing published */
+	struct fleet_pod *pod;		 /* on a Kubernetes host, else NULL */
+	const struct cpi_model *model;	 /* the job's model on this host's platform */
+	int *events, nevents;		 /* scripted events of this task (indexes) */
+	double cap;			 /* CPU-sec/sec, INFINITY when uncapped */
+	int64_t lame_until_us;		 /* in lame-duck mode until then (after a cap) */
+	int32_t threads;		 /* this period */
+	double cpu, pressure;		 /* this period */
+	double self_factor;		 /* this period: CPI factor of a self-inflicted event */
+	const struct scn_event *target;	 /* this period: an antagonist event naming its victims */
+	double level, jitter;		 /* its own CPU level and relative jitter */
+	double warmup_level;		 /* its CPU level during the warm-up; < 0: level */
+	int64_t exit_us;		 /* it ends then for good (INT64_MAX: never) */
+	bool silent;			 /* this period: in a gap, nothing published */
+	const struct scn_event *numa_ev; /* this period: a numa event moving it, or NULL */
 };
 
 struct fleet {
@@ -311,6 +313,7 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 			fh->platform = s->hosts[g].platform;
 			fh->kubernetes = s->hosts[g].kubernetes;
 			fh->cpus = s->hosts[g].cpus;
+			fh->numa = &s->hosts[g].numa;
 			rng_seed(&fh->rng, rng_mix(seed, (uint64_t)h));
 			fh->phase_us =
 			    (int64_t)(rng_next(&fh->rng) %
@@ -420,9 +423,11 @@ void fleet_write_truth(struct fleet *f, FILE *truth, int64_t end_us)
 			if (start >= end_us)
 				continue;
 			if (e->kind != SCN_EV_ANTAGONIST) {
-				static const char *type[] = {[SCN_EV_SELF_INFLICTED] = "self_inflicted",
+				static const char *type[] = {[SCN_EV_SELF_INFLICTED] =
+								 "self_inflicted",
 							     [SCN_EV_GAP] = "gap",
-							     [SCN_EV_EXIT] = "exit"};
+							     [SCN_EV_EXIT] = "exit",
+							     [SCN_EV_NUMA] = "numa"};
 				truth_task_span(truth, type[e->kind], &ta, start,
 						e->kind == SCN_EV_EXIT ? end_us : end);
 				continue;
@@ -486,6 +491,7 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			t->self_factor = 1.0;
 			t->target = NULL;
 			t->silent = false;
+			t->numa_ev = NULL;
 			if (f->now_us >= t->exit_us) { /* gone: no load, no sample */
 				t->cpu = t->pressure = 0;
 				t->silent = true;
@@ -497,6 +503,10 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 				const struct scn_event *e = &s->events[t->events[k]];
 				if (rel_s < e->start_s || rel_s >= e->end_s)
 					continue;
+				if (e->kind == SCN_EV_NUMA) { /* moves it, changes no load */
+					t->numa_ev = e;
+					continue;
+				}
 				if (e->kind == SCN_EV_GAP || e->kind == SCN_EV_EXIT) {
 					t->silent |= e->kind == SCN_EV_GAP;
 					continue;
@@ -541,9 +551,12 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			for (const struct fleet_task *u = first; u < end; u++)
 				if (u->target && names_victim(u->target, t))
 					felt += u->pressure * u->cpu;
-			double interference = job->sensitivity * felt;
-			double cpi =
-			    cpi_model_sample(t->model, &fh->rng, t_s, interference, t->self_factor);
+			double interference = job->sensitivity * felt, numa_score, numa_factor;
+			bool has_numa = numa_task(fh->numa, &job->numa, (int)(t - first),
+						  t->numa_ev ? &t->numa_ev->numa : NULL,
+						  &numa_score, &numa_factor);
+			double cpi = cpi_model_sample(t->model, &fh->rng, t_s, interference,
+						      t->self_factor * numa_factor);
 			if (t->pod && !t->pod->published)
 				continue; /* the collector would skip it: it has no job */
 			if (t->silent || (job->missing > 0 && rng_uniform(&fh->rng) < job->missing))
@@ -562,6 +575,8 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			    .cpu_usage = t->cpu,
 			    .threads = t->threads,
 			    .host_cpus = fh->cpus,
+			    .has_numa_score = has_numa,
+			    .numa_score = numa_score,
 			};
 			smp.cycles = llround(t->cpu * (FLEET_WINDOW_US / 1e6) * pl->ghz * 1e9);
 			smp.instructions = llround((double)smp.cycles / cpi);

@@ -24,6 +24,8 @@ struct fleet_sample {
 	int64_t llc_misses;
 	int32_t threads;
 	int32_t host_cpus;
+	bool has_numa_score; /* on hosts with numa_nodes (numa_model.h) */
+	double numa_score;
 };
 
 /* Receives each sample; a non-zero return stops the period and is returned by fleet_step. */

@@ -74,6 +74,8 @@ static void to_cpi2(const struct fleet_sample *f, struct cpi2_sample *s)
 	s->threads = f->threads;
 	s->has_host_cpus = true;
 	s->host_cpus = f->host_cpus;
+	s->has_numa_score = f->has_numa_score;
+	s->numa_score = f->numa_score;
 }
 
 static void wait_a_little(void)

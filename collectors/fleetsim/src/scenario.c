@@ -238,6 +238,8 @@ static int key_platform(struct parser *p, const char *k, const char *v)
 static int key_hosts(struct parser *p, const char *k, const char *v)
 {
 	struct scn_hosts *h = &p->s->hosts[p->s->nhosts_groups - 1];
+	char why[256];
+	int rc;
 
 	if (!strcmp(k, "count"))
 		return parse_int(p, k, v, 1, 100000, &h->count);
@@ -262,6 +264,8 @@ static int key_hosts(struct parser *p, const char *k, const char *v)
 			return fail(p, p->line, "kubernetes: '%s' is not cgroupfs or systemd", v);
 		return 0;
 	}
+	if ((rc = numa_key_hosts(&h->numa, k, v, why, sizeof(why))) <= 0)
+		return rc ? fail(p, p->line, "%s", why) : 0;
 	return fail(p, p->line, "unknown key '%s' in [hosts]", k);
 }
 
@@ -332,6 +336,8 @@ static int parse_place(struct parser *p, struct scn_job *j, const char *v)
 static int key_job(struct parser *p, const char *k, const char *v)
 {
 	struct scn_job *j = &p->s->jobs[p->s->njobs - 1];
+	char why[256];
+	int rc;
 
 	if (!strcmp(k, "class"))
 		return parse_class(p, v, &j->task_class);
@@ -379,6 +385,8 @@ static int key_job(struct parser *p, const char *k, const char *v)
 		snprintf(j->k8s_namespace, sizeof(j->k8s_namespace), "%s", v);
 		return 0;
 	}
+	if ((rc = numa_key_job(&j->numa, k, v, why, sizeof(why))) <= 0)
+		return rc ? fail(p, p->line, "%s", why) : 0;
 	return fail(p, p->line, "unknown key '%s' in [job]", k);
 }
 
@@ -421,6 +429,8 @@ static int parse_task_ref(struct parser *p, const char *k, const char *v, char *
 static int key_event(struct parser *p, const char *k, const char *v)
 {
 	struct scn_event *e = &p->s->events[p->s->nevents - 1];
+	char why[256];
+	int rc;
 
 	if (!strcmp(k, "kind")) {
 		if (!strcmp(v, "antagonist"))
@@ -431,9 +441,12 @@ static int key_event(struct parser *p, const char *k, const char *v)
 			e->kind = SCN_EV_GAP;
 		else if (!strcmp(v, "exit"))
 			e->kind = SCN_EV_EXIT;
+		else if (!strcmp(v, "numa"))
+			e->kind = SCN_EV_NUMA;
 		else
-			return fail(p, p->line,
-				    "kind: '%s' is not antagonist, self-inflicted, gap or exit", v);
+			return fail(
+			    p, p->line,
+			    "kind: '%s' is not antagonist, self-inflicted, gap, exit or numa", v);
 		return 0;
 	}
 	if (!strcmp(k, "task"))
@@ -479,6 +492,8 @@ static int key_event(struct parser *p, const char *k, const char *v)
 		return parse_double(p, k, v, 0.0, 100.0, &e->pressure);
 	if (!strcmp(k, "self_gain"))
 		return parse_double(p, k, v, 0.0, 100.0, &e->self_gain);
+	if ((rc = numa_key_event(&e->numa, k, v, why, sizeof(why))) <= 0)
+		return rc ? fail(p, p->line, "%s", why) : 0;
 	return fail(p, p->line, "unknown key '%s' in [event]", k);
 }
 
@@ -749,6 +764,7 @@ static int expand_templates(struct parser *p)
 static int resolve(struct parser *p)
 {
 	struct scenario *s = p->s;
+	char why[256];
 	int rc, g, idx;
 
 	if (!s->name[0])
@@ -849,6 +865,8 @@ static int resolve(struct parser *p)
 			return fail(p, e->line, "event: self-inflicted needs cpu_low");
 		if (e->nvictims && e->kind != SCN_EV_ANTAGONIST)
 			return fail(p, e->line, "event: victims is for kind = antagonist");
+		if (e->kind == SCN_EV_NUMA && numa_event_check(&e->numa, why, sizeof(why)))
+			return fail(p, e->line, "%s", why);
 		for (int v = 0; v < e->nvictims; v++) {
 			const char *vs = strchr(e->victim_ref[v], '/');
 			snprintf(job, sizeof(job), "%.*s", (int)(vs - e->victim_ref[v]),

@@ -10,13 +10,21 @@
 
 #include <cpi2/names.h>
 
+#include "numa_model.h"
+
 #define SCN_NAME_MAX 64
 #define SCN_LABEL_MAX 160
 #define SCN_EVENT_VICTIMS_MAX 16
 
 /* gap: the task runs but publishes nothing; exit: the task ends for good (no more samples, no
  * more load on its host) */
-enum scn_event_kind { SCN_EV_ANTAGONIST, SCN_EV_SELF_INFLICTED, SCN_EV_GAP, SCN_EV_EXIT };
+enum scn_event_kind {
+	SCN_EV_ANTAGONIST,
+	SCN_EV_SELF_INFLICTED,
+	SCN_EV_GAP,
+	SCN_EV_EXIT,
+	SCN_EV_NUMA
+};
 /* a host group's tasks: the simulator's jobs/<job>/<index> folders, or Kubernetes pods with the
  * kubelet's cgroups under either cgroup driver */
 enum scn_kubernetes { SCN_K8S_NONE, SCN_K8S_CGROUPFS, SCN_K8S_SYSTEMD };
@@ -41,6 +49,7 @@ struct scn_hosts {
 	int first_host; /* index of the group's first host in the fleet, resolved */
 	double skew_s;	/* the hosts' clock: window starts are off by this much (signed) */
 	double late_s;	/* the hosts' samples are published this much later (whole periods) */
+	struct numa_host_conf numa; /* NUMA nodes (numa_model.h) */
 	int line;
 };
 
@@ -66,6 +75,7 @@ struct scn_job {
 	double
 	    lame_duck_s; /* after a cap is lifted: this long at 1/4 CPU and threads (paper 6.2) */
 	int count; /* > 1: a template expanded into count jobs, "{i}" in the name numbers them */
+	struct numa_job_conf numa; /* CPI rise when its memory is remote (numa_model.h) */
 	struct scn_placement *place;
 	int nplace;
 	int ntasks; /* sum of the placement counts */
@@ -80,7 +90,7 @@ struct scn_event {
 	double cpu, cpu_low; /* high and low CPU demand of the pattern; cpu_low < 0: job's */
 	int pattern;
 	double period_s, phase_s;
-	double duty; /* square: the share of the period at cpu */
+	double duty;	  /* square: the share of the period at cpu */
 	double pressure;  /* < 0: the job's own */
 	double self_gain; /* self-inflicted: relative CPI rise at cpu_low */
 	/* antagonist: its interference reaches only these tasks of its host ("job/index"); none:
@@ -88,6 +98,7 @@ struct scn_event {
 	char victim_ref[SCN_EVENT_VICTIMS_MAX][2 * SCN_NAME_MAX];
 	int victim_job[SCN_EVENT_VICTIMS_MAX], victim_index[SCN_EVENT_VICTIMS_MAX]; /* resolved */
 	int nvictims;
+	struct numa_event_conf numa; /* kind numa: where threads and memory move */
 	int line;
 };
 

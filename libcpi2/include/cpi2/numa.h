@@ -61,4 +61,9 @@ int cpi2_numa_cpu_by_node(const struct cpi2_numa_topo *t, const int *cpu, const 
 int cpi2_numa_score(const struct cpi2_numa_topo *t, const uint64_t *cpu, const uint64_t *mem,
 		    double *score);
 
+/* The same score over an explicit distance table: n nodes, D(i,j) = dist[i * stride + j]
+ * (each > 0), cpu[] and mem[] per node. cpi2_numa_score is this over a topology's table. */
+int cpi2_numa_score_table(int n, const int *dist, int stride, const uint64_t *cpu,
+			  const uint64_t *mem, double *score);
+
 #endif
