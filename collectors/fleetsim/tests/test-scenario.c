@@ -126,6 +126,33 @@ static void test_errors(void)
 	     "[job j]\nplace = h:5\n",
 	     8, "defined twice"},
 	    {"[scenario]\n[platform p]\n", 1, "missing [scenario] name"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\ncpu = 1\nvictims = j/1, j\n",
+	     11, "victims: 'j' is not JOB/INDEX"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\ncpu = 1\nvictims = j/7\n",
+	     8, "victim 'j/7': job 'j' has 5 tasks"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\nkind = self-inflicted\ntask = j/0\ncpu = 1\ncpu_low = 0.1\nvictims = j/1\n",
+	     8, "victims is for kind = antagonist"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\ncpu = 1\nduty = 1\n",
+	     11, "out of range"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\nkind = vanish\n",
+	     10, "is not antagonist, self-inflicted, gap"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[task k/0]\ncpu = 1\n",
+	     8, "task 'k/0': no job 'k'"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[task j]\n",
+	     8, "[task]: 'j' is not JOB/INDEX"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[task j/1]\nlevel = 1\n",
+	     9, "unknown key 'level' in [task]"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\nskew = +3s\n", 6,
+	     "not a duration"},
+	    {"[scenario]\nname = t\n[platform p]\n[job j]\nmissing = 2\n", 5, "out of range"},
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct scenario *s = (struct scenario *)1;
