@@ -34,13 +34,14 @@ def test_the_check_notices_a_stale_file(tmp_path, monkeypatch):
     assert generate.main(["--check"]) == 1
 
 
-def test_the_five_dashboards_exist():
+def test_the_six_dashboards_exist():
     assert {d["uid"] for d in DASHBOARDS.values()} == {
         "cpi2-fleet",
         "cpi2-job",
         "cpi2-incident",
         "cpi2-outcomes",
         "cpi2-host",
+        "cpi2-placement",
     }
 
 

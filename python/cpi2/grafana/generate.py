@@ -8,6 +8,7 @@ import json
 import sys
 
 from cpi2 import repo
+from cpi2.grafana import placement
 from cpi2.grafana.dashboards import (
     DB,
     TIMESERIES,
@@ -820,7 +821,7 @@ def host():
     )
 
 
-DASHBOARDS = [fleet(), job(), incident(), outcomes(), host()]
+DASHBOARDS = [fleet(), job(), incident(), outcomes(), host(), placement.dashboard()]
 
 
 def render(d):
