@@ -77,7 +77,9 @@ int cpi2_cpu_list_parse(const char *text, int *v, int max)
 	}
 }
 
-int cpi2_numa_parse_distance(const char *text, int *d, int max)
+/* a line of blank-separated counts (blanks around, one line end after) into v: how many, or
+ * -EINVAL (none, more than max, anything else) */
+static int count_row(const char *text, uint64_t *v, int max)
 {
 	const char *p = text;
 	int n = 0;
@@ -85,11 +87,9 @@ int cpi2_numa_parse_distance(const char *text, int *d, int max)
 	while (*p == ' ')
 		p++;
 	while (*p && *p != '\n') {
-		long long v = number(&p, 255);
-
-		if (v < 1 || n == max)
+		if (n == max || number_u64(&p, &v[n]))
 			return -EINVAL;
-		d[n++] = (int)v;
+		n++;
 		if (*p != ' ' && *p != '\n' && *p)
 			return -EINVAL;
 		while (*p == ' ')
@@ -98,6 +98,19 @@ int cpi2_numa_parse_distance(const char *text, int *d, int max)
 	if (*p == '\n')
 		p++;
 	return *p || n == 0 ? -EINVAL : n;
+}
+
+int cpi2_numa_parse_distance(const char *text, int *d, int max)
+{
+	uint64_t v[CPI2_NUMA_MAX_NODES];
+	int n = count_row(text, v, max < CPI2_NUMA_MAX_NODES ? max : CPI2_NUMA_MAX_NODES);
+
+	for (int i = 0; i < n; i++) {
+		if (v[i] < 1 || v[i] > 255)
+			return -EINVAL;
+		d[i] = (int)v[i];
+	}
+	return n;
 }
 
 static int node_index(const struct cpi2_numa_topo *t, long long id)
@@ -257,23 +270,7 @@ int cpi2_numa_parse_stat(const char *text, const struct cpi2_numa_topo *t, uint6
 
 int cpi2_numa_parse_percpu(const char *text, uint64_t *v, int max)
 {
-	const char *p = text;
-	int n = 0;
-
-	while (*p == ' ')
-		p++;
-	while (*p && *p != '\n') {
-		if (n == max || number_u64(&p, &v[n]))
-			return -EINVAL;
-		n++;
-		if (*p != ' ' && *p != '\n' && *p)
-			return -EINVAL;
-		while (*p == ' ')
-			p++;
-	}
-	if (*p == '\n')
-		p++;
-	return *p ? -EINVAL : n;
+	return count_row(text, v, max);
 }
 
 int cpi2_numa_cpu_by_node(const struct cpi2_numa_topo *t, const int *cpu, const uint64_t *v, int n,

@@ -47,7 +47,7 @@ int cpi2_numa_topo_load(const char *dir, struct cpi2_numa_topo *t, char *err, si
 int cpi2_numa_parse_stat(const char *text, const struct cpi2_numa_topo *t, uint64_t *mem);
 
 /* Parse cpuacct.usage_percpu ("N N N ...", nanoseconds per CPU number, blanks and one line end
- * after). Returns how many numbers (at most max), or -EINVAL. */
+ * after). Returns how many numbers (1 to max), or -EINVAL. */
 int cpi2_numa_parse_percpu(const char *text, uint64_t *v, int max);
 
 /* Add per-CPU amounts (CPU number cpu[k], amount v[k], k < n) into per-node sums (node index

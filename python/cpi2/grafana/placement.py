@@ -5,6 +5,27 @@ forensics queries of clickhouse/queries."""
 from cpi2.grafana.dashboards import Dashboard, Panel, Target, Variable, forensics_sql, forensics_target, sql
 
 
+def bars(title, query, variables, label, label_sql, value, description):
+    """A bar chart of one forensics query's rows: label_sql (a string column) against value."""
+    return Panel(
+        title,
+        "barchart",
+        [
+            Target(
+                sql(f"""
+                SELECT {label_sql} AS {label}, {value}
+                FROM (
+                {forensics_sql(query, variables)}
+                )"""),
+                [label, value],
+            )
+        ],
+        w=12,
+        options={"xField": label, "orientation": "vertical", "showValue": "auto"},
+        description=description,
+    )
+
+
 def dashboard():
     job = {"job": "job"}
     return Dashboard(
@@ -15,22 +36,14 @@ def dashboard():
         time_from="now-7d",
         variables=[Variable("job", "Job ('' = every job)", kind="textbox", test_value="")],
         panels=[
-            Panel(
+            bars(
                 "Mean CPI by NUMA score (cpi_vs_numa_score)",
-                "barchart",
-                [
-                    Target(
-                        sql(f"""
-                SELECT concat(job, ' ', toString(numa_bucket)) AS job_numa_bucket, mean_cpi
-                FROM (
-                {forensics_sql("cpi_vs_numa_score", job)}
-                )"""),
-                        ["job_numa_bucket", "mean_cpi"],
-                    )
-                ],
-                w=12,
-                options={"xField": "job_numa_bucket", "orientation": "vertical", "showValue": "auto"},
-                description="clickhouse/queries/cpi_vs_numa_score.sql: a job's samples by NUMA-score bucket "
+                "cpi_vs_numa_score",
+                job,
+                "job_numa_bucket",
+                "concat(job, ' ', toString(numa_bucket))",
+                "mean_cpi",
+                "clickhouse/queries/cpi_vs_numa_score.sql: a job's samples by NUMA-score bucket "
                 "(0.1 wide); seed 004 found a better score goes with a lower CPI.",
             ),
             Panel(
@@ -40,22 +53,14 @@ def dashboard():
                 w=12,
                 description="clickhouse/queries/cpi_vs_numa_score.sql: samples, tasks, mean and median CPI per bucket.",
             ),
-            Panel(
+            bars(
                 "Fleet NUMA score distribution (numa_score_distribution)",
-                "barchart",
-                [
-                    Target(
-                        sql(f"""
-                SELECT toString(numa_bucket) AS numa_bucket, share
-                FROM (
-                {forensics_sql("numa_score_distribution")}
-                )"""),
-                        ["numa_bucket", "share"],
-                    )
-                ],
-                w=12,
-                options={"xField": "numa_bucket", "orientation": "vertical", "showValue": "auto"},
-                description="clickhouse/queries/numa_score_distribution.sql: the share of tasks by their mean "
+                "numa_score_distribution",
+                None,
+                "numa_bucket",
+                "toString(numa_bucket)",
+                "share",
+                "clickhouse/queries/numa_score_distribution.sql: the share of tasks by their mean "
                 "NUMA score (seed 004: often more than half the jobs have every access at least one hop away).",
             ),
             Panel(
