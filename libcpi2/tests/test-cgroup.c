@@ -31,8 +31,11 @@ int main(void)
 		 "30 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid shared:12 - cgroup cgroup "
 		 "rw,cpu,cpuacct\n"
 		 "31 25 0:28 / /sys/fs/cgroup/perf_event rw,nosuid shared:13 - cgroup cgroup "
-		 "rw,perf_event\n");
+		 "rw,perf_event\n"
+		 "32 25 0:29 / /sys/fs/cgroup/memory rw,nosuid shared:14 - cgroup cgroup "
+		 "rw,memory\n");
 	CHECK(cpi2_cgroup_mounts(f, &m) == 0);
+	CHECK(!strcmp(m.memory, "/sys/fs/cgroup/memory"), "memory mount '%s'", m.memory);
 	CHECK(!strcmp(m.unified, "/sys/fs/cgroup/unified") &&
 	      !strcmp(m.cpu, "/sys/fs/cgroup/cpu,cpuacct"));
 	CHECK(!strcmp(m.cpuacct, "/sys/fs/cgroup/cpu,cpuacct") &&
