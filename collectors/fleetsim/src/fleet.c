@@ -52,6 +52,7 @@ struct fleet_task {
 	double level, jitter;		 /* its own CPU level and relative jitter */
 	double warmup_level;		 /* its CPU level during the warm-up; < 0: level */
 	int64_t exit_us;		 /* it ends then for good (INT64_MAX: never) */
+	int caps; /* caps applied to it so far */
 	bool silent;			 /* this period: in a gap, nothing published */
 	const struct scn_event *numa_ev; /* this period: a numa event moving it, or NULL */
 };
@@ -70,6 +71,7 @@ struct fleet {
 	int64_t period; /* periods played */
 	uint64_t seed;
 	FILE *truth;
+	int64_t truth_end_us; /* the run's end, for exit lines written on the way */
 	int ncapped;
 };
 
@@ -411,6 +413,7 @@ void fleet_write_truth(struct fleet *f, FILE *truth, int64_t end_us)
 	const struct scenario *s = f->s;
 
 	f->truth = truth;
+	f->truth_end_us = end_us;
 	truth_scenario(truth, s->name, f->seed, f->start_us, f->warmup_end_us, end_us);
 	for (int t = 0; t < f->ntasks; t++) {
 		const struct fleet_task *a = &f->tasks[t];
@@ -637,10 +640,18 @@ void fleet_set_cap(struct fleet *f, int task, double cap)
 		f->ncapped += isinf(cap) ? -1 : 1;
 	if (!isinf(t->cap) && isinf(cap))
 		t->lame_until_us = f->now_us + (int64_t)(f->s->jobs[t->job].lame_duck_s * 1e6);
+	bool exits = isinf(t->cap) && !isinf(cap) && ++t->caps == f->s->jobs[t->job].exit_on_cap &&
+		     t->exit_us > f->now_us + FLEET_PERIOD_US;
+	if (exits) /* its owner gives up under this cap: gone from the next period on */
+		t->exit_us = f->now_us + FLEET_PERIOD_US;
 	t->cap = cap;
 	if (f->truth) {
 		struct truth_task tt = truth_of(f, t);
 		truth_cap(f->truth, &tt, f->now_us, cap);
+		if (exits) {
+			truth_task_span(f->truth, "exit", &tt, t->exit_us, f->truth_end_us);
+			fflush(f->truth);
+		}
 	}
 }
 

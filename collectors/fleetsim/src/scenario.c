@@ -369,6 +369,8 @@ static int key_job(struct parser *p, const char *k, const char *v)
 		return parse_double(p, k, v, 0.0, 1000.0, &j->mpki);
 	if (!strcmp(k, "lame_duck"))
 		return parse_duration(p, k, v, &j->lame_duck_s);
+	if (!strcmp(k, "exit_on_cap"))
+		return parse_int(p, k, v, 0, 1000, &j->exit_on_cap);
 	if (!strcmp(k, "count"))
 		return parse_int(p, k, v, 1, 10000, &j->count);
 	if (!strcmp(k, "place"))

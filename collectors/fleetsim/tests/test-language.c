@@ -1,6 +1,6 @@
 /* The scenario language's finer controls (scenarios/README.md): interference on named victims,
  * per-task CPU levels, jitter and warm-up level, cpu_spread, square duty cycles, gaps, missing
- * samples, tasks that exit, late and clock-skewed hosts; each on a small inline scenario. */
+ * samples, tasks that exit (at a time, or under their Nth cap), late and clock-skewed hosts; each on a small inline scenario. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -276,6 +276,46 @@ static void test_exit(void)
 	scenario_delete(s);
 }
 
+/* paper 6.2 case 6: a task that exits under its second cap */
+static void test_exit_on_cap(void)
+{
+	struct scenario *s = parse(HEAD "[job j]\nexit_on_cap = 2\nplace = h:1, f:5\n");
+	struct recorder r = {.s = calloc(MAX_SAMPLES, sizeof(*r.s))};
+	struct fleet *f;
+	FILE *truth = tmpfile();
+	char err[256];
+	int task = -1, n;
+
+	if (!s || !truth || !r.s)
+		return;
+	CHECK(fleet_new(&f, s, 1, START, err, sizeof(err)) == 0, "%s", err);
+	fleet_write_truth(f, truth, START + 7200000000LL);
+	for (int t = 0; t < fleet_ntasks(f); t++)
+		if (!strcmp(fleet_task_dir(f, t), "h/jobs/j/0"))
+			task = t;
+	CHECK(task >= 0, "no task h/jobs/j/0");
+	for (int p = 0; p < 20; p++, r.period++) {
+		if (p == 3 || p == 10)
+			fleet_set_cap(f, task, 0.1); /* first and second cap */
+		if (p == 6)
+			fleet_set_cap(f, task, -1); /* the first is lifted */
+		CHECK(fleet_step(f, record, &r) >= 0, "period %d", p);
+	}
+	mean(&r, "h", "jobs/j/0", 1, 0, 11, &n);
+	CHECK(n == 11, "%d samples up to the second cap's period, want 11", n);
+	mean(&r, "h", "jobs/j/0", 1, 11, 20, &n);
+	CHECK(n == 0, "%d samples after the second cap's period", n);
+	char want[128];
+	snprintf(want, sizeof(want), "\"start_us\":%lld,", (long long)(START + 11 * 60000000LL));
+	CHECK(count_lines(truth, "\"type\":\"exit\"", want) == 1 &&
+		  count_lines(truth, "\"type\":\"cap\"", NULL) == 2,
+	      "truth: two caps and an exit at the period after the second (%s)", want);
+	fleet_delete(f);
+	fclose(truth);
+	free(r.s);
+	scenario_delete(s);
+}
+
 static void test_late_and_skewed_hosts(void)
 {
 	const char *body = "[job j]\ncpu_jitter = 0\nplace = h:1, f:5\n";
@@ -329,6 +369,7 @@ int main(void)
 	test_duty();
 	test_gap_and_missing();
 	test_exit();
+	test_exit_on_cap();
 	test_late_and_skewed_hosts();
 	fprintf(stderr, "fleetsim language: all checks passed\n");
 	return 0;
