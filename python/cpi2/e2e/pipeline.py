@@ -87,9 +87,10 @@ def job_options(extra_args=()):
     ] + list(extra_args)
 
 
-def submit_job(extra_args=(), options=None, savepoint=""):
-    """Submits the job (from a savepoint if given) and returns its id once it runs."""
-    jid = rest("submit", JOB_JAR, savepoint, *(options if options is not None else job_options(extra_args)))
+def submit_job(extra_args=(), options=None, savepoint="", jar=None):
+    """Submits the job (the project's build, or another jar) from a savepoint if given, and
+    returns its id once it runs."""
+    jid = rest("submit", jar or JOB_JAR, savepoint, *(options if options is not None else job_options(extra_args)))
     time.sleep(3)  # the Kafka source resolves "latest" when its readers start
     return jid
 
@@ -124,12 +125,15 @@ class Run:
         enforcer_args=(),
         sample_hosts=(),
         settle_warmup=False,
+        job_jar=None,
     ):
         """settle_warmup: play the warm-up first on its own, as fast as possible, and start the
         scripted part only once the job has read all of it (for large fleets, whose warm-up the
-        job takes a while to read: otherwise the simulated clock runs ahead of the pipeline)."""
+        job takes a while to read: otherwise the simulated clock runs ahead of the pipeline).
+        job_jar: the job's jar (default: the project's build), e.g. an earlier build to compare."""
         self.scenario, self.speed, self.duration, self.warmup, self.seed = scenario, speed, duration, warmup, seed
         self.settle_warmup = settle_warmup
+        self.job_jar = job_jar or JOB_JAR
         self.job_args, self.fleetsim_args, self.enforcer_args = list(job_args), list(fleetsim_args), list(enforcer_args)
         self.sample_hosts = list(sample_hosts)  # the monitor keeps these hosts' samples
         self.dir = workdir or tempfile.mkdtemp(prefix="cpi2-e2e-%s-" % scenario)
@@ -140,7 +144,7 @@ class Run:
         self.job = None
 
     def start(self, fresh_job=True):
-        for b in (FLEETSIM, ENFORCER, JOB_JAR):
+        for b in (FLEETSIM, ENFORCER, self.job_jar):
             if not os.path.exists(b):
                 raise RuntimeError("%s is not built (make build)" % b)
         stack.ensure_up()
@@ -148,7 +152,7 @@ class Run:
         if fresh_job:
             cancel_running_jobs()
             self.options = job_options(self.job_args)
-            self.job = submit_job(options=self.options)
+            self.job = submit_job(options=self.options, jar=self.job_jar)
             log("flink job %s running" % self.job)
         self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=self.sample_hosts)
         self.monitor.join()  # before anything is produced
@@ -264,7 +268,7 @@ class Run:
         upgrade in place); returns the savepoint's path."""
         savepoint = rest("stop")
         log("job %s stopped with savepoint %s" % (self.job, savepoint))
-        self.job = submit_job(options=self.options, savepoint=savepoint)
+        self.job = submit_job(options=self.options, savepoint=savepoint, jar=self.job_jar)
         log("job %s resumed from it" % self.job)
         return savepoint
 

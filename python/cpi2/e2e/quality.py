@@ -138,6 +138,7 @@ def measure(truth, monitor):
         "analysis_median": statistics.median(analysed) if analysed else None,
         "analysis_max": analysed[-1] if analysed else None,
         "ls_caps": len(ls_caps),
+        "exits": sorted((t["host"], t["task"], t["start_us"]) for t in truth if t["type"] == "exit"),
     }
 
 
