@@ -1,6 +1,7 @@
 -- How often antagonists are identified, per machine-day (paper section 7: 0.37 per machine-day):
--- per day, the incidents that named an antagonist (antagonist_task set, capped or not), the
--- machines that sent samples that day, and their ratio. Days in UTC.
+-- per day (UTC) of the window, the incidents in the window that named an antagonist
+-- (antagonist_task set, capped or not), the machines that sent samples that day (whole days, from
+-- samples_host_days), and their ratio.
 -- param from_us Int64: window start, microseconds since the epoch (inclusive)
 -- param to_us Int64: window end, microseconds since the epoch (exclusive)
 SELECT
@@ -10,9 +11,10 @@ SELECT
     round(if(machines = 0, 0., antagonists / machines), 4) AS antagonists_per_machine_day
 FROM
 (
-    SELECT event_date AS day, uniqExact(host) AS machines
-    FROM {{DB}}.samples
-    WHERE window_start_us >= {from_us:Int64} AND window_start_us < {to_us:Int64}
+    SELECT day, uniqExact(host) AS machines
+    FROM {{DB}}.samples_host_days
+    WHERE day >= toDate(toDateTime(intDiv({from_us:Int64}, 1000000)))
+      AND day <= toDate(toDateTime(intDiv({to_us:Int64} - 1, 1000000)))
     GROUP BY day
 ) AS sampled
 ANY LEFT JOIN

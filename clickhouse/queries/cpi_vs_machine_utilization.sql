@@ -1,9 +1,10 @@
 -- Victim CPI against the machine's CPU utilisation at detection (paper figure 14 a-c): incidents in
 -- 10 % buckets of the host's utilisation, a fraction of its CPUs: the host's task CPU usage at
 -- detection (incidents.machine_cpu_utilization, CPU-sec/sec summed over its tasks) divided by its
--- CPUs, the host_cpus of its latest sample in [from_us - 1 h, to_us), else Telegraf's n_cpus of
--- the host in that span. Incidents of a host with neither, or without a measured victim CPI
--- (victim_cpi 0, e.g. VICTIM_CPU_TOO_LOW), are left out; a usage above the CPU count lands in 0.9.
+-- CPUs: the most its samples reported that day (samples_host_days, from samples' host_cpus), else
+-- Telegraf's latest n_cpus of the host in [from_us - 1 h, to_us). Incidents of a host with
+-- neither, or without a measured victim CPI (victim_cpi 0, e.g. VICTIM_CPU_TOO_LOW), are left
+-- out; a usage above the CPU count lands in 0.9.
 -- Per bucket: incidents and the share of incidents up to this bucket (14b, a CDF), the victim CPI
 -- relative to its job's spec mean (14c), the mean correlation of the named antagonists (14a; NULL
 -- when none was named), and Telegraf's utilisation of the host (1 - cpu-total usage_idle / 100)
@@ -34,43 +35,44 @@ FROM
         telegraf_found
     FROM
     (
-        SELECT host, minute, usage, victim_cpi, relative_cpi, correlation, cpus
+        SELECT host, minute, usage, victim_cpi, relative_cpi, correlation, if(sampled_cpus > 0, sampled_cpus, telegraf_cpus) AS cpus
         FROM
         (
-            SELECT
-                host,
-                intDiv(detected_at_us, 60000000) AS minute,
-                assumeNotNull(machine_cpu_utilization) AS usage,
-                victim_cpi,
-                victim_cpi / spec_mean AS relative_cpi,
-                correlation
-            FROM {{DB}}.incidents FINAL
-            WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
-              AND machine_cpu_utilization IS NOT NULL AND spec_mean > 0 AND victim_cpi > 0
-              AND ({job:String} = '' OR victim_job = {job:String})
-              AND ({signal:String} = '' OR signal = {signal:String})
-        ) AS detected
-        ANY LEFT JOIN
-        (
-            SELECT host, argMax(known_cpus, source) AS cpus
+            SELECT host, minute, usage, victim_cpi, relative_cpi, correlation, sampled_cpus
             FROM
             (
-                SELECT host, argMax(assumeNotNull(host_cpus), window_start_us) AS known_cpus, toUInt8(2) AS source
-                FROM {{DB}}.samples
-                WHERE window_start_us >= {from_us:Int64} - 3600000000 AND window_start_us < {to_us:Int64}
-                  AND host_cpus IS NOT NULL
-                  AND host IN (SELECT host FROM {{DB}}.incidents WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64})
-                GROUP BY host
-                UNION ALL
-                SELECT host, argMax(assumeNotNull(n_cpus), timestamp_ms) AS known_cpus, toUInt8(1) AS source
-                FROM {{DB}}.host_metrics
-                WHERE name = 'system' AND n_cpus IS NOT NULL
-                  AND timestamp_ms >= intDiv({from_us:Int64}, 1000) - 3600000 AND timestamp_ms < intDiv({to_us:Int64}, 1000)
-                GROUP BY host
-            )
+                SELECT
+                    host,
+                    event_date AS day,
+                    intDiv(detected_at_us, 60000000) AS minute,
+                    assumeNotNull(machine_cpu_utilization) AS usage,
+                    victim_cpi,
+                    victim_cpi / spec_mean AS relative_cpi,
+                    correlation
+                FROM {{DB}}.incidents FINAL
+                WHERE detected_at_us >= {from_us:Int64} AND detected_at_us < {to_us:Int64}
+                  AND machine_cpu_utilization IS NOT NULL AND spec_mean > 0 AND victim_cpi > 0
+                  AND ({job:String} = '' OR victim_job = {job:String})
+                  AND ({signal:String} = '' OR signal = {signal:String})
+            ) AS detected
+            ANY LEFT JOIN
+            (
+                SELECT day, host, toInt32(maxMerge(host_cpus)) AS sampled_cpus
+                FROM {{DB}}.samples_host_days
+                WHERE day >= toDate(toDateTime(intDiv({from_us:Int64}, 1000000)))
+                  AND day <= toDate(toDateTime(intDiv({to_us:Int64} - 1, 1000000)))
+                GROUP BY day, host
+            ) AS sampled USING (day, host)
+        ) AS counted
+        ANY LEFT JOIN
+        (
+            SELECT host, argMax(assumeNotNull(n_cpus), timestamp_ms) AS telegraf_cpus
+            FROM {{DB}}.host_metrics
+            WHERE name = 'system' AND n_cpus IS NOT NULL
+              AND timestamp_ms >= intDiv({from_us:Int64}, 1000) - 3600000 AND timestamp_ms < intDiv({to_us:Int64}, 1000)
             GROUP BY host
-        ) AS counted USING (host)
-        WHERE cpus > 0
+        ) AS reported USING (host)
+        WHERE if(sampled_cpus > 0, sampled_cpus, telegraf_cpus) > 0
     ) AS placed
     ANY LEFT JOIN
     (

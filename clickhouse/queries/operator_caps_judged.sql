@@ -34,12 +34,12 @@ FROM
         action_id, host, task, victim_task, incident_id, applied_at_us, expires_at_us, spec_stddev,
         countIf(in_before) AS samples_before,
         countIf(in_during) AS samples_during,
-        avgIf(cpi, in_before) AS cpi_before,
-        avgIf(cpi, in_during) AS cpi_during
+        avgIf(sample_cpi, in_before) AS cpi_before,
+        avgIf(sample_cpi, in_during) AS cpi_during
     FROM
     (
         SELECT
-            action_id, host, task, victim_task, incident_id, applied_at_us, expires_at_us, spec_stddev, cpi,
+            action_id, host, task, victim_task, incident_id, applied_at_us, expires_at_us, spec_stddev, sample_cpi,
             found = 1 AND window_start_us >= applied_at_us - {before_s:UInt32} * 1000000 AND window_start_us < applied_at_us AS in_before,
             found = 1 AND window_start_us >= applied_at_us AND window_start_us < expires_at_us AS in_during
         FROM
@@ -79,15 +79,28 @@ FROM
         ) AS victims
         ALL LEFT JOIN
         (
-            SELECT host, task AS victim_task, window_start_us, assumeNotNull(cpi) AS cpi, toUInt8(1) AS found
-            FROM {{DB}}.samples FINAL
+            -- one row per sample window (a replay inserts a sample again): what FINAL gives, without
+            -- FINAL, which on 18.16 reads every part of the window and not only the victims' ranges
+            SELECT host, task AS victim_task, window_start_us, any(assumeNotNull(cpi)) AS sample_cpi, toUInt8(1) AS found
+            FROM {{DB}}.samples
             WHERE cpi IS NOT NULL AND cpu_usage >= {min_cpu_usage:Float64}
               AND window_start_us >= {from_us:Int64} - {before_s:UInt32} * 1000000 AND window_start_us < {to_us:Int64} + 7200000000
-              AND task IN
+              AND (host, task) IN
               (
-                  SELECT victim_task FROM {{DB}}.incidents
+                  SELECT host, victim_task FROM {{DB}}.incidents
                   WHERE detected_at_us >= {from_us:Int64} - {lookback_s:UInt32} * 1000000 AND detected_at_us < {to_us:Int64}
+                    AND incident_id IN
+                    (
+                        SELECT incident_id FROM {{DB}}.incident_suspects
+                        WHERE detected_at_us >= {from_us:Int64} - {lookback_s:UInt32} * 1000000 AND detected_at_us < {to_us:Int64}
+                          AND (host, task) IN
+                          (
+                              SELECT host, task FROM {{DB}}.actions
+                              WHERE kind = 'APPLIED' AND cause = 'OPERATOR' AND at_us >= {from_us:Int64} AND at_us < {to_us:Int64}
+                          )
+                    )
               )
+            GROUP BY host, task, window_start_us
         ) AS measured USING (host, victim_task)
     )
     GROUP BY action_id, host, task, victim_task, incident_id, applied_at_us, expires_at_us, spec_stddev

@@ -48,13 +48,15 @@ FROM
     ) AS caps
     ALL INNER JOIN
     (
+        -- no FINAL (on 18.16 it reads every part of the window, not only the victims' ranges): a
+        -- replayed sample, which repeats its values, weighs twice in the means
         SELECT host, task, window_start_us, assumeNotNull(llc_mpki) AS mpki
-        FROM {{DB}}.samples FINAL
+        FROM {{DB}}.samples
         WHERE llc_mpki IS NOT NULL
           AND window_start_us >= {from_us:Int64} - 7200000000 AND window_start_us < {to_us:Int64}
-          AND task IN
+          AND (host, task) IN
           (
-              SELECT victim_task FROM {{DB}}.outcomes
+              SELECT host, victim_task FROM {{DB}}.outcomes
               WHERE judged_at_us >= {from_us:Int64} AND judged_at_us < {to_us:Int64} AND verdict = 'TRUE_POSITIVE'
           )
     ) AS measured USING (host, task)

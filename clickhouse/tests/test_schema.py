@@ -2,7 +2,7 @@
 server lacks are left out, and retention drops old partitions where TTL does not exist."""
 
 import pytest
-from conftest import load_fixtures, sink_rows
+from conftest import insert_rows, load_fixtures, sink_rows
 
 from cpi2.clickhouse import schema
 
@@ -110,3 +110,28 @@ def test_retention_drops_old_partitions_without_ttl(backend):
     assert ("samples", "21000101") in dropped and not any(t == "incidents" for t, _ in dropped)
     assert ch.query(f"SELECT count() FROM {db}.samples").strip() == "0"
     assert ch.query(f"SELECT count() FROM {db}.incidents").strip() == str(len(sink_rows("incidents")))
+
+
+def test_host_days_copy_older_samples_then_follow_inserts(backend, monkeypatch):
+    """Migration 009 copies the machines of the samples stored before it, and its view adds those
+    of every later insert (a replay adds no machine)."""
+    ch, db = backend
+    db = db + "_upgrade"
+    ch.query(f"DROP DATABASE IF EXISTS {db}")
+    real = schema.migrations()
+    monkeypatch.setattr(schema, "migrations", lambda: [m for m in real if m[0] < 9])
+    schema.apply(ch, db, log=lambda *_: None)
+    insert_rows(ch, db, "samples", sink_rows("samples"))
+    monkeypatch.setattr(schema, "migrations", lambda: real)
+    assert 9 in schema.apply(ch, db, log=lambda *_: None)
+    days = f"SELECT day, host, maxMerge(host_cpus) FROM {db}.samples_host_days GROUP BY day, host ORDER BY day, host"
+    assert ch.query(days).splitlines() == ["2100-01-01\th1\t8", "2100-01-01\th2\t16"]
+    later = [
+        line.replace('"host":"h1"', '"host":"h9"').replace(
+            '"window_start_us":4102444800000000', '"window_start_us":4102531200000000'
+        )
+        for line in sink_rows("samples")[:1]
+    ]
+    insert_rows(ch, db, "samples", later + sink_rows("samples"))
+    assert ch.query(days).splitlines() == ["2100-01-01\th1\t8", "2100-01-01\th2\t16", "2100-01-02\th9\t8"]
+    ch.query(f"DROP DATABASE IF EXISTS {db}")

@@ -52,7 +52,7 @@ struct fleet_task {
 	double level, jitter;		 /* its own CPU level and relative jitter */
 	double warmup_level;		 /* its CPU level during the warm-up; < 0: level */
 	int64_t exit_us;		 /* it ends then for good (INT64_MAX: never) */
-	int caps; /* caps applied to it so far */
+	int caps;			 /* caps applied to it so far */
 	bool silent;			 /* this period: in a gap, nothing published */
 	const struct scn_event *numa_ev; /* this period: a numa event moving it, or NULL */
 };
@@ -205,9 +205,11 @@ static int check_victims(const struct fleet *f, char *err, size_t errsz)
 		const struct scn_event *ev = &s->events[e];
 		const struct fleet_task *a = find_task(f, ev->job, ev->task_index);
 		for (int v = 0; v < ev->nvictims; v++) {
-			const struct fleet_task *t = find_task(f, ev->victim_job[v], ev->victim_index[v]);
+			const struct fleet_task *t =
+			    find_task(f, ev->victim_job[v], ev->victim_index[v]);
 			if (!a || !t || t->host != a->host || t == a) {
-				snprintf(err, errsz, "line %d: event: victim '%s' is not on task '%s''s host",
+				snprintf(err, errsz,
+					 "line %d: event: victim '%s' is not on task '%s''s host",
 					 ev->line, ev->victim_ref[v], ev->task_ref);
 				return -EINVAL;
 			}

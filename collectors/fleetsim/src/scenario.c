@@ -588,7 +588,8 @@ static int begin_section(struct parser *p, char *name, char *arg)
 		return 0;
 	}
 	if (!strcmp(name, "task")) {
-		if (!(arr = grow(s->task_overrides, s->ntask_overrides, sizeof(*s->task_overrides))))
+		if (!(arr =
+			  grow(s->task_overrides, s->ntask_overrides, sizeof(*s->task_overrides))))
 			return fail(p, p->line, "out of memory");
 		s->task_overrides = arr;
 		struct scn_task *t = &s->task_overrides[s->ntask_overrides++];
@@ -858,7 +859,8 @@ static int resolve(struct parser *p)
 			e->end_s = s->duration_s;
 		if (e->end_s <= e->start_s)
 			return fail(p, e->line, "event: end must be after start");
-		if (e->cpu < 0 && (e->kind == SCN_EV_ANTAGONIST || e->kind == SCN_EV_SELF_INFLICTED))
+		if (e->cpu < 0 &&
+		    (e->kind == SCN_EV_ANTAGONIST || e->kind == SCN_EV_SELF_INFLICTED))
 			return fail(p, e->line,
 				    "event: missing cpu (CPU-sec/sec at the pattern's peak)");
 		if (e->pattern != SCN_PAT_STEADY && e->period_s <= 0)
@@ -879,7 +881,8 @@ static int resolve(struct parser *p)
 					    e->victim_ref[v], job);
 			if (e->victim_index[v] >= s->jobs[e->victim_job[v]].ntasks)
 				return fail(p, e->line, "event: victim '%s': job '%s' has %d tasks",
-					    e->victim_ref[v], job, s->jobs[e->victim_job[v]].ntasks);
+					    e->victim_ref[v], job,
+					    s->jobs[e->victim_job[v]].ntasks);
 		}
 	}
 	for (int i = 0; i < s->ntask_overrides; i++) {

@@ -74,7 +74,8 @@ struct scn_job {
 	double mpki; /* LLC misses per 1000 instructions without interference */
 	double
 	    lame_duck_s; /* after a cap is lifted: this long at 1/4 CPU and threads (paper 6.2) */
-	int exit_on_cap; /* > 0: a task exits a period after its cap number exit_on_cap (6.2 case 6) */
+	/* > 0: a task exits a period after its cap number exit_on_cap (paper 6.2 case 6) */
+	int exit_on_cap;
 	int count; /* > 1: a template expanded into count jobs, "{i}" in the name numbers them */
 	struct numa_job_conf numa; /* CPI rise when its memory is remote (numa_model.h) */
 	struct scn_placement *place;

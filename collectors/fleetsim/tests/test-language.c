@@ -1,6 +1,7 @@
 /* The scenario language's finer controls (scenarios/README.md): interference on named victims,
  * per-task CPU levels, jitter and warm-up level, cpu_spread, square duty cycles, gaps, missing
- * samples, tasks that exit (at a time, or under their Nth cap), late and clock-skewed hosts; each on a small inline scenario. */
+ * samples, tasks that exit (at a time, or under their Nth cap), late and clock-skewed hosts; each
+ * on a small inline scenario. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -68,8 +69,8 @@ static void play(const struct scenario *s, uint64_t seed, int periods, struct re
 }
 
 /* mean of a task's CPI (what = 0) or CPU (1) over periods [from, to); *count samples */
-static double mean(const struct recorder *r, const char *host, const char *task, int what,
-		   int from, int to, int *count)
+static double mean(const struct recorder *r, const char *host, const char *task, int what, int from,
+		   int to, int *count)
 {
 	double sum = 0;
 	int n = 0;

@@ -30,10 +30,11 @@ def generate(ch, db, rows, log):
             rows,
             f"""
 INSERT INTO {db}.samples (host, task, job, task_id, platform, task_class, is_protected, window_start_us, window_us,
-    cycles, instructions, counter_source, time_running_ratio, cpu_usage, cpi, llc_misses, numa_score, threads, host_cpus)
+    cycles, instructions, counter_source, time_running_ratio, cpu_usage, cpi, llc_misses, numa_score, threads, host_cpus, llc_mpki)
 SELECT concat('host-', toString(t % {HOSTS})), concat('task-', toString(t)), concat('job-', toString(t % {JOBS})),
     concat('uid-', toString(t)), concat('p', toString(t % 3)), if(t % 5 = 0, 'LATENCY_SENSITIVE', 'BATCH'), t % 5 = 0,
-    {t0} + intDiv(number, {TASKS}) * {step}, {step}, toInt64(c), toInt64(c / cpi), 'SIMULATED', 1., u, cpi, NULL, NULL, 4, 32
+    {t0} + intDiv(number, {TASKS}) * {step}, {step}, toInt64(c), toInt64(c / cpi), 'SIMULATED', 1., u, cpi, NULL, NULL, 4, 32,
+    if(t % 5 = 0, toNullable(1 + cpi), NULL)
 FROM (SELECT number, number % {TASKS} AS t, (intHash32(number) % 2000) / 1000 AS u,
              1 + (intHash32(number + 7) % 1500) / 1000 AS cpi, u * 2e9 * {step} / 1e6 AS c
       FROM numbers({rows}))""",
@@ -71,7 +72,8 @@ FROM (SELECT number, intDiv(number, 3) AS i, number % 3 + 1 AS r, intHash32(i) %
             f"""
 INSERT INTO {db}.actions (action_id, host, at_us, kind, cause, task, incident_id, command_id, victim_task, victim_job, cap_cpu,
     period_us, expires_at_us, previous_limit, reason)
-SELECT concat('act-', toString(number)), concat('host-', toString(a % {HOSTS})), d + 1000000, 'APPLIED', 'INCIDENT',
+SELECT concat('act-', toString(number)), concat('host-', toString(a % {HOSTS})), d + 1000000, 'APPLIED',
+    if(number % 100 = 0, 'OPERATOR', 'INCIDENT'),
     concat('task-', toString(a)), concat('inc-', toString(number)), NULL, concat('task-', toString(v)), concat('job-', toString(v % {JOBS})),
     0.1, 100000, d + 301000000, 'max 100000', 'incident'
 FROM (SELECT number, intHash32(number) % {TASKS} AS v, (v + {HOSTS} * (1 + intHash32(number + 1) % 19)) % {TASKS} AS a,
