@@ -112,13 +112,15 @@ def summary(rows, policy):
     victims = sum(q["victims"] for q in rows)
     if victims:
         print(
-            "  %s: first analysis of a victim after its onset: %d of %d victims analysed, p50 %s s, max %s s"
+            "  %s: first analysis of a victim after its onset: %d of %d victims analysed, p50 %s s, max %s s (every victim within %d s: %s)"
             % (
                 policy,
                 len(analysed),
                 victims,
                 f(analysed[len(analysed) // 2] if analysed else None, "%.0f"),
                 f(analysed[-1] if analysed else None, "%.0f"),
+                quality.LATENCY_TARGET_S,
+                verdict(len(analysed) == victims and analysed[-1] <= quality.LATENCY_TARGET_S),
             )
         )
     realtime = [q for q in rows if q["speed"] == 1]
