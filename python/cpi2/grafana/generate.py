@@ -43,6 +43,20 @@ INCIDENT_LINK = {
     "url": "/d/cpi2-incident/cpi2-incident?var-incident=${__value.raw}&${__url_time_range}",
 }
 TS = {"drawStyle": "line", "lineWidth": 1, "fillOpacity": 10, "showPoints": "auto", "spanNulls": False}
+# victim_vs_antagonist's capped column as shading: a stepped series filled red on a hidden 0..1 axis
+CAPPED = override(
+    "capped",
+    displayName="antagonist capped",
+    color={"mode": "fixed", "fixedColor": "red"},
+    custom__drawStyle="line",
+    custom__lineInterpolation="stepAfter",
+    custom__lineWidth=0,
+    custom__fillOpacity=20,
+    custom__showPoints="never",
+    custom__axisPlacement="hidden",
+    min=0,
+    max=1,
+)
 STACKED = dict(TS, stacking={"mode": "normal", "group": "A"}, fillOpacity=60, drawStyle="bars")
 
 
@@ -450,19 +464,7 @@ def incident():
                         custom__axisPlacement="right",
                         custom__axisLabel="CPU-sec/sec",
                     ),
-                    override(
-                        "capped",
-                        displayName="antagonist capped",
-                        color={"mode": "fixed", "fixedColor": "red"},
-                        custom__drawStyle="line",
-                        custom__lineInterpolation="stepAfter",
-                        custom__lineWidth=0,
-                        custom__fillOpacity=20,
-                        custom__showPoints="never",
-                        custom__axisPlacement="hidden",
-                        min=0,
-                        max=1,
-                    ),
+                    CAPPED,
                     override(
                         "cap_cpu",
                         displayName="cap (CPU)",
@@ -500,19 +502,7 @@ def incident():
                         custom__axisPlacement="right",
                         custom__axisLabel="threads",
                     ),
-                    override(
-                        "capped",
-                        displayName="antagonist capped",
-                        color={"mode": "fixed", "fixedColor": "red"},
-                        custom__drawStyle="line",
-                        custom__lineInterpolation="stepAfter",
-                        custom__lineWidth=0,
-                        custom__fillOpacity=20,
-                        custom__showPoints="never",
-                        custom__axisPlacement="hidden",
-                        min=0,
-                        max=1,
-                    ),
+                    CAPPED,
                 ],
                 description="clickhouse/queries/victim_vs_antagonist.sql's antagonist_threads (paper section 6.2, figure 12b): a task that tolerates caps piles up threads while capped and goes lame duck (few threads, little CPU) for a while after.",
             ),
