@@ -176,6 +176,7 @@ def test_queries_that_filter_by_signal():
         "relative_cpi_distribution",
         "cpi_vs_machine_utilization",
         "interfering_job_pairs",
+        "placement_advice",
     }
 
 
