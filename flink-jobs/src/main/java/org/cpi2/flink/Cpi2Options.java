@@ -159,7 +159,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(OUTLIER_FLOOR, "0");
     DEFAULTS.put(SIGNALS, "cpi,cpu_pressure,memory_pressure,llc_mpki");
     // Defaults of the signals other than CPI: flink-jobs/README.md "Signals" says why.
-    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.02");
+    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.25");
     signal(Signal.MEMORY_PRESSURE, "0.01", "2.0", "0.02");
     signal(Signal.LLC_MPKI, "0.25", "2.0", "1.0");
     DEFAULTS.put(ANOMALY_OUTLIERS, "3");

@@ -3,8 +3,11 @@ package org.cpi2.flink.detect;
 /**
  * Paper section 4.1: a sample is an outlier when its CPI exceeds the spec's mean plus {@code
  * sigmas} standard deviations and the task used at least the minimum CPU (low-usage CPI is
- * unreliable, case 3 of section 6.1). For a signal other than CPI the threshold is at least an
- * absolute floor ({@code outlier.floor}; 0 for CPI, whose threshold is the paper's).
+ * unreliable, case 3 of section 6.1). For a signal other than CPI the value must also exceed an
+ * absolute floor ({@code outlier.floor}; 0 for CPI, whose rule is the paper's). The floor gates
+ * outliers only: the threshold the correlation measures a victim against stays the spec's, so a
+ * floor far above a job's normal level does not turn every normal window into a deep negative term
+ * for each busy neighbour.
  */
 public final class OutlierRule {
   private final double sigmas;
@@ -21,14 +24,14 @@ public final class OutlierRule {
     this.floor = floor;
   }
 
-  /** The abnormal-CPI threshold c_t of a spec. */
+  /** The abnormal-CPI threshold c_t of a spec: its mean plus {@code sigmas} deviations. */
   public double threshold(double specMean, double specStddev) {
-    double t = specMean + sigmas * specStddev;
-    return floor > 0 ? Math.max(t, floor) : t;
+    return specMean + sigmas * specStddev;
   }
 
+  /** Above the spec's threshold and the floor, at or above the CPU floor. */
   public boolean isOutlier(double cpi, double cpuUsage, double threshold) {
-    return Double.isFinite(cpi) && cpuUsage >= minCpuUsage && cpi > threshold;
+    return Double.isFinite(cpi) && cpuUsage >= minCpuUsage && cpi > threshold && cpi > floor;
   }
 
   public double minCpuUsage() {

@@ -63,11 +63,15 @@ class SignalTest {
   }
 
   @Test
-  void theFloorHoldsWhereSigmaIsZeroAndCpiKeepsThePapersRule() {
-    OutlierRule pressure = new OutlierRule(2.0, 0.01, 0.02);
-    assertEquals(0.02, pressure.threshold(0.0, 0.0), "an always-idle job's spec");
-    assertFalse(pressure.isOutlier(0.015, 0.5, pressure.threshold(0.0, 0.0)));
-    assertEquals(0.5, pressure.threshold(0.1, 0.2), 1e-12, "above the floor: mean + 2 sigma");
+  void theFloorGatesOutliersAndTheThresholdStaysTheSpecsAndCpiKeepsThePapersRule() {
+    OutlierRule pressure = new OutlierRule(2.0, 0.01, 0.25);
+    // An always-idle job's spec: the threshold is its own (the correlation's), the floor gates.
+    assertEquals(0.0, pressure.threshold(0.0, 0.0));
+    assertFalse(pressure.isOutlier(0.2, 0.5, pressure.threshold(0.0, 0.0)), "under the floor");
+    assertTrue(pressure.isOutlier(0.3, 0.5, pressure.threshold(0.0, 0.0)), "over both");
+    assertEquals(0.5, pressure.threshold(0.1, 0.2), 1e-12, "mean + 2 sigma");
+    assertFalse(pressure.isOutlier(0.45, 0.5, 0.5), "over the floor, under the spec's threshold");
+    assertFalse(pressure.isOutlier(0.9, 0.005, 0.5), "under the CPU floor");
     OutlierRule cpi = new OutlierRule(2.0, 0.25);
     assertEquals(1.4, cpi.threshold(1.0, 0.2), 1e-12);
   }
