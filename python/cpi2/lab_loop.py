@@ -12,8 +12,12 @@ On this host, under the cgroup `cpi2-lab` (the same path in cgroup v2 and the v1
   at a low duty cycle) and the latency-sensitive job `lab-frontend` (two small cpi2-lab-victim);
 - the real collector (task-clock and the pressure signals, a 1 s window every second, the
   identities from a labels file) publishing to the stack's Kafka; the detection job submitted
-  with the lab's profile (`LAB_PROFILE`); the real enforcer capping this host's tasks through
-  the v1 cpu controller (v2 cpu.max where the v2 cpu controller is enabled and v1 is not).
+  with the 1-second profile (flink-jobs/profiles/lab-1s.properties, `PROFILE`); the real enforcer
+  capping this host's tasks through the v1 cpu controller (v2 cpu.max where the v2 cpu controller
+  is enabled and v1 is not).
+
+The quiet phase lasts at least `--schedule`'s first figure and until the job has published a
+usable cpu_pressure spec of the victims' job (the antagonist comes once detection can act).
 
 It writes, under `build/lab/<time>/`: table.txt (per phase: the victims' p50/p99, the
 antagonists' CPU from the collector's samples, the caps in force), lab.png (victim latency over
@@ -37,31 +41,22 @@ import time
 import uuid
 
 import requests
+from confluent_kafka import Consumer
 
-from cpi2 import lab
+from cpi2 import lab, names
 from cpi2.e2e import pipeline
 from cpi2.e2e.monitor import Monitor
 from cpi2.repo import ROOT
+from cpi2.schemas import wire
 from cpi2.testing import stack
 
-# The detection job's lab profile: 1 s windows, so periods and windows scaled from the paper's
-# minutes to seconds. A spec period of 20 samples per task (min-samples-per-task 10 lets the
-# first full period yield one); three outliers within 10 s make an anomaly; few hosts leave most
-# cpi2.samples partitions empty, so a partition idle for 2 s stops holding the watermark back.
-LAB_PROFILE = [
-    "--spec.period-s", "20",
-    "--spec.min-samples-per-task", "10",
-    "--anomaly.window-s", "10",
-    "--correlation.window-s", "20",
-    "--judge.before-s", "20",
-    "--cap.duration-s", "120",
-    "--time.out-of-orderness-s", "2",
-    "--time.source-idleness-s", "2",
-    "--state.task-ttl-s", "600",
-]  # fmt: skip
+# The detection job's options: the 1-second profile as it is (its file says what the lab adds).
+PROFILE = os.path.join(ROOT, "flink-jobs", "profiles", "lab-1s.properties")
+SIGNAL = "cpu_pressure"  # the victims' queueing delay: the signal the lab's interference shows in
+PMU_DEVICES = "/sys/bus/event_source/devices"
 
 VICTIM_JOB, ANTAGONIST_JOB, BATCH_JOB, FRONTEND_JOB = "lab-victim", "lab-antagonist", "lab-batch", "lab-frontend"
-SETTLE_S = 2.0  # after a cap or the antagonist's end, the victims' queues drain: not judged
+SETTLE_S = 2.0  # an incident this soon after an antagonist's end is still its own
 MIN_UNCAPPED_S = 1.0  # an uncapped span shorter than this (a cap within a second) is not judged
 START_S = 5.0  # the victims' and agents' start: not judged
 # cpu.shares of the lab's top v1 cgroup: ten default tasks' weight, so the other work of a shared
@@ -78,6 +73,71 @@ CAP_PERIOD_US = 10000
 
 class Interrupted(Exception):
     pass
+
+
+def profile(path=PROFILE):
+    """The profile's options: {key: value} of its key=value lines (# comments, blank lines)."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                key, sep, value = line.partition("=")
+                if not sep:
+                    raise SystemExit("lab: %s: not key=value: %r" % (path, line))
+                out[key.strip()] = value.strip()
+    return out
+
+
+def job_options(prof, on_phases):
+    """The detection job's arguments: the profile file, then what the lab adds: a consumer group
+    of its own from the latest offsets, no ClickHouse, and a cap at least as long as the longest
+    on-phase (a cap that lapses while its antagonist still runs would split the capped phase)."""
+    options = ["--config", PROFILE, "--kafka.group", "cpi2-lab-" + uuid.uuid4().hex[:8]]
+    options += ["--kafka.start", "latest", "--clickhouse.url", ""]
+    if max(on_phases) > float(prof["cap.duration-s"]):
+        options += ["--cap.duration-s", str(int(max(on_phases)) + 5)]
+    return options
+
+
+class SpecWatch:
+    """Follows cpi2.specs from its end: when the job published a usable spec of `job` for the
+    signal (the detector then has a threshold the correlator acts on)."""
+
+    def __init__(self, job, signal):
+        self.job, self.signal = job, signal
+        self.usable_at = None
+        self.assigned = False
+        self.consumer = Consumer(
+            {
+                **stack.kafka_conf("admin"),
+                "group.id": "cpi2-lab-specs-" + uuid.uuid4().hex[:8],
+                "auto.offset.reset": "latest",
+                "enable.auto.commit": False,
+            }
+        )
+        self.consumer.subscribe([names.SPECS], on_assign=lambda c, p: setattr(self, "assigned", True))
+
+    def join(self, timeout=60):
+        deadline = time.time() + timeout
+        while not self.assigned and time.time() < deadline:
+            self.poll(0.5)
+        if not self.assigned:
+            raise RuntimeError("lab: no cpi2.specs partitions assigned within %ds" % timeout)
+
+    def poll(self, seconds):
+        for m in self.consumer.consume(num_messages=1000, timeout=seconds):
+            if m.error() or self.usable_at is not None:
+                continue
+            try:
+                s = wire.decode("CpiSpec", m.value())
+            except wire.WireError:
+                continue
+            if s["job"] == self.job and s.get("signal") == self.signal and s["usable"]:
+                self.usable_at = time.time()
+
+    def close(self):
+        self.consumer.close()
 
 
 def _raise_interrupted(signum, _frame):
@@ -110,6 +170,16 @@ def cannot_run():
         )
     if (os.cpu_count() or 1) < 2:
         return "one CPU: the bystanders need a CPU other than the victims'"
+    return None
+
+
+def core_pmu():
+    """The core PMU's sysfs directory (the kernel registers it as cpu, or cpu_core on hybrid
+    CPUs), or None: without one there are no hardware counters and no CPI."""
+    for name in ("cpu", "cpu_core"):
+        path = os.path.join(PMU_DEVICES, name)
+        if os.path.isdir(path):
+            return path
     return None
 
 
@@ -153,7 +223,19 @@ class Lab:
         self.procs = []  # every process started, for the cleanup
         self.victims = []  # (cgroup name, Popen, start wall s, csv path)
         self.antagonists = []  # (task, start wall s, end wall s)
-        self.collector = self.enforcer = self.monitor = self.job = None
+        self.collector = self.enforcer = self.monitor = self.job = self.specs = None
+        self.profile = profile()
+        self.quiet_end = self.end = None
+        self.pmu = core_pmu()
+        self.events = "hardware" if self.pmu else "task-clock"
+        if self.pmu:
+            self.hardware = "collector --events hardware (PMU %s): CPI beside the pressure signals" % self.pmu
+        else:
+            self.hardware = (
+                "the hardware-events run (collector --events hardware, CPI-based detection) is skipped: "
+                "no hardware counters on this machine (no core PMU under %s); task-clock and pressure only"
+                % PMU_DEVICES
+            )
 
     # --- start and stop ---------------------------------------------------------------------
 
@@ -182,14 +264,23 @@ class Lab:
     def total_s(self):
         return self.quiet_s + sum(on + off for on, off in self.cycles)
 
+    def spec_wait_s(self):
+        """How long past the schedule's quiet phase a usable spec may take: the eligibility's
+        samples, two spec periods (a partial first one, then one that folds them), the
+        watermark's delay."""
+        p = self.profile
+        return int(p["spec.min-samples-per-task"]) + 2 * int(p["spec.period-s"]) + 10
+
     def setup(self):
         lab.remove_all()
         stack.ensure_up()
         self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=[self.host])
         self.monitor.join()
-        options = pipeline.job_options(LAB_PROFILE) + ["--clickhouse.url", ""]
+        self.specs = SpecWatch(VICTIM_JOB, SIGNAL)
+        self.specs.join()
+        options = job_options(self.profile, [on for on, _off in self.cycles])
         self.job = pipeline.submit_job(options=options)
-        print("lab: detection job %s submitted with the lab profile: %s" % (self.job, " ".join(LAB_PROFILE)))
+        print("lab: detection job %s submitted: %s" % (self.job, " ".join(options)))
         root, version = enforcer_root()
         os.makedirs(root, exist_ok=True)
         top_v1 = os.path.join(lab.V1, lab.TOP)
@@ -207,12 +298,12 @@ class Lab:
         )
         self.collector = self.agent(
             "collector",
-            [self.bins["collector"], "--host", self.host, "--brokers", stack.KAFKA, "--events", "task-clock"]
+            [self.bins["collector"], "--host", self.host, "--brokers", stack.KAFKA, "--events", self.events]
             + ["--roots", os.path.join(lab.V2, lab.TOP), "--labels-file", self.labels(), "--default-rules=false"]
             + ["--window-s", "1", "--period-s", "1"]
             + stack.agent_kafka_args("collector"),
         )
-        total = self.total_s() + 5
+        total = self.total_s() + self.spec_wait_s() + 5  # SIGTERM ends them before
         for n in range(len(self.cycles)):  # there from the start, empty until their on-phase
             self.weigh("antagonist-%d" % n)
         for i in range(2):  # bystanders, on the other CPU
@@ -253,13 +344,27 @@ class Lab:
         end = time.time() + seconds
         while time.time() < end:
             self.monitor.poll(min(0.5, max(0.01, end - time.time())))
+            self.specs.poll(0)
             for name, p in (("collector", self.collector), ("enforcer", self.enforcer)):
                 if p.poll() is not None:
                     raise RuntimeError("lab: the %s exited (%d): see %s/%s.log" % (name, p.returncode, self.out, name))
 
     def play(self):
-        print("lab: quiet for %g s (the job learns the victims' spec)" % self.quiet_s)
+        print("lab: %s" % self.hardware)
+        print("lab: quiet for %g s at least (the job learns the victims' spec)" % self.quiet_s)
         self.wait(self.quiet_s)
+        deadline = time.time() + self.spec_wait_s()
+        while self.specs.usable_at is None and time.time() < deadline:
+            self.wait(0.5)
+        if self.specs.usable_at is None:
+            raise RuntimeError(
+                "lab: no usable %s spec of %s on %s within %g s" % (SIGNAL, VICTIM_JOB, names.SPECS, self.total_quiet())
+            )
+        self.quiet_end = time.time()
+        print(
+            "lab: usable %s spec of %s %.1f s after the victims started; quiet for %.1f s"
+            % (SIGNAL, VICTIM_JOB, self.specs.usable_at - self.victims[0][2], self.total_quiet())
+        )
         for n, (on, off) in enumerate(self.cycles):
             task = "antagonist-%d" % n
             t0 = time.time()
@@ -284,6 +389,10 @@ class Lab:
             self.antagonists.append((task, t0, time.time()))
             print("lab: %s off for %g s" % (task, off))
             self.wait(off)
+        self.end = time.time()
+
+    def total_quiet(self):
+        return time.time() - self.victims[0][2] if self.quiet_end is None else self.quiet_end - self.victims[0][2]
 
     def stop(self):
         """Every process this lab started, then the cgroups; the job it submitted."""
@@ -301,6 +410,8 @@ class Lab:
                 self.monitor.poll(1)
             finally:
                 self.monitor.close()
+        if self.specs:
+            self.specs.close()
         if self.job:
             try:
                 requests.patch(stack.FLINK + "/jobs/%s?mode=cancel" % self.job, timeout=10)
@@ -341,20 +452,36 @@ class Lab:
                         per_window[ws] = per_window.get(ws, 0.0) + (usage or 0.0)
         return sum(per_window.values()) / len(per_window) if per_window else float("nan")
 
+    def drained(self, t):
+        """When every victim's queue is empty again after t (a cap, an antagonist's end): the
+        latest, over the victims, arrival of its first request after t that waited less than one
+        request interval. The backlog the antagonist built while it ran uncapped is the detection's
+        delay, not the cap's effect: it drains first, then the phase is judged."""
+        interval_us = 1e6 / self.args.rate
+        latest = t
+        for _name, _p, t0, path in self.victims:
+            with open(path) as f:
+                for r in csv.DictReader(f):
+                    at = t0 + int(r["arrival_us"]) / 1e6
+                    if at >= t and int(r["latency_us"]) - int(r["service_us"]) < interval_us:
+                        latest = max(latest, at)
+                        break
+        return latest
+
     def phases(self, caps):
         """[(name, t0, t1)]: quiet, and each on-phase split at its cap into uncapped and capped,
-        then its off-phase; settling times left out."""
-        end = self.victims[0][2] + self.total_s()
+        then its off-phase; the capped and off-phases from when the victims' queues drained."""
+        end = self.end
         start = self.victims[0][2] + START_S
-        ph = [("quiet", start, self.victims[0][2] + self.quiet_s)]
+        ph = [("quiet", start, self.quiet_end)]
         for n, (task, t0, t1) in enumerate(self.antagonists):
             capped = [s for s in caps.get(task, []) if t0 <= s[0] <= t1]
             cap_t = capped[0][0] if capped else None
             ph.append(("on-%d uncapped" % n, t0, cap_t or t1))
             if cap_t:
-                ph.append(("on-%d capped" % n, cap_t + SETTLE_S, t1))
+                ph.append(("on-%d capped" % n, self.drained(cap_t), t1))
             nxt = self.antagonists[n + 1][1] if n + 1 < len(self.antagonists) else end
-            ph.append(("off-%d" % n, t1 + SETTLE_S, nxt))
+            ph.append(("off-%d" % n, self.drained(t1), nxt))
         return ph
 
     def report(self):
@@ -406,6 +533,12 @@ class Lab:
                 % (task, "%.2f s (antagonist start to the cap's write)" % d if d is not None else "never capped")
             )
         inc = [i for i in self.monitor.incidents if i["host"] == self.host]
+        # incidents of a time no antagonist ran (by the time of the sample that completed them)
+        quiet_inc = [
+            i
+            for i in inc
+            if not any(t0 <= i["detected_at_us"] / 1e6 < t1 + SETTLE_S for _a, t0, t1 in self.antagonists)
+        ]
         lines.append(
             "incidents for %s: %d (%s); actions: %s"
             % (
@@ -416,13 +549,29 @@ class Lab:
                 or "none",
             )
         )
+        by_signal = {}
+        for i in inc:
+            by_signal[i.get("signal", "cpi")] = by_signal.get(i.get("signal", "cpi"), 0) + 1
+        lines.append(
+            "incidents by signal: %s" % (", ".join("%s %d" % kv for kv in sorted(by_signal.items())) or "none")
+        )
+        lines.append(self.hardware)
+        lines.append(
+            "incidents while no antagonist ran: %d (%s)"
+            % (
+                len(quiet_inc),
+                ", ".join(sorted({"%s %s" % (i["decision"], i["victim_job"]) for i in quiet_inc})) or "none",
+            )
+        )
         text = "\n".join(lines)
         with open(os.path.join(self.out, "table.txt"), "w") as f:
             f.write(text + "\n")
         with open(os.path.join(self.out, "events.jsonl"), "w") as f:
-            for kind, recs in (("incident", inc), ("action", self.monitor.actions)):
+            for task, t0, t1 in self.antagonists:
+                f.write(json.dumps({"record": "antagonist", "task": task, "start_s": t0, "end_s": t1}) + "\n")
+            for record, recs in (("incident", inc), ("action", self.monitor.actions)):
                 for r in recs:
-                    f.write(json.dumps({"kind": kind, **r}, default=str) + "\n")
+                    f.write(json.dumps({"record": record, **r}, default=str) + "\n")
         print("\n" + text)
         plot = self.plot(lat, caps)
         print(
