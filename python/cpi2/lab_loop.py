@@ -214,6 +214,13 @@ class Lab:
             raise SystemExit("lab: missing %s (make build)" % ", ".join(missing))
         self.quiet_s, self.cycles = parse_schedule(args.schedule)
         self.host = "lab-" + socket.gethostname()
+        # The run's jobs are new jobs: a spec an earlier run left on the compacted cpi2.specs
+        # (which seeds the detection job, and which an age weight per day keeps for days) has
+        # learned that run's interference too, and would set these victims' threshold
+        self.run_id = uuid.uuid4().hex[:6]
+        self.victim_job, self.antagonist_job, self.batch_job, self.frontend_job = (
+            "%s-%s" % (job, self.run_id) for job in (VICTIM_JOB, ANTAGONIST_JOB, BATCH_JOB, FRONTEND_JOB)
+        )
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.out = os.path.abspath(args.out or os.path.join(ROOT, "build", "lab", stamp))
         os.makedirs(self.out, exist_ok=True)
@@ -241,10 +248,10 @@ class Lab:
 
     def labels(self):
         lines = ["# TASK JOB TASK_ID CLASS [protected]: the lab's tasks under %s" % lab.TOP]
-        lines += ["victim-%d %s %d latency_sensitive" % (i, VICTIM_JOB, i) for i in range(lab.REPLICAS)]
-        lines += ["antagonist-%d %s %d batch" % (i, ANTAGONIST_JOB, i) for i in range(len(self.cycles))]
-        lines += ["batch-%d %s %d batch" % (i, BATCH_JOB, i) for i in range(2)]
-        lines += ["frontend-%d %s %d latency_sensitive" % (i, FRONTEND_JOB, i) for i in range(2)]
+        lines += ["victim-%d %s %d latency_sensitive" % (i, self.victim_job, i) for i in range(lab.REPLICAS)]
+        lines += ["antagonist-%d %s %d batch" % (i, self.antagonist_job, i) for i in range(len(self.cycles))]
+        lines += ["batch-%d %s %d batch" % (i, self.batch_job, i) for i in range(2)]
+        lines += ["frontend-%d %s %d latency_sensitive" % (i, self.frontend_job, i) for i in range(2)]
         path = os.path.join(self.out, "labels")
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -276,7 +283,7 @@ class Lab:
         stack.ensure_up()
         self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=[self.host])
         self.monitor.join()
-        self.specs = SpecWatch(VICTIM_JOB, SIGNAL)
+        self.specs = SpecWatch(self.victim_job, SIGNAL)
         self.specs.join()
         options = job_options(self.profile, [on for on, _off in self.cycles])
         self.job = pipeline.submit_job(options=options)
@@ -325,7 +332,7 @@ class Lab:
             "lab: host %s; %d victims (%s) at %g requests/s on CPU %d; bystanders %s and %s on CPU %d; "
             "collector 1 s windows; enforcer on %s (cgroup v%d); files in %s"
             % (
-                (self.host, lab.REPLICAS, VICTIM_JOB, self.args.rate, self.cpu, BATCH_JOB, FRONTEND_JOB)
+                (self.host, lab.REPLICAS, self.victim_job, self.args.rate, self.cpu, self.batch_job, self.frontend_job)
                 + (self.other_cpu, root, version, self.out)
             )
         )
@@ -358,12 +365,13 @@ class Lab:
             self.wait(0.5)
         if self.specs.usable_at is None:
             raise RuntimeError(
-                "lab: no usable %s spec of %s on %s within %g s" % (SIGNAL, VICTIM_JOB, names.SPECS, self.total_quiet())
+                "lab: no usable %s spec of %s on %s within %g s"
+                % (SIGNAL, self.victim_job, names.SPECS, self.total_quiet())
             )
         self.quiet_end = time.time()
         print(
             "lab: usable %s spec of %s %.1f s after the victims started; quiet for %.1f s"
-            % (SIGNAL, VICTIM_JOB, self.specs.usable_at - self.victims[0][2], self.total_quiet())
+            % (SIGNAL, self.victim_job, self.specs.usable_at - self.victims[0][2], self.total_quiet())
         )
         for n, (on, off) in enumerate(self.cycles):
             task = "antagonist-%d" % n
