@@ -1,7 +1,7 @@
 """The lab end to end, short (make -C lab test): python -m cpi2.lab run with one on-phase, on the
 real collector, Kafka, the detection job with the 1-second profile and the real enforcer. Its own
 checks are the assertions (exit 0: the antagonist named and capped, nothing else capped, the
-victims' p99 while it is capped within 2x of their p99 while no antagonist runs (make lab: 20%),
+victims' p99 while it is capped within 3x of their p99 while no antagonist runs (make lab: 20%),
 uncapped at least twice it); this test also checks the files it writes, the onset-to-cap latency it prints,
 and that nothing it started is left behind, on success and after SIGINT. Skipped with the reason
 where the lab cannot run (not root, no PSI, no cpu controller, one CPU)."""
@@ -35,14 +35,14 @@ def left_behind(out):
 
 def test_the_antagonist_is_detected_and_capped_and_the_victims_recover(tmp_path):
     # Eight antagonist threads (weight 8192 beside five victims of 1024) leave the victims short of
-    # their CPU in every run, so the interference always shows. Capped p99 within 2x, not make
+    # their CPU in every run, so the interference always shows. Capped p99 within 3x, not make
     # lab's 1.2: a 0.1 CPU cap runs the antagonist in bursts of the kernel's smallest quota (1 ms
     # every 10 ms), which on a quiet machine is a large share of the victims' p99 of a few ms, and
-    # one noisy second of a shared machine is 5% of a 20 s phase's requests; make lab judges 20%. The quiet phase lasts until the
-    # job has a usable spec of the victims (at most the profile's eligibility and two spec periods
-    # on a fresh stack), within the timeout
+    # a few noisy seconds of a shared machine set a 20 s phase's p99; make lab judges 20%. The quiet
+    # phase lasts until the job has a usable spec of the victims (the profile's eligibility, then
+    # up to two spec periods), within the timeout
     r = subprocess.run(
-        lab_cmd(tmp_path, "40,25,10", "--threads", "8", "--capped-within", "2"),
+        lab_cmd(tmp_path, "40,25,10", "--threads", "8", "--capped-within", "3"),
         capture_output=True,
         text=True,
         timeout=600,
