@@ -270,7 +270,7 @@ def main(argv=None):
     )
     r.add_argument("--rate", type=float, default=200.0, help="requests/s of each victim (default 200)")
     r.add_argument("--cpu", type=int, default=None, help="the victims' and antagonists' CPU (default the last)")
-    r.add_argument("--threads", type=int, default=4, help="threads of each antagonist (default 4)")
+    r.add_argument("--threads", type=int, default=8, help="threads of each antagonist (default 8)")
     r.add_argument(
         "--min-uncapped-ratio",
         type=float,
