@@ -84,6 +84,19 @@ public final class Cpi2Options implements Serializable {
    */
   public static final String CORRELATION_POLICY = "correlation.policy";
 
+  /**
+   * The self-inflicted rule (project policy): a victim whose CPI falls with its own CPU usage at
+   * Pearson r at or below minus this over the window has self-inflicted spikes (paper 6.1, case 3);
+   * 0 turns the rule off.
+   */
+  public static final String CORRELATION_SELF_INFLICTED_R = "correlation.self-inflicted-r";
+
+  /**
+   * Then a suspect is capped only if its usage still correlates this much with the victim's CPI
+   * once the victim's own usage is accounted for (partial correlation).
+   */
+  public static final String CORRELATION_MIN_BEYOND_OWN_USAGE = "correlation.min-beyond-own-usage";
+
   public static final String ANALYSIS_MIN_INTERVAL_MS = "correlation.min-interval-ms";
   public static final String CAP_BATCH = "cap.batch-cpu";
   public static final String CAP_BEST_EFFORT = "cap.best-effort-cpu";
@@ -169,6 +182,8 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(CORRELATION_MIN_LIFT, "0.05");
     DEFAULTS.put(CORRELATION_MIN_COMOVING_CPU, "0.2");
     DEFAULTS.put(CORRELATION_POLICY, "project");
+    DEFAULTS.put(CORRELATION_SELF_INFLICTED_R, "0.5");
+    DEFAULTS.put(CORRELATION_MIN_BEYOND_OWN_USAGE, "0.3");
     DEFAULTS.put(ANALYSIS_MIN_INTERVAL_MS, "1000");
     DEFAULTS.put(CAP_BATCH, "0.1");
     DEFAULTS.put(CAP_BEST_EFFORT, "0.01");

@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -65,6 +66,7 @@ public final class Analyzer {
     int n = victim.size();
     long[] vt = new long[n];
     double[] vc = new double[n];
+    double[] vu = new double[n];
     int m = 0;
     double cpiSum = 0;
     int cpiN = 0;
@@ -85,12 +87,15 @@ public final class Analyzer {
         if (victim.cpu[i] >= minCpuUsage) {
           vt[m] = t;
           vc[m] = victim.cpi[i];
+          vu[m] = victim.cpu[i];
           m++;
         }
       }
     }
     double threshold = victim.spec.threshold();
     List<Suspect> suspects = new ArrayList<>();
+    boolean selfInflicted = policy.selfInflicted(AntagonistCorrelation.ownUsageR(vu, vc, m));
+    Set<String> explainedByVictim = selfInflicted ? new HashSet<>() : Set.of();
     double machineCpu = 0;
     for (TaskSeries s : others) {
       machineCpu += usageAt(s, detectedAtUs);
@@ -103,6 +108,11 @@ public final class Analyzer {
       }
       AntagonistCorrelation.Measure c =
           AntagonistCorrelation.measure(vt, vc, m, threshold, s.times, s.cpu, s.size());
+      if (selfInflicted
+          && !policy.explainsBeyondOwnUsage(
+              AntagonistCorrelation.beyondOwnUsage(vt, vc, vu, m, s.times, s.cpu, s.size()))) {
+        explainedByVictim.add(s.task);
+      }
       // The constructor, in schema order (a new field breaks this line at compile time): the
       // builder checks and copies defaults per field, a third of an analysis's time in JMH.
       suspects.add(
@@ -119,7 +129,13 @@ public final class Analyzer {
     double victimCpu = cpuN == 0 ? 0 : cpuSum / cpuN;
     TaskClass victimClass = taskClass(victim.taskClass);
     DecisionPolicy.Verdict v =
-        policy.decide(victimClass, victim.isProtected, victim.spec.usable(), cpuPeak, suspects);
+        policy.decide(
+            victimClass,
+            victim.isProtected,
+            victim.spec.usable(),
+            cpuPeak,
+            suspects,
+            explainedByVictim);
     Suspect a = v.antagonist();
     return Incident.newBuilder()
         .setIncidentId(incidentId(signal, host, victim.task, detectedAtUs, round))

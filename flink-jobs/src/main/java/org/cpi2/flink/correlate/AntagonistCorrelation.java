@@ -93,6 +93,108 @@ public final class AntagonistCorrelation {
     return (uc / n - (u / n) * (c / n)) / Math.sqrt(cpiVar);
   }
 
+  /**
+   * Pearson's r of the victim's own CPU usage and its CPI over its first {@code n} samples; NaN
+   * with fewer than {@link #MIN_COMOVING_PAIRS} samples or when either does not vary. Strongly
+   * negative when its CPI rises as its own usage falls: self-inflicted (paper 6.1, case 3).
+   */
+  public static double ownUsageR(double[] victimCpu, double[] victimCpi, int n) {
+    if (n < MIN_COMOVING_PAIRS) {
+      return Double.NaN;
+    }
+    double x = 0;
+    double xx = 0;
+    double y = 0;
+    double yy = 0;
+    double xy = 0;
+    for (int i = 0; i < n; i++) {
+      x += victimCpu[i];
+      xx += victimCpu[i] * victimCpu[i];
+      y += victimCpi[i];
+      yy += victimCpi[i] * victimCpi[i];
+      xy += victimCpu[i] * victimCpi[i];
+    }
+    return pearson(n, x, xx, y, yy, xy);
+  }
+
+  /**
+   * How well the suspect's usage follows the victim's CPI once the victim's own usage is accounted
+   * for: the partial correlation r(u, c | v) over the aligned pairs (victim CPI c, victim usage v,
+   * suspect usage u). A suspect whose usage mirrors the victim's own (|r(u, v)| near 1) explains
+   * nothing beyond it: 0. NaN with fewer than {@link #MIN_COMOVING_PAIRS} pairs or no variation in
+   * the CPI or the victim's usage.
+   */
+  public static double beyondOwnUsage(
+      long[] victimTimes,
+      double[] victimCpi,
+      double[] victimCpu,
+      int victimLength,
+      long[] suspectTimes,
+      double[] suspectCpu,
+      int suspectLength) {
+    double c = 0, cc = 0, v = 0, vv = 0, u = 0, uu = 0, cv = 0, cu = 0, uv = 0;
+    int n = 0;
+    int i = 0;
+    int j = 0;
+    while (i < victimLength && j < suspectLength) {
+      long tv = victimTimes[i];
+      long ts = suspectTimes[j];
+      if (tv < ts) {
+        i++;
+      } else if (ts < tv) {
+        j++;
+      } else {
+        double su = suspectCpu[j];
+        if (su >= 0 && Double.isFinite(su)) {
+          double vc = victimCpi[i];
+          double vu = victimCpu[i];
+          c += vc;
+          cc += vc * vc;
+          v += vu;
+          vv += vu * vu;
+          u += su;
+          uu += su * su;
+          cv += vc * vu;
+          cu += vc * su;
+          uv += su * vu;
+          n++;
+        }
+        i++;
+        j++;
+      }
+    }
+    if (n < MIN_COMOVING_PAIRS) {
+      return Double.NaN;
+    }
+    double rcv = pearson(n, c, cc, v, vv, cv);
+    double rcu = pearson(n, c, cc, u, uu, cu);
+    double ruv = pearson(n, u, uu, v, vv, uv);
+    if (Double.isNaN(rcv)) {
+      return Double.NaN;
+    }
+    if (Double.isNaN(rcu) || Double.isNaN(ruv)) {
+      return 0; // a constant suspect explains no variation
+    }
+    double rest = (1 - rcv * rcv) * (1 - ruv * ruv);
+    if (1 - ruv * ruv < MIRROR || rest <= 1e-12) {
+      return 0;
+    }
+    return (rcu - rcv * ruv) / Math.sqrt(rest);
+  }
+
+  /** 1 − r(u, v)² below this: the suspect's usage is the victim's own, mirrored or in step. */
+  private static final double MIRROR = 0.05;
+
+  private static double pearson(int n, double x, double xx, double y, double yy, double xy) {
+    double vx = xx / n - (x / n) * (x / n);
+    double vy = yy / n - (y / n) * (y / n);
+    if (vx <= 1e-12 || vy <= 1e-12) {
+      return Double.NaN;
+    }
+    double r = (xy / n - (x / n) * (y / n)) / Math.sqrt(vx * vy);
+    return Math.max(-1, Math.min(1, r));
+  }
+
   /** Σ u_i·term(c_i) / Σ u_i equals the paper's sum with normalised u. */
   static double term(double c, double threshold) {
     if (c > threshold) {

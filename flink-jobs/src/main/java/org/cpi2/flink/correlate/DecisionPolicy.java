@@ -2,6 +2,7 @@ package org.cpi2.flink.correlate;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.schema.Decision;
 import org.cpi2.schema.Suspect;
@@ -56,6 +57,8 @@ public final class DecisionPolicy {
   private final double capBatch;
   private final double capBestEffort;
   private final int capDurationS;
+  private double selfInflictedR;
+  private double minBeyondOwnUsage;
 
   public DecisionPolicy(
       double threshold,
@@ -96,8 +99,18 @@ public final class DecisionPolicy {
     this.capDurationS = capDurationS;
   }
 
-  /** The policy the options name, with their threshold, stand-out gate, CPU floor and caps. */
+  /**
+   * The policy the options name, with their threshold, stand-out gate, self-inflicted rule, CPU
+   * floor and caps.
+   */
   public static DecisionPolicy of(Cpi2Options o) {
+    return withOptions(o)
+        .withSelfInflicted(
+            o.getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R),
+            o.getDouble(Cpi2Options.CORRELATION_MIN_BEYOND_OWN_USAGE));
+  }
+
+  private static DecisionPolicy withOptions(Cpi2Options o) {
     return new DecisionPolicy(
         Rules.parse(o.get(Cpi2Options.CORRELATION_POLICY)),
         o.getDouble(Cpi2Options.CORRELATION_THRESHOLD),
@@ -107,6 +120,32 @@ public final class DecisionPolicy {
         o.getDouble(Cpi2Options.CAP_BATCH),
         o.getDouble(Cpi2Options.CAP_BEST_EFFORT),
         o.getInt(Cpi2Options.CAP_DURATION_S));
+  }
+
+  /**
+   * This policy with the self-inflicted rule (PROJECT only): when the victim's CPI falls with its
+   * own CPU usage at Pearson r at or below {@code -selfInflictedR} over the window, a suspect
+   * stands out only if its usage still correlates at least {@code minBeyondOwnUsage} with the
+   * victim's CPI once the victim's own usage is accounted for ({@link
+   * AntagonistCorrelation#beyondOwnUsage}). 0 turns it off.
+   */
+  public DecisionPolicy withSelfInflicted(double selfInflictedR, double minBeyondOwnUsage) {
+    this.selfInflictedR = selfInflictedR;
+    this.minBeyondOwnUsage = minBeyondOwnUsage;
+    return this;
+  }
+
+  /**
+   * Whether a victim whose CPI moves with its own usage at {@code ownUsageR} has self-inflicted
+   * spikes to discount (the suspects' {@link AntagonistCorrelation#beyondOwnUsage} is then asked).
+   */
+  public boolean selfInflicted(double ownUsageR) {
+    return rules == Rules.PROJECT && selfInflictedR > 0 && ownUsageR <= -selfInflictedR;
+  }
+
+  /** Whether a suspect's correlation beyond the victim's own usage leaves it a suspect. */
+  public boolean explainsBeyondOwnUsage(double partialR) {
+    return partialR >= minBeyondOwnUsage;
   }
 
   /** Which rules it applies. */
@@ -130,6 +169,21 @@ public final class DecisionPolicy {
       boolean specUsable,
       double victimPeakCpu,
       List<Suspect> ranked) {
+    return decide(victimClass, victimProtected, specUsable, victimPeakCpu, ranked, Set.of());
+  }
+
+  /**
+   * As {@link #decide(TaskClass, boolean, boolean, double, List)}; the suspects named in {@code
+   * explainedByVictim} follow the victim's CPI no further than its own usage does (the
+   * self-inflicted rule): under PROJECT they do not stand out.
+   */
+  public Verdict decide(
+      TaskClass victimClass,
+      boolean victimProtected,
+      boolean specUsable,
+      double victimPeakCpu,
+      List<Suspect> ranked,
+      Set<String> explainedByVictim) {
     if (!specUsable) {
       return none(Decision.SPEC_NOT_USABLE);
     }
@@ -157,7 +211,7 @@ public final class DecisionPolicy {
         continue;
       }
       anyEligible = true;
-      if (standsOut(s)) {
+      if (standsOut(s) && !explainedByVictim.contains(s.getTask().toString())) {
         return new Verdict(Decision.THROTTLE, s, cap, capDurationS);
       }
     }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.util.List;
 import java.util.Set;
+import org.cpi2.flink.Cpi2Options;
 import org.cpi2.schema.Decision;
 import org.cpi2.schema.Incident;
 import org.cpi2.schema.TaskClass;
@@ -145,5 +146,67 @@ class AnalyzerTest {
     assertEquals(2.5 / 6, steadyOnly.getSuspects().get(0).getCorrelation(), 1e-12);
     assertEquals(Decision.NO_SUSPECT_STANDS_OUT, steadyOnly.getDecision());
     assertNull(steadyOnly.getAntagonistTask());
+  }
+
+  private static Analyzer analyzerOf(String policy) {
+    return new Analyzer(
+        10 * MIN,
+        0.25,
+        DecisionPolicy.of(Cpi2Options.defaults().with("correlation.policy", policy)));
+  }
+
+  @Test
+  void aBatchTaskThatOnlyTakesUpTheVictimsOwnSlackIsNotCapped() {
+    // The victim's CPI rises when its own usage falls (self-inflicted, paper case 3); the batch
+    // task bursts in those minutes, with a little noise of its own: it correlates well above the
+    // threshold and stands out by its lift, but follows the CPI no further than the victim's
+    // own usage does.
+    double[] cpi = {4, 1.2, 4.2, 1, 3.9, 1.1, 4, 1.2, 4.1, 1};
+    double[] cpu = {0.4, 2, 0.4, 2, 0.4, 2, 0.4, 2, 0.4, 2};
+    double[] burst = {3, 0.3, 3.05, 0.3, 2.95, 0.32, 3, 0.29, 3.02, 0.3};
+    TaskSeries victim = Series.victim("web/0", cpi, cpu, 1.5, 0.25);
+    TaskSeries indexer = Series.of("indexer/0", "BATCH", null, burst);
+    Incident project =
+        analyzerOf("project")
+            .analyse("h1", victim, List.of(victim, indexer), Set.of(), 10 * MIN, 1);
+    assertEquals(Decision.NO_SUSPECT_STANDS_OUT, project.getDecision());
+    assertEquals(true, project.getSuspects().get(0).getLift() >= 0.05);
+    assertEquals(true, project.getSuspects().get(0).getCorrelation() >= 0.35);
+    // The paper's rules alone cap it.
+    assertEquals(
+        Decision.THROTTLE,
+        analyzerOf("paper")
+            .analyse("h1", victim, List.of(victim, indexer), Set.of(), 10 * MIN, 1)
+            .getDecision());
+    // Off (0), the project's policy caps it too.
+    Analyzer off =
+        new Analyzer(
+            10 * MIN,
+            0.25,
+            DecisionPolicy.of(Cpi2Options.defaults().with("correlation.self-inflicted-r", "0")));
+    assertEquals(
+        Decision.THROTTLE,
+        off.analyse("h1", victim, List.of(victim, indexer), Set.of(), 10 * MIN, 1).getDecision());
+  }
+
+  @Test
+  void anAntagonistBesideASelfInflictedVictimIsStillCapped() {
+    // The same victim, whose CPI also falls with its own usage, but the antagonist's bursts come
+    // every third minute, whatever the victim's usage, and the CPI follows them.
+    double[] cpu = {0.4, 2, 0.4, 2, 0.4, 2, 0.4, 2, 0.4, 2};
+    double[] burst = {3, 0.2, 0.2, 3, 0.2, 0.2, 3, 0.2, 0.2, 3};
+    double[] cpi = new double[10];
+    for (int i = 0; i < 10; i++) {
+      cpi[i] = (cpu[i] < 1 ? 3.2 : 1.2) + (burst[i] > 1 ? 2.5 : 0);
+    }
+    TaskSeries victim = Series.victim("web/0", cpi, cpu, 1.5, 0.25);
+    TaskSeries antagonist = Series.of("mr/9", "BATCH", null, burst);
+    assertEquals(
+        true, AntagonistCorrelation.ownUsageR(cpu, cpi, 10) <= -0.6, "the rule applies here");
+    Incident inc =
+        analyzerOf("project")
+            .analyse("h1", victim, List.of(victim, antagonist), Set.of(), 10 * MIN, 1);
+    assertEquals(Decision.THROTTLE, inc.getDecision());
+    assertEquals("mr/9", inc.getAntagonistTask());
   }
 }

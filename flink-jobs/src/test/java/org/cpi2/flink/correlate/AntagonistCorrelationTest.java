@@ -125,4 +125,29 @@ class AntagonistCorrelationTest {
     assertEquals(
         0.0, measure(new double[] {1, 2, 3, 4}, 2, new double[] {2, 4, 6, 8}).comovingCpu(), 0);
   }
+
+  @Test
+  void whatASuspectExplainsBeyondTheVictimsOwnUsage() {
+    long[] t = {1, 2, 3, 4, 5, 6};
+    double[] cpi = {4, 1, 4, 1, 4, 1};
+    double[] own = {0.4, 2, 0.4, 2, 0.4, 2};
+    // Usage that mirrors the victim's own: nothing beyond it.
+    double[] mirror = {3, 0.3, 3, 0.3, 3, 0.3};
+    assertEquals(0, AntagonistCorrelation.beyondOwnUsage(t, cpi, own, 6, t, mirror, 6), 0);
+    assertEquals(-1, AntagonistCorrelation.ownUsageR(own, cpi, 6), 1e-12);
+    // A victim of steady usage: the partial correlation is the plain one.
+    double[] steady = {1, 1.1, 1, 1.1, 1, 1.05};
+    double[] bursts = {2, 0.1, 2.2, 0.1, 1.9, 0.2};
+    double plain = AntagonistCorrelation.ownUsageR(bursts, cpi, 6);
+    double partial = AntagonistCorrelation.beyondOwnUsage(t, cpi, steady, 6, t, bursts, 6);
+    assertEquals(true, partial > 0.5 && plain > 0.9, partial + " " + plain);
+    // Too few pairs, or a victim whose usage does not vary: not known.
+    assertEquals(
+        true, Double.isNaN(AntagonistCorrelation.beyondOwnUsage(t, cpi, own, 4, t, mirror, 4)));
+    assertEquals(
+        true,
+        Double.isNaN(
+            AntagonistCorrelation.beyondOwnUsage(
+                t, cpi, new double[] {1, 1, 1, 1, 1, 1}, 6, t, bursts, 6)));
+  }
 }
