@@ -14,8 +14,10 @@ summary and `make bench` (bench_detection.py).
   event-time part (onset to the anomalous sample that named it) is reported beside it;
 - analysis latency: simulated seconds from the onset of a latency-sensitive victim's first
   antagonism (ground truth) to the job's first analysis of that victim on that host (the
-  earliest incident about it, whatever its decision; an incident's `detected_at_us` is the event
-  time of the analysis): whether victims are analysed at all, and how soon;
+  earliest incident about it, whatever its decision) at the incident's `detected_at_us`: the event
+  time of the anomalous sample the analysis is about. An analysis the job queues keeps that time,
+  so this says whether a victim is analysed and for which of its anomalous samples, not how long
+  the queue held it (that shows in onset to cap);
 - caps on latency-sensitive tasks (target: none).
 """
 
