@@ -24,7 +24,7 @@ import time
 from cpi2.e2e import pipeline, quality
 
 PAPER = ["case1", "case2", "case3", "case4", "case5", "case6"]
-REGRESSION = ["starvation", "innocent", "lowcpu"]
+REGRESSION = ["starvation", "starvation-pairs", "innocent", "lowcpu"]
 DEFAULT = ["%s:240:1h" % s for s in PAPER + REGRESSION] + ["fleet300:120:4h", "case2:1:8m"]
 POLICIES = ("project", "paper")
 
