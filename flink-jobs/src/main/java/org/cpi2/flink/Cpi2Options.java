@@ -97,6 +97,13 @@ public final class Cpi2Options implements Serializable {
    */
   public static final String CORRELATION_MIN_BEYOND_OWN_USAGE = "correlation.min-beyond-own-usage";
 
+  /**
+   * Early analysis (project policy): a victim's first analysis of an episode that names nobody over
+   * the correlation window is done again over this many seconds before the anomaly, where the onset
+   * is not diluted by the quiet minutes before it; 0 turns it off.
+   */
+  public static final String CORRELATION_EARLY_WINDOW_S = "correlation.early-window-s";
+
   public static final String ANALYSIS_MIN_INTERVAL_MS = "correlation.min-interval-ms";
   public static final String CAP_BATCH = "cap.batch-cpu";
   public static final String CAP_BEST_EFFORT = "cap.best-effort-cpu";
@@ -183,6 +190,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(CORRELATION_MIN_COMOVING_CPU, "0.2");
     DEFAULTS.put(CORRELATION_POLICY, "project");
     DEFAULTS.put(CORRELATION_SELF_INFLICTED_R, "0.5");
+    DEFAULTS.put(CORRELATION_EARLY_WINDOW_S, "300");
     DEFAULTS.put(CORRELATION_MIN_BEYOND_OWN_USAGE, "0.3");
     DEFAULTS.put(ANALYSIS_MIN_INTERVAL_MS, "1000");
     DEFAULTS.put(CAP_BATCH, "0.1");

@@ -61,7 +61,22 @@ public final class Analyzer {
       Set<String> excluded,
       long detectedAtUs,
       int round) {
-    long start = detectedAtUs - windowUs;
+    return analyse(host, victim, others, excluded, detectedAtUs, round, windowUs);
+  }
+
+  /**
+   * As {@link #analyse(String, TaskSeries, Collection, Set, long, int)} over a window of {@code
+   * windowLengthUs} ending at the detection time instead of the analyser's own.
+   */
+  public Incident analyse(
+      String host,
+      TaskSeries victim,
+      Collection<TaskSeries> others,
+      Set<String> excluded,
+      long detectedAtUs,
+      int round,
+      long windowLengthUs) {
+    long start = detectedAtUs - windowLengthUs;
     // Victim: every sample in the window for the means, the reliable ones for the correlation.
     int n = victim.size();
     long[] vt = new long[n];

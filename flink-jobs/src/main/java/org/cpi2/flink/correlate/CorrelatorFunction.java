@@ -27,8 +27,10 @@ import org.cpi2.flink.stream.RecordTypes;
 import org.cpi2.flink.stream.StateTtl;
 import org.cpi2.schema.ActionKind;
 import org.cpi2.schema.CapOutcome;
+import org.cpi2.schema.Decision;
 import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
+import org.cpi2.schema.Suspect;
 import org.cpi2.schema.TaskClass;
 
 /**
@@ -57,6 +59,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   private final Cpi2Options options;
   private final long windowUs;
   private final long minIntervalMs;
+  private final long earlyWindowUs;
   private final int anomalyOutliers;
   private final CapJudge judge;
   private final long retentionUs;
@@ -84,6 +87,11 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     this.options = o;
     this.windowUs = o.getLong(Cpi2Options.CORRELATION_WINDOW_S) * 1_000_000L;
     this.minIntervalMs = o.getLong(Cpi2Options.ANALYSIS_MIN_INTERVAL_MS);
+    this.earlyWindowUs =
+        DecisionPolicy.Rules.parse(o.get(Cpi2Options.CORRELATION_POLICY))
+                == DecisionPolicy.Rules.PROJECT
+            ? o.getLong(Cpi2Options.CORRELATION_EARLY_WINDOW_S) * 1_000_000L
+            : 0;
     this.anomalyOutliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
     this.judge = new CapJudge(o, signal);
     this.retentionUs = Math.max(windowUs, judge.retentionUs());
@@ -341,11 +349,39 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     Integer prev = lastRound.get(victim);
     int round = cappedForVictim && prev != null ? prev + 1 : 1;
     Incident incident = analyzer.analyse(host, v, tenants, excluded, detectedAt, round);
+    if (earlyWindowUs > 0
+        && incident.getDecision() != Decision.THROTTLE
+        && (last == null || last <= detectedAt - windowUs)) {
+      // The episode's first analysis: its onset may be only the anomaly's few samples of a long
+      // window, so a window of those samples may name the antagonist a window earlier.
+      Incident early =
+          analyzer.analyse(host, v, tenants, excluded, detectedAt, round, earlyWindowUs);
+      if (early.getDecision() == Decision.THROTTLE && clearlyFirst(early)) {
+        incident = early;
+      }
+    }
     lastIncidentUs.put(victim, detectedAt);
     lastRound.put(victim, round);
     out.collect(incident);
     return true;
   }
+
+  /**
+   * Whether an early incident's antagonist correlates at least {@link #EARLY_MARGIN} above every
+   * other suspect: a few samples tell square-wave tenants apart only when one clearly leads.
+   */
+  private static boolean clearlyFirst(Incident early) {
+    double next = Double.NEGATIVE_INFINITY;
+    for (Suspect s : early.getSuspects()) {
+      if (!s.getTask().toString().equals(early.getAntagonistTask().toString())) {
+        next = Math.max(next, s.getCorrelation());
+      }
+    }
+    return early.getCorrelation() >= next + EARLY_MARGIN;
+  }
+
+  /** How far the early antagonist's correlation leads the next suspect's. */
+  private static final double EARLY_MARGIN = 0.03;
 
   /** Drops tasks with no sample after {@code horizonUs}: they left the host. */
   private void prune(long horizonUs) throws Exception {
