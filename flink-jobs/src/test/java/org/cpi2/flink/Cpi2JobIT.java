@@ -36,10 +36,18 @@ class Cpi2JobIT {
   static final Cpi2Options OPTIONS = GraphRun.OPTIONS;
 
   static List<RawRecord> samples() {
+    return samples(1, 45);
+  }
+
+  /** The samples of minutes {@code from} to {@code to}, at the offsets of the whole input. */
+  static List<RawRecord> samples(int from, int to) {
     Wire<CpiSample> wire = Wire.of(CpiSample.class);
     List<RawRecord> out = new ArrayList<>();
     long offset = 0;
-    for (int i = 1; i <= 45; i++) {
+    for (int i = 1; i <= to; i++) {
+      if (i == from) {
+        out.clear();
+      }
       long t = T0 + i * MIN;
       boolean burst = i >= 31 && i <= 35 && i % 2 == 1;
       for (int k = 0; k < 5; k++) {

@@ -2,11 +2,14 @@ package org.cpi2.flink;
 
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.runtime.jobgraph.SavepointRestoreSettings;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CapOutcome;
@@ -51,61 +54,99 @@ public final class GraphRun {
   public static GraphRun run(
       Cpi2Options options, List<RawRecord> samples, List<RawRecord> actions, List<RawRecord> seeds)
       throws Exception {
-    String id = UUID.randomUUID().toString();
-    CollectSink<Incident> incidents = new CollectSink<>(id + "incidents");
-    CollectSink<CpiSpec> specs = new CollectSink<>(id + "specs");
-    CollectSink<CapOutcome> outcomes = new CollectSink<>(id + "outcomes");
-    CollectSink<DeadLetter> dead = new CollectSink<>(id + "dead");
+    return run(options, samples, actions, seeds, null);
+  }
+
+  /**
+   * As {@link #run(Cpi2Options, List, List, List)}, the job's state first restored from the
+   * savepoint at {@code savepoint} (null: none); state of operators the graph does not have (the
+   * savepoint's own sources) is left out.
+   */
+  public static GraphRun run(
+      Cpi2Options options,
+      List<RawRecord> samples,
+      List<RawRecord> actions,
+      List<RawRecord> seeds,
+      String savepoint)
+      throws Exception {
     TypeInformation<RawRecord> rawType = TypeInformation.of(RawRecord.class);
-    Cpi2Sources sources =
-        new Cpi2Sources() {
-          @Override
-          public DataStream<RawRecord> samples(
-              StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
-            return env.fromData(samples, rawType).assignTimestampsAndWatermarks(watermarks);
-          }
-
-          @Override
-          public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
-            return env.fromData(actions, rawType);
-          }
-
-          @Override
-          public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
-            return env.fromData(seeds, rawType);
-          }
-        };
-    Cpi2Sinks sinks =
-        new Cpi2Sinks() {
-          @Override
-          public void incidents(DataStream<Incident> s) {
-            s.sinkTo(incidents);
-          }
-
-          @Override
-          public void specs(DataStream<CpiSpec> s) {
-            s.sinkTo(specs);
-          }
-
-          @Override
-          public void outcomes(DataStream<CapOutcome> s) {
-            s.sinkTo(outcomes);
-          }
-
-          @Override
-          public void deadLetters(DataStream<DeadLetter> s) {
-            s.sinkTo(dead);
-          }
-        };
+    Collected sinks = new Collected();
     StreamExecutionEnvironment env = Cpi2Job.environment(options);
     env.setParallelism(2);
-    new Cpi2Job(options, sources, sinks).build(env);
-    env.execute("cpi2-it");
-    GraphRun out = new GraphRun();
-    out.incidents = incidents.values();
-    out.specs = specs.values();
-    out.outcomes = outcomes.values();
-    out.deadLetters = dead.values();
-    return out;
+    new Cpi2Job(options, sources(env1 -> env1.fromData(samples, rawType), actions, seeds), sinks)
+        .build(env);
+    StreamGraph graph = env.getStreamGraph();
+    graph.setJobName("cpi2-it");
+    if (savepoint != null) {
+      graph.setSavepointRestoreSettings(SavepointRestoreSettings.forPath(savepoint, true));
+    }
+    env.execute(graph);
+    return sinks.result();
+  }
+
+  /**
+   * Sources of the graph: {@code samples} (watermarked by the job), the given actions and seeds.
+   */
+  public static Cpi2Sources sources(
+      Function<StreamExecutionEnvironment, DataStream<RawRecord>> samples,
+      List<RawRecord> actions,
+      List<RawRecord> seeds) {
+    TypeInformation<RawRecord> rawType = TypeInformation.of(RawRecord.class);
+    return new Cpi2Sources() {
+      @Override
+      public DataStream<RawRecord> samples(
+          StreamExecutionEnvironment env, WatermarkStrategy<RawRecord> watermarks) {
+        return samples.apply(env).assignTimestampsAndWatermarks(watermarks);
+      }
+
+      @Override
+      public DataStream<RawRecord> actions(StreamExecutionEnvironment env) {
+        return env.fromData(actions, rawType);
+      }
+
+      @Override
+      public DataStream<RawRecord> specSeeds(StreamExecutionEnvironment env) {
+        return env.fromData(seeds, rawType);
+      }
+    };
+  }
+
+  /** Sinks that collect what the job writes, in this JVM. */
+  public static final class Collected implements Cpi2Sinks {
+    private final String id = UUID.randomUUID().toString();
+    private final CollectSink<Incident> incidents = new CollectSink<>(id + "incidents");
+    private final CollectSink<CpiSpec> specs = new CollectSink<>(id + "specs");
+    private final CollectSink<CapOutcome> outcomes = new CollectSink<>(id + "outcomes");
+    private final CollectSink<DeadLetter> dead = new CollectSink<>(id + "dead");
+
+    @Override
+    public void incidents(DataStream<Incident> s) {
+      s.sinkTo(incidents);
+    }
+
+    @Override
+    public void specs(DataStream<CpiSpec> s) {
+      s.sinkTo(specs);
+    }
+
+    @Override
+    public void outcomes(DataStream<CapOutcome> s) {
+      s.sinkTo(outcomes);
+    }
+
+    @Override
+    public void deadLetters(DataStream<DeadLetter> s) {
+      s.sinkTo(dead);
+    }
+
+    /** What the sinks received so far. */
+    public GraphRun result() {
+      GraphRun out = new GraphRun();
+      out.incidents = incidents.values();
+      out.specs = specs.values();
+      out.outcomes = outcomes.values();
+      out.deadLetters = dead.values();
+      return out;
+    }
   }
 }
