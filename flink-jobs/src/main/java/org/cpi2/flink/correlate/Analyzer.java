@@ -122,10 +122,9 @@ public final class Analyzer {
         continue; // no sample in the window: not a tenant any more
       }
       AntagonistCorrelation.Measure c =
-          AntagonistCorrelation.measure(vt, vc, m, threshold, s.times, s.cpu, s.size());
-      if (selfInflicted
-          && !policy.explainsBeyondOwnUsage(
-              AntagonistCorrelation.beyondOwnUsage(vt, vc, vu, m, s.times, s.cpu, s.size()))) {
+          AntagonistCorrelation.measure(
+              vt, vc, selfInflicted ? vu : null, m, threshold, s.times, s.cpu, s.size());
+      if (selfInflicted && !policy.explainsBeyondOwnUsage(c.beyondOwnUsage())) {
         explainedByVictim.add(s.task);
       }
       // The constructor, in schema order (a new field breaks this line at compile time): the

@@ -17,7 +17,8 @@ public final class AntagonistCorrelation {
    * positive whatever the usage); the lift is what separates a suspect whose usage rose and fell
    * with the victim's CPI from a bystander.
    */
-  public record Measure(double correlation, double lift, double comovingCpu) {}
+  public record Measure(
+      double correlation, double lift, double comovingCpu, double beyondOwnUsage) {}
 
   /**
    * Fewer aligned samples than this give no co-moving CPU: a Pearson r of 3 or 4 points is noise.
@@ -32,6 +33,38 @@ public final class AntagonistCorrelation {
       long[] suspectTimes,
       double[] suspectCpu,
       int suspectLength) {
+    return measure(
+        victimTimes,
+        victimCpi,
+        null,
+        victimLength,
+        threshold,
+        suspectTimes,
+        suspectCpu,
+        suspectLength);
+  }
+
+  /**
+   * As {@link #measure(long[], double[], int, double, long[], double[], int)}; with the victim's
+   * own CPU usage at the same samples ({@code victimCpu}, else null), also what the suspect
+   * explains beyond it: the partial correlation r(u, c | v) of the suspect's usage u and the
+   * victim's CPI c, the victim's usage v held fixed. A suspect whose usage mirrors the victim's own
+   * (|r(u, v)| near 1) explains nothing beyond it: 0. NaN without {@code victimCpu}, with fewer
+   * than {@link #MIN_COMOVING_PAIRS} pairs, or without variation in the CPI or the victim's usage.
+   */
+  public static Measure measure(
+      long[] victimTimes,
+      double[] victimCpi,
+      double[] victimCpu,
+      int victimLength,
+      double threshold,
+      long[] suspectTimes,
+      double[] suspectCpu,
+      int suspectLength) {
+    double ownSum = 0;
+    double ownSq = 0;
+    double ownCpi = 0;
+    double ownUsage = 0;
     double usageSum = 0;
     double weighted = 0;
     double termSum = 0;
@@ -62,19 +95,49 @@ public final class AntagonistCorrelation {
           cpiSq += c * c;
           cross += u * c;
           pairs++;
+          if (victimCpu != null) {
+            double v = victimCpu[i];
+            ownSum += v;
+            ownSq += v * v;
+            ownCpi += v * c;
+            ownUsage += v * u;
+          }
         }
         i++;
         j++;
       }
     }
+    double beyond = Double.NaN;
+    if (victimCpu != null && pairs >= MIN_COMOVING_PAIRS) {
+      double rcv = pearson(pairs, cpiSum, cpiSq, ownSum, ownSq, ownCpi);
+      double rcu = pearson(pairs, cpiSum, cpiSq, usageSum, usageSq, cross);
+      double ruv = pearson(pairs, usageSum, usageSq, ownSum, ownSq, ownUsage);
+      beyond = partial(rcu, rcv, ruv);
+    }
     if (usageSum <= 0) {
-      return new Measure(0, 0, 0);
+      return new Measure(0, 0, 0, Double.isNaN(beyond) ? beyond : 0);
     }
     double correlation = weighted / usageSum;
     return new Measure(
         correlation,
         correlation - termSum / pairs,
-        comovingCpu(pairs, usageSum, usageSq, cpiSum, cpiSq, cross));
+        comovingCpu(pairs, usageSum, usageSq, cpiSum, cpiSq, cross),
+        beyond);
+  }
+
+  /** r(u, c | v) from r(c, u), r(c, v) and r(u, v); see {@link #measure}. */
+  private static double partial(double rcu, double rcv, double ruv) {
+    if (Double.isNaN(rcv)) {
+      return Double.NaN;
+    }
+    if (Double.isNaN(rcu) || Double.isNaN(ruv)) {
+      return 0; // a constant suspect explains no variation
+    }
+    double rest = (1 - rcv * rcv) * (1 - ruv * ruv);
+    if (1 - ruv * ruv < MIRROR || rest <= 1e-12) {
+      return 0;
+    }
+    return (rcu - rcv * ruv) / Math.sqrt(rest);
   }
 
   /**
@@ -115,71 +178,6 @@ public final class AntagonistCorrelation {
       xy += victimCpu[i] * victimCpi[i];
     }
     return pearson(n, x, xx, y, yy, xy);
-  }
-
-  /**
-   * How well the suspect's usage follows the victim's CPI once the victim's own usage is accounted
-   * for: the partial correlation r(u, c | v) over the aligned pairs (victim CPI c, victim usage v,
-   * suspect usage u). A suspect whose usage mirrors the victim's own (|r(u, v)| near 1) explains
-   * nothing beyond it: 0. NaN with fewer than {@link #MIN_COMOVING_PAIRS} pairs or no variation in
-   * the CPI or the victim's usage.
-   */
-  public static double beyondOwnUsage(
-      long[] victimTimes,
-      double[] victimCpi,
-      double[] victimCpu,
-      int victimLength,
-      long[] suspectTimes,
-      double[] suspectCpu,
-      int suspectLength) {
-    double c = 0, cc = 0, v = 0, vv = 0, u = 0, uu = 0, cv = 0, cu = 0, uv = 0;
-    int n = 0;
-    int i = 0;
-    int j = 0;
-    while (i < victimLength && j < suspectLength) {
-      long tv = victimTimes[i];
-      long ts = suspectTimes[j];
-      if (tv < ts) {
-        i++;
-      } else if (ts < tv) {
-        j++;
-      } else {
-        double su = suspectCpu[j];
-        if (su >= 0 && Double.isFinite(su)) {
-          double vc = victimCpi[i];
-          double vu = victimCpu[i];
-          c += vc;
-          cc += vc * vc;
-          v += vu;
-          vv += vu * vu;
-          u += su;
-          uu += su * su;
-          cv += vc * vu;
-          cu += vc * su;
-          uv += su * vu;
-          n++;
-        }
-        i++;
-        j++;
-      }
-    }
-    if (n < MIN_COMOVING_PAIRS) {
-      return Double.NaN;
-    }
-    double rcv = pearson(n, c, cc, v, vv, cv);
-    double rcu = pearson(n, c, cc, u, uu, cu);
-    double ruv = pearson(n, u, uu, v, vv, uv);
-    if (Double.isNaN(rcv)) {
-      return Double.NaN;
-    }
-    if (Double.isNaN(rcu) || Double.isNaN(ruv)) {
-      return 0; // a constant suspect explains no variation
-    }
-    double rest = (1 - rcv * rcv) * (1 - ruv * ruv);
-    if (1 - ruv * ruv < MIRROR || rest <= 1e-12) {
-      return 0;
-    }
-    return (rcu - rcv * ruv) / Math.sqrt(rest);
   }
 
   /** 1 − r(u, v)² below this: the suspect's usage is the victim's own, mirrored or in step. */

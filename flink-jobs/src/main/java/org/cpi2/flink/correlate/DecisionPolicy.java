@@ -127,7 +127,7 @@ public final class DecisionPolicy {
    * own CPU usage at Pearson r at or below {@code -selfInflictedR} over the window, a suspect
    * stands out only if its usage still correlates at least {@code minBeyondOwnUsage} with the
    * victim's CPI once the victim's own usage is accounted for ({@link
-   * AntagonistCorrelation#beyondOwnUsage}). 0 turns it off.
+   * AntagonistCorrelation.Measure#beyondOwnUsage}). 0 turns it off.
    */
   public DecisionPolicy withSelfInflicted(double selfInflictedR, double minBeyondOwnUsage) {
     this.selfInflictedR = selfInflictedR;
@@ -137,7 +137,8 @@ public final class DecisionPolicy {
 
   /**
    * Whether a victim whose CPI moves with its own usage at {@code ownUsageR} has self-inflicted
-   * spikes to discount (the suspects' {@link AntagonistCorrelation#beyondOwnUsage} is then asked).
+   * spikes to discount (the suspects' {@link AntagonistCorrelation.Measure#beyondOwnUsage} is then
+   * asked).
    */
   public boolean selfInflicted(double ownUsageR) {
     return rules == Rules.PROJECT && selfInflictedR > 0 && ownUsageR <= -selfInflictedR;

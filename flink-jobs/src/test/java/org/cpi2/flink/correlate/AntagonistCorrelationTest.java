@@ -133,21 +133,20 @@ class AntagonistCorrelationTest {
     double[] own = {0.4, 2, 0.4, 2, 0.4, 2};
     // Usage that mirrors the victim's own: nothing beyond it.
     double[] mirror = {3, 0.3, 3, 0.3, 3, 0.3};
-    assertEquals(0, AntagonistCorrelation.beyondOwnUsage(t, cpi, own, 6, t, mirror, 6), 0);
+    assertEquals(0, beyond(t, cpi, own, 6, mirror), 0);
     assertEquals(-1, AntagonistCorrelation.ownUsageR(own, cpi, 6), 1e-12);
     // A victim of steady usage: the partial correlation is the plain one.
     double[] steady = {1, 1.1, 1, 1.1, 1, 1.05};
     double[] bursts = {2, 0.1, 2.2, 0.1, 1.9, 0.2};
     double plain = AntagonistCorrelation.ownUsageR(bursts, cpi, 6);
-    double partial = AntagonistCorrelation.beyondOwnUsage(t, cpi, steady, 6, t, bursts, 6);
+    double partial = beyond(t, cpi, steady, 6, bursts);
     assertEquals(true, partial > 0.5 && plain > 0.9, partial + " " + plain);
     // Too few pairs, or a victim whose usage does not vary: not known.
-    assertEquals(
-        true, Double.isNaN(AntagonistCorrelation.beyondOwnUsage(t, cpi, own, 4, t, mirror, 4)));
-    assertEquals(
-        true,
-        Double.isNaN(
-            AntagonistCorrelation.beyondOwnUsage(
-                t, cpi, new double[] {1, 1, 1, 1, 1, 1}, 6, t, bursts, 6)));
+    assertEquals(true, Double.isNaN(beyond(t, cpi, own, 4, mirror)));
+    assertEquals(true, Double.isNaN(beyond(t, cpi, new double[] {1, 1, 1, 1, 1, 1}, 6, bursts)));
+  }
+
+  private static double beyond(long[] t, double[] cpi, double[] own, int n, double[] usage) {
+    return AntagonistCorrelation.measure(t, cpi, own, n, 2.0, t, usage, n).beyondOwnUsage();
   }
 }
