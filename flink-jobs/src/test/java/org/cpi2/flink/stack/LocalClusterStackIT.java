@@ -211,7 +211,8 @@ class LocalClusterStackIT {
       }
       producer.flush();
 
-      // v2: age weight 0.5 instead of 0.9; the loader beside it stores the specs in ClickHouse.
+      // v2: age weight 0.5 per period instead of the default; the loader beside it stores the specs
+      // in ClickHouse.
       createTables(db);
       List<String> changed = new ArrayList<>(common);
       changed.addAll(List.of("--spec.age-weight", "0.5"));
