@@ -60,25 +60,6 @@ public final class DecisionPolicy {
   private double selfInflictedR;
   private double minBeyondOwnUsage;
 
-  public DecisionPolicy(
-      double threshold,
-      double minLift,
-      double minComovingCpu,
-      double minCpuUsage,
-      double capBatch,
-      double capBestEffort,
-      int capDurationS) {
-    this(
-        Rules.PROJECT,
-        threshold,
-        minLift,
-        minComovingCpu,
-        minCpuUsage,
-        capBatch,
-        capBestEffort,
-        capDurationS);
-  }
-
   /** A policy of {@code rules}; {@code minLift} and {@code minComovingCpu} serve only PROJECT. */
   public DecisionPolicy(
       Rules rules,

@@ -65,7 +65,10 @@ public class CorrelationBenchmark {
     }
     analyzer =
         new Analyzer(
-            samples * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
+            samples * MIN,
+            0.25,
+            new DecisionPolicy(
+                DecisionPolicy.Rules.PROJECT, 0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
   }
 
   private TaskSeries series(String task, String cls, Random rnd) {

@@ -17,7 +17,10 @@ import org.junit.jupiter.api.Test;
 
 class AnalyzerTest {
   private final Analyzer analyzer =
-      new Analyzer(10 * MIN, 0.25, new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
+      new Analyzer(
+          10 * MIN,
+          0.25,
+          new DecisionPolicy(DecisionPolicy.Rules.PROJECT, 0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300));
 
   @Test
   void throttlesTheBestCorrelatedBatchSuspectNotTheLatencySensitiveOne() {

@@ -12,7 +12,8 @@ import org.cpi2.schema.TaskClass;
 import org.junit.jupiter.api.Test;
 
 class DecisionPolicyTest {
-  private final DecisionPolicy policy = new DecisionPolicy(0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300);
+  private final DecisionPolicy policy =
+      new DecisionPolicy(DecisionPolicy.Rules.PROJECT, 0.35, 0.05, 0.2, 0.25, 0.1, 0.01, 300);
 
   private static Suspect s(String task, TaskClass c, double corr) {
     return s(task, c, corr, 0.2);
