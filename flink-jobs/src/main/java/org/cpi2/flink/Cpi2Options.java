@@ -315,9 +315,11 @@ public final class Cpi2Options implements Serializable {
       return this;
     }
     String p = SIGNAL_PREFIX + signal.wireName();
-    return with(MIN_CPU_USAGE, get(p + SIGNAL_MIN_CPU))
-        .with(OUTLIER_SIGMAS, get(p + SIGNAL_SIGMAS))
-        .with(OUTLIER_FLOOR, get(p + SIGNAL_FLOOR));
+    Cpi2Options o =
+        with(MIN_CPU_USAGE, get(p + SIGNAL_MIN_CPU))
+            .with(OUTLIER_SIGMAS, get(p + SIGNAL_SIGMAS))
+            .with(OUTLIER_FLOOR, get(p + SIGNAL_FLOOR));
+    return signal.selfInflictedByOwnUsage() ? o : o.with(CORRELATION_SELF_INFLICTED_R, "0");
   }
 
   /**

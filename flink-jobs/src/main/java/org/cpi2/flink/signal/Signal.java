@@ -57,6 +57,17 @@ public enum Signal {
   }
 
   /**
+   * Whether a victim's value rising as its own CPU usage falls can mean self-inflicted spikes
+   * (paper 6.1, case 3; the correlator's self-inflicted rule): for CPI and MPKI, rates per
+   * instruction that are noisy when a task runs little. Not for a pressure, the share of the window
+   * the task waited: a task kept waiting is kept from running, so an antagonist that raises its
+   * pressure lowers its usage; the rule would clear every antagonist of starving it.
+   */
+  public boolean selfInflictedByOwnUsage() {
+    return this == CPI || this == LLC_MPKI;
+  }
+
+  /**
    * The id prefix of the incidents this signal's analyses issue: none for CPI (its ids are as they
    * always were), {@code name:} for the others, so that each correlator judges only the caps of its
    * own incidents (an enforcer's action names its incident).

@@ -63,6 +63,22 @@ class SignalTest {
   }
 
   @Test
+  void theSelfInflictedRuleIsForPerInstructionRatesNotForPressures() {
+    Cpi2Options o = Cpi2Options.defaults();
+    double r = o.getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R);
+    assertTrue(r > 0, "on by default");
+    assertEquals(r, o.forSignal(Signal.CPI).getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R));
+    assertEquals(
+        r, o.forSignal(Signal.LLC_MPKI).getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R));
+    // a starved task's usage falls as its pressure rises: that is the starvation, not case 3
+    assertEquals(
+        0.0, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R));
+    assertEquals(
+        0.0,
+        o.forSignal(Signal.MEMORY_PRESSURE).getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R));
+  }
+
+  @Test
   void theFloorGatesOutliersAndTheThresholdStaysTheSpecsAndCpiKeepsThePapersRule() {
     OutlierRule pressure = new OutlierRule(2.0, 0.01, 0.25);
     // An always-idle job's spec: the threshold is its own (the correlation's), the floor gates.
