@@ -213,6 +213,19 @@ int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long 
 	return 0;
 }
 
+int cpi2_cgroup_parse_cpu_weight(const char *text, bool v2, long *weight)
+{
+	long lo = v2 ? CPI2_CGROUP_V2_WEIGHT_MIN : CPI2_CGROUP_V1_SHARES_MIN;
+	long hi = v2 ? CPI2_CGROUP_V2_WEIGHT_MAX : CPI2_CGROUP_V1_SHARES_MAX;
+	const char *t = text;
+	long w;
+
+	if (parse_long(&t, &w) || !at_end(t) || w < lo || w > hi)
+		return -EINVAL;
+	*weight = w;
+	return 0;
+}
+
 int cpi2_cgroup_cpu_usage_ns(const char *dir, uint64_t *ns)
 {
 	char path[PATH_MAX], text[4096], *end;

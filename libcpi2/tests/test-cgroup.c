@@ -194,6 +194,18 @@ int main(void)
 	CHECK(cpi2_cgroup_parse_cfs("0", "100000", &q, &per) == -EINVAL);
 	CHECK(cpi2_cgroup_parse_cfs("1000", "", &q, &per) == -EINVAL);
 	CHECK(cpi2_cgroup_parse_cfs("1000", "1000 1", &q, &per) == -EINVAL);
+	/* CPU weights: v1 cpu.shares 2..262144, v2 cpu.weight 1..10000, one integer */
+	CHECK(cpi2_cgroup_parse_cpu_weight("1024\n", false, &q) == 0 && q == 1024);
+	CHECK(cpi2_cgroup_parse_cpu_weight("2", false, &q) == 0 && q == 2);
+	CHECK(cpi2_cgroup_parse_cpu_weight("1", false, &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_weight("262145", false, &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_weight(" 100 \n", true, &q) == 0 && q == 100);
+	CHECK(cpi2_cgroup_parse_cpu_weight("1", true, &q) == 0 && q == 1);
+	CHECK(cpi2_cgroup_parse_cpu_weight("0", true, &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_weight("10001", true, &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_weight("100 1", true, &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_weight("", true, &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_weight("12x", false, &q) == -EINVAL);
 	printf("test-cgroup: ok\n");
 	return 0;
 }

@@ -35,6 +35,16 @@ int cpi2_cgroup_parse_cpu_max(const char *text, long *quota_us, long *period_us)
 int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long *quota_us,
 			  long *period_us);
 
+/* The kernel's bounds of a cgroup's CPU weight: v1 cpu.shares and v2 cpu.weight. */
+#define CPI2_CGROUP_V1_SHARES_MIN 2
+#define CPI2_CGROUP_V1_SHARES_MAX 262144
+#define CPI2_CGROUP_V2_WEIGHT_MIN 1
+#define CPI2_CGROUP_V2_WEIGHT_MAX 10000
+
+/* Parse the text of a v1 cpu.shares (v2 false) or v2 cpu.weight (v2 true) file: one decimal
+ * integer within the kernel's bounds above, blanks around, one line end. Returns 0 or -EINVAL. */
+int cpi2_cgroup_parse_cpu_weight(const char *text, bool v2, long *weight);
+
 /* A pressure (PSI) file's totals: cpu.pressure, memory.pressure, io.pressure of a cgroup v2
  * directory or /proc/pressure. Microseconds some (at least one task stalled) and full (every
  * non-idle task stalled at once) of the cgroup's tasks spent stalled since it was created. */
