@@ -335,6 +335,16 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 		name = a + 2;
 		eq = strchr(name, '=');
 		k = find(keys, name, eq ? (size_t)(eq - name) : strlen(name));
+		if (!k && !eq && strncmp(name, "no-", 3) == 0) {
+			/* --no-flag: a boolean set to false */
+			k = find(keys, name + 3, strlen(name + 3));
+			if (k && k->type == CPI2_CFG_BOOL) {
+				if (set_key(k, conf, "false", err, errsz))
+					return -EINVAL;
+				continue;
+			}
+			k = NULL;
+		}
 		if (!k) {
 			snprintf(err, errsz, "unknown option '%s' (see --help)", a);
 			return -EINVAL;

@@ -194,6 +194,17 @@ int main(void)
 	char *a11[] = {"p", "-b", "h:1", "-n", "--max-caps", "3", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 6, a11, "usage", props, err, sizeof(err)) == 0 &&
 	      !strcmp(c.brokers, "h:1") && c.dry_run && c.max_caps == 3);
+	/* --no-flag sets a boolean false; not for other keys, nor with a value */
+	char *n1[] = {"p", "--dry-run", "--no-dry-run", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 3, n1, "usage", props, err, sizeof(err)) == 0 &&
+	      !c.dry_run);
+	char *n2[] = {"p", "--no-max-caps", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 2, n2, "usage", props, err, sizeof(err)) ==
+		  -EINVAL &&
+	      strstr(err, "unknown option '--no-max-caps'"));
+	char *n3[] = {"p", "--no-dry-run=true", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 2, n3, "usage", props, err, sizeof(err)) ==
+	      -EINVAL);
 	char *a12[] = {"p", "-q", "1", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 3, a12, "usage", props, err, sizeof(err)) ==
 		  -EINVAL &&

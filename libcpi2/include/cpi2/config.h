@@ -1,7 +1,7 @@
 /* config: one table of keys per program gives its defaults, its config file, its command line
- * (--key value, --key=value, -k value for a key with a short name, --set key=value, --flag for
- * booleans, -X kafka.property=value, --config FILE) and its --help. Errors name the file and line,
- * or the option, and what is wrong.
+ * (--key value, --key=value, -k value for a key with a short name, --set key=value, --flag and
+ * --no-flag for booleans, -X kafka.property=value, --config FILE) and its --help. Errors name the
+ * file and line, or the option, and what is wrong.
  */
 #ifndef CPI2_CONFIG_H
 #define CPI2_CONFIG_H
