@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cpi2/cgroup.h>
+
 #include "statefile.h"
 #include "text.h"
 
@@ -100,6 +102,75 @@ static void set_written(struct cap *c, long quota, long period)
 	c->loaded = false;
 }
 
+/* A new cap c on the directory fd: its CPU weight lowered to the lowest when cap_weight is on
+ * and the weight in force is above it, the weight found in the state file before the write. A
+ * weight that cannot be read (no such file) or written leaves the cap without a lowered weight
+ * (the limit is what caps); err says which. */
+static void weight_lower(struct capset *s, struct cap *c, int fd, char *err, size_t errsz)
+{
+	long w, min = limits_min_weight(c->version);
+	char werr[256];
+
+	if (!s->cap_weight || s->dry_run || limits_weight_read(fd, c->version, &w) || w <= min)
+		return;
+	c->weight_previous = w;
+	c->weight_written = min;
+	if (caps_save(s, werr, sizeof(werr)) == 0 &&
+	    limits_weight_write(fd, c->version, min, werr, sizeof(werr)) == 0) {
+		snprintf(err, errsz, "CPU weight %ld lowered to %ld while capped", w, min);
+		return;
+	}
+	c->weight_previous = 0;
+	c->weight_written = 0;
+	snprintf(err, errsz, "CPU weight %ld not lowered: %s", w, werr);
+	caps_save(s, werr, sizeof(werr));
+}
+
+/* Cap c's weight on fd at a renewal, the periodic check or a restart: the one written holds;
+ * after a restart the weight found (a crash between the state file and the write) is lowered
+ * again; any other is another writer's: left as it is, and the cap forgets its own (never
+ * fought, never restored over it). */
+static void weight_hold(struct capset *s, struct cap *c, int fd)
+{
+	char werr[256];
+	long w;
+
+	if (!c->weight_written || s->dry_run || limits_weight_read(fd, c->version, &w) ||
+	    w == c->weight_written)
+		return;
+	if (c->loaded && w == c->weight_previous &&
+	    limits_weight_write(fd, c->version, c->weight_written, werr, sizeof(werr)) == 0)
+		return;
+	c->weight_previous = 0;
+	c->weight_written = 0;
+	caps_save(s, werr, sizeof(werr));
+}
+
+/* Put back the weight cap c found, when the one in force on fd is still the one it wrote
+ * (another writer's is left as it is). Returns 0 or -errno with a reason in err. */
+static int weight_restore(const struct cap *c, int fd, char *err, size_t errsz)
+{
+	long w;
+
+	if (!c->weight_written || limits_weight_read(fd, c->version, &w) || w != c->weight_written)
+		return 0;
+	return limits_weight_write(fd, c->version, c->weight_previous, err, errsz);
+}
+
+/* drop, after putting back cap i's weight on fd (a weight not put back is noted in err). */
+static void drop_at(struct capset *s, int i, int fd, struct cap *out, char *err, size_t errsz)
+{
+	char werr[256];
+	size_t l;
+
+	if (weight_restore(&s->caps[i], fd, werr, sizeof(werr))) {
+		l = strlen(err);
+		if (l < errsz)
+			snprintf(err + l, errsz - l, "; weight not put back: %s", werr);
+	}
+	drop(s, i, out, err, errsz);
+}
+
 int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome,
 	       struct cap **capp, char *err, size_t errsz)
 {
@@ -123,7 +194,7 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 		static struct cap dropped;
 
 		changed_note(&s->caps[i], current, err, errsz);
-		drop(s, i, &dropped, err, errsz);
+		drop_at(s, i, t->fd, &dropped, err, errsz);
 		*outcome = CAPS_CHANGED;
 		*capp = &dropped;
 		return 0;
@@ -176,6 +247,7 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 			caps_save(s, err + l, errsz - l);
 			return rc;
 		}
+		weight_lower(s, c, t->fd, err, errsz);
 		*outcome = CAPS_APPLIED;
 		*capp = c;
 		return 0;
@@ -201,8 +273,10 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 			set_written(c, quota, period);
 		}
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		weight_hold(s, c, t->fd);
 		rc = caps_save(s, err, errsz);
+	}
 	if (rc) {
 		*c = saved;
 		return rc;
@@ -226,6 +300,9 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 		pre = caps_save(s, serr, sizeof(serr));
 		s->caps[i].expires_us = c.expires_us;
 		rc = cgpath_reopen(s->policy, c.dir, c.dev, c.ino, &fd, note, sizeof(note));
+		if (rc == 0)
+			rc = weight_restore(&c, fd, err, errsz); /* the weight first: a retry finds
+								     the limit still ours */
 		if (rc == 0) {
 			/* another writer's limit stays: neither fought nor replaced by a stale one
 			 */
@@ -235,8 +312,9 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 				changed_note(&c, current, note, sizeof(note));
 			else
 				rc = limits_restore(fd, c.version, c.previous, err, errsz);
-			close(fd);
 		}
+		if (fd >= 0)
+			close(fd);
 		/* A cgroup that is gone, or was replaced (note says so), has nothing of ours to
 		 * restore: forget the cap. Any other failure keeps it, to retry. */
 		if (rc == -ENOENT)
@@ -278,9 +356,9 @@ int caps_resume(struct capset *s, int i, char *err, size_t errsz)
 		if (rc) {
 			snprintf(err, errsz, "read the limit of %s: %s", c->dir, strerror(-rc));
 		} else if (!ours(c, current)) {
-			close(fd);
 			changed_note(c, current, err, errsz);
-			drop(s, i, NULL, err, errsz);
+			drop_at(s, i, fd, NULL, err, errsz);
+			close(fd);
 			return 1;
 		} else if (limits_parse(c->version, c->written, &quota, &period) == 0 &&
 			   limits_parse(c->version, current, &cq, &cp) == 0 &&
@@ -288,8 +366,10 @@ int caps_resume(struct capset *s, int i, char *err, size_t errsz)
 			/* the previous limit (or half of the v1 writes) is in force: the cap */
 			rc = limits_write(fd, c->version, current, quota, period, err, errsz);
 		}
-		if (rc == 0)
+		if (rc == 0) {
+			weight_hold(s, c, fd);
 			c->loaded = false;
+		}
 		close(fd);
 	}
 	if (rc == -ENOENT || rc == -ESTALE) {
@@ -310,11 +390,15 @@ int caps_check(struct capset *s, int i, struct cap *out, char *err, size_t errsz
 	if (s->dry_run || cgpath_reopen(s->policy, c->dir, c->dev, c->ino, &fd, note, sizeof(note)))
 		return 0;
 	rc = limits_read(fd, c->version, current, sizeof(current));
-	close(fd);
-	if (rc || ours(c, current))
+	if (rc || ours(c, current)) {
+		if (rc == 0)
+			weight_hold(s, c, fd);
+		close(fd);
 		return 0;
+	}
 	changed_note(c, current, err, errsz);
-	drop(s, i, out, err, errsz);
+	drop_at(s, i, fd, out, err, errsz);
+	close(fd);
 	return 1;
 }
 
@@ -419,17 +503,20 @@ int caps_save(const struct capset *s, char *err, size_t errsz)
 	if (!buf)
 		return -ENOMEM;
 	rc = append(&buf, &len, &cap,
-		    "# cpi2-enforcer caps in force: cap3, task, dir, dev, inode, version, "
-		    "previous, written, cpu, period_us, "
-		    "expires_us, incident, victim; budget, dev, inode, day start us, capped us\n");
+		    "# cpi2-enforcer caps in force: cap4, task, dir, dev, inode, version, "
+		    "previous, written, cpu, period_us, expires_us, incident, victim, weight "
+		    "previous, weight written (0: not lowered); budget, dev, inode, day start us, "
+		    "capped us\n");
 	for (int i = 0; rc == 0 && i < s->n; i++) {
 		const struct cap *c = &s->caps[i];
 
 		rc = append(&buf, &len, &cap,
-			    "cap3\t%s\t%s\t%llu\t%llu\t%d\t%s\t%s\t%.6f\t%ld\t%lld\t%s\t%s\n",
+			    "cap4\t%s\t%s\t%llu\t%llu\t%d\t%s\t%s\t%.6f\t%ld\t%lld\t%s\t%s\t%ld\t%"
+			    "ld\n",
 			    c->task, c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino,
 			    c->version, c->previous, c->written, c->cpu, c->period_us,
-			    (long long)c->expires_us, c->incident_id, c->victim_task);
+			    (long long)c->expires_us, c->incident_id, c->victim_task,
+			    c->weight_previous, c->weight_written);
 	}
 	for (int i = 0; rc == 0 && i < s->n_budget; i++)
 		rc = append(&buf, &len, &cap, "budget\t%llu\t%llu\t%lld\t%lld\n",
@@ -477,7 +564,8 @@ static int split(char *line, char **f, int max)
 	return line ? max + 1 : n; /* more fields than max: malformed */
 }
 
-/* A "cap3" line, or an older one: "cap2" (no written limit: it is the cap's quota and period),
+/* A "cap4" line (a "cap3" one and the weight found and written, 0 0 when none was lowered), a
+ * "cap3" line, or an older one: "cap2" (no written limit: it is the cap's quota and period),
  * "cap" (no identity either: task, dir, version, previous, cpu, period, expires[, incident[,
  * victim]]). f has room for one field more than n. */
 static int parse_cap(char **f, int n, struct cap *c)
@@ -485,12 +573,20 @@ static int parse_cap(char **f, int n, struct cap *c)
 	unsigned long long dev = 0, ino = 0;
 	long long version, period, expires;
 	const char *written = NULL;
+	long long wprev = 0, wwritten = 0;
 	int k = 3;
 	long q, p;
 	char *end;
+	bool cap4 = strcmp(f[0], "cap4") == 0;
 
 	memset(c, 0, sizeof(*c));
-	if (strcmp(f[0], "cap3") == 0) {
+	if (cap4) {
+		/* read as a cap3 line and its weights */
+		if (n != 15 || num_ll(f[13], &wprev) || num_ll(f[14], &wwritten))
+			return -EINVAL;
+		n -= 2;
+	}
+	if (cap4 || strcmp(f[0], "cap3") == 0) {
 		if (n != 13)
 			return -EINVAL;
 		/* read as a cap2 line without its written limit */
@@ -534,6 +630,18 @@ static int parse_cap(char **f, int n, struct cap *c)
 			 llround(c->cpu * (double)c->period_us), c->period_us);
 	}
 	c->loaded = true;
+	if (wwritten || wprev) {
+		/* the lowest weight, written over a higher one the kernel takes */
+		char text[32];
+		long w;
+
+		snprintf(text, sizeof(text), "%lld", wprev);
+		if (wwritten != limits_min_weight(c->version) || wprev <= wwritten ||
+		    cpi2_cgroup_parse_cpu_weight(text, c->version == LIMITS_V2, &w))
+			return -EINVAL;
+		c->weight_previous = (long)wprev;
+		c->weight_written = (long)wwritten;
+	}
 	if (limits_parse(c->version, c->previous, &q, &p) ||
 	    limits_parse(c->version, c->written, &q, &p) || q < 0)
 		return -EINVAL;
@@ -558,10 +666,10 @@ static int parse_budget(char **f, int n, struct cap_budget *b)
 static int load_line(char *line, void *arg)
 {
 	struct capset *s = arg;
-	char *f[14];
-	int n = split(line, f, 13);
+	char *f[16];
+	int n = split(line, f, 15);
 
-	if (n < 1 || n > 13)
+	if (n < 1 || n > 15)
 		return -EINVAL;
 	if (strcmp(f[0], "budget") == 0) {
 		if (s->n_budget == CAPS_BUDGET_MAX || parse_budget(f, n, &s->budget[s->n_budget]))

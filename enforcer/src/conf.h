@@ -25,6 +25,7 @@ struct conf {
 	char protected_cgroups[2048]; /* comma list of absolute cgroup dirs never capped (collector)
 				       */
 	bool dry_run;		      /* decide and report, write nothing */
+	bool cap_weight;	      /* a cap also lowers the task's CPU weight (caps.h) */
 	char enforce_file[PATH_MAX];  /* the cgroups incidents may cap (optin.h); "": every one */
 	char group_id[256];	      /* Kafka consumer group (default: cpi2-enforcer-<host>) */
 	char incidents_topic[128], control_topic[128], actions_topic[128];

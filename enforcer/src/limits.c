@@ -244,3 +244,47 @@ int limits_restore(int dirfd, int version, const char *saved, char *err, size_t 
 	}
 	return limits_write(dirfd, version, current, quota, period, err, errsz);
 }
+
+static const char *weight_file(int version)
+{
+	return version == LIMITS_V2 ? "cpu.weight" : "cpu.shares";
+}
+
+long limits_min_weight(int version)
+{
+	return version == LIMITS_V2 ? LIMITS_V2_MIN_WEIGHT : LIMITS_V1_MIN_WEIGHT;
+}
+
+int limits_weight_read(int dirfd, int version, long *weight)
+{
+	char text[32];
+	int rc;
+
+	if (version != LIMITS_V1 && version != LIMITS_V2)
+		return -EINVAL;
+	rc = read_small(dirfd, weight_file(version), text, sizeof(text));
+	if (rc == -EFBIG)
+		return -EINVAL;
+	if (rc)
+		return rc;
+	return cpi2_cgroup_parse_cpu_weight(text, version == LIMITS_V2, weight);
+}
+
+int limits_weight_write(int dirfd, int version, long weight, char *err, size_t errsz)
+{
+	char buf[32];
+	long check;
+	int rc;
+
+	snprintf(buf, sizeof(buf), "%ld", weight);
+	if ((version != LIMITS_V1 && version != LIMITS_V2) ||
+	    cpi2_cgroup_parse_cpu_weight(buf, version == LIMITS_V2, &check)) {
+		snprintf(err, errsz, "weight %ld is out of range", weight);
+		return -EINVAL;
+	}
+	rc = write_small(dirfd, weight_file(version), buf);
+	if (rc)
+		snprintf(err, errsz, "write %s %s: %s (the weight in force is unchanged)",
+			 weight_file(version), buf, strerror(-rc));
+	return rc;
+}

@@ -51,4 +51,21 @@ int limits_write(int dirfd, int version, const char *current, long quota, long p
  * order of the v1 writes). Returns 0 or -errno with a reason. */
 int limits_restore(int dirfd, int version, const char *saved, char *err, size_t errsz);
 
+/* The CPU weight a cap lowers with the limit (cgroup v1 cpu.shares, v2 cpu.weight): while a
+ * capped task is runnable in its quota, a task of the normal weight that wakes preempts it at
+ * once instead of waiting out its share. The lowest weight the kernel takes: */
+#define LIMITS_V1_MIN_WEIGHT 2 /* cpu.shares */
+#define LIMITS_V2_MIN_WEIGHT 1 /* cpu.weight */
+
+/* The lowest weight of version's interface. */
+long limits_min_weight(int version);
+
+/* Read the CPU weight in force (v1 cpu.shares, v2 cpu.weight) into *weight. Returns 0 or
+ * -errno: -ENOENT when the cgroup has no such file, -EINVAL when its content is malformed. */
+int limits_weight_read(int dirfd, int version, long *weight);
+
+/* Write the CPU weight (within the kernel's bounds). Returns 0 or -errno with a reason in err;
+ * the kernel applies the write whole or not at all. */
+int limits_weight_write(int dirfd, int version, long weight, char *err, size_t errsz);
+
 #endif

@@ -1,7 +1,8 @@
 /* caps and limits against fake v1 and v2 trees: apply, renew, expire, restore, uncap, the
  * per-host limit, dry-run, the state file that survives a crash; and the hostile cases: a cap
  * that would raise a limit, a malformed state-file line, a cgroup replaced under its name, a
- * capped directory or limit file swapped for a symlink to a file outside the root. */
+ * capped directory or limit file swapped for a symlink to a file outside the root; the CPU
+ * weight a cap lowers and restores. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -378,6 +379,170 @@ static void other_writer(int version)
 	fake_rm(root);
 }
 
+/* Does the state file hold text? */
+static bool state_has(const char *state, const char *text)
+{
+	static char buf[8192];
+	FILE *f = fopen(state, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}
+
+/* An enforcer that lowers weights with its caps, its state in state. */
+static void fresh(struct capset *s, const char *state)
+{
+	memset(s, 0, sizeof(*s));
+	s->max_caps = 4;
+	s->state_path = state;
+	s->policy = &pol;
+	s->cap_weight = true;
+}
+
+/* The CPU weight with the cap (cap_weight): a new cap lowers it to the lowest the kernel takes
+ * (v1 cpu.shares 2, v2 cpu.weight 1), the weight found goes to the state file (cap4) before the
+ * write, and every end of the cap puts back exactly that weight; a weight at or below the lowest
+ * is never raised; another writer's weight under the cap is left as it is and never fought; a
+ * restart puts back a lowering a crash interrupted; cap3 lines (no weight) still load and lift
+ * without touching the weight; --no-cap-weight writes the limit alone. */
+static void weights(int version)
+{
+	char root[PATH_MAX], a[PATH_MAX], state[PATH_MAX + 16], err[512], line[PATH_MAX + 256];
+	const char *wfile = version == 2 ? "cpu.weight" : "cpu.shares";
+	const char *low = version == 2 ? "1" : "2";
+	long found = version == 2 ? 100 : 8192;
+	static struct capset s;
+	struct capset *again;
+	enum caps_outcome out;
+	struct cap *cap, gone;
+	char text[32];
+	FILE *f;
+
+	fake_root(root, sizeof(root));
+	memset(&pol, 0, sizeof(pol));
+	pol.root = root;
+	fake_cgroup(root, "batch/a", version, a, sizeof(a));
+	snprintf(text, sizeof(text), "%ld\n", found);
+	fake_write(a, wfile, text);
+	snprintf(state, sizeof(state), "%s/state", root);
+	fresh(&s, state);
+
+	/* lowered with the cap, the weight found in the state file; a renewal keeps it */
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-1", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED);
+	CHECK(strcmp(fake_read(a, wfile), low) == 0, "%s", fake_read(a, wfile));
+	CHECK(cap->weight_previous == found && cap->weight_written == atol(low));
+	CHECK(strstr(err, "lowered") != NULL, "%s", err);
+	snprintf(text, sizeof(text), "\tw-1\tls/v\t%ld\t%s\n", found, low);
+	CHECK(state_has(state, "cap4\t") && state_has(state, text));
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 2000, "w-2", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_RENEWED && cap->weight_written == atol(low));
+	CHECK(strcmp(fake_read(a, wfile), low) == 0);
+
+	/* a restart: the cap and its weight load; resume keeps the lowest; the release restores
+	 * exactly the weight found, and the limit */
+	again = restarted(state);
+	CHECK(again->n == 1 && again->caps[0].weight_previous == found &&
+	      again->caps[0].weight_written == atol(low));
+	CHECK(caps_resume(again, 0, err, sizeof(err)) == 0, "%s", err);
+	CHECK(strcmp(fake_read(a, wfile), low) == 0);
+	CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 0, "%s", err);
+	CHECK(atol(fake_read(a, wfile)) == found && again->n == 0);
+	CHECK(version == 2 ? strcmp(fake_read(a, "cpu.max"), "max 100000") == 0
+			   : limit_is(a, version, -1, 100000));
+
+	/* a crash between the state file and the weight write: the restart lowers it again */
+	fresh(&s, state);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-3", &out, &cap, err, sizeof(err)) == 0);
+	snprintf(text, sizeof(text), "%ld\n", found);
+	fake_write(a, wfile, text);
+	again = restarted(state);
+	CHECK(caps_resume(again, 0, err, sizeof(err)) == 0 && again->caps[0].weight_written);
+	CHECK(strcmp(fake_read(a, wfile), low) == 0);
+	CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 0 &&
+	      atol(fake_read(a, wfile)) == found);
+
+	/* another writer's weight under the cap: the check leaves it and the cap forgets its own
+	 * (state file too), so the release does not put the old one back over it */
+	fresh(&s, state);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-4", &out, &cap, err, sizeof(err)) == 0);
+	fake_write(a, wfile, "300\n");
+	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 && s.n == 1);
+	CHECK(s.caps[0].weight_written == 0 && state_has(state, "\tw-4\tls/v\t0\t0\n"));
+	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 &&
+	      strcmp(fake_read(a, wfile), "300") == 0);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
+	      strcmp(fake_read(a, wfile), "300") == 0);
+
+	/* another writer's limit under the cap: the cap is dropped and its weight put back */
+	snprintf(text, sizeof(text), "%ld\n", found);
+	fake_write(a, wfile, text);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-5", &out, &cap, err, sizeof(err)) == 0);
+	CHECK(strcmp(fake_read(a, wfile), low) == 0);
+	set_limit(a, version, 70000, 100000);
+	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 1 && s.n == 0);
+	CHECK(atol(fake_read(a, wfile)) == found && limit_is(a, version, 70000, 100000));
+	set_limit(a, version, -1, 100000);
+
+	/* never raised: a weight at the lowest (v2 also: below the v1 lowest) is left alone */
+	fake_write(a, wfile, version == 2 ? "1\n" : "2\n");
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-6", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && cap->weight_written == 0);
+	CHECK(strcmp(fake_read(a, wfile), low) == 0 && state_has(state, "\tw-6\tls/v\t0\t0\n"));
+	fake_write(a, wfile, "2\n"); /* another writer raises it under the cap: left as it is */
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
+	      strcmp(fake_read(a, wfile), "2") == 0);
+
+	/* off: the limit alone */
+	s.cap_weight = false;
+	snprintf(text, sizeof(text), "%ld\n", found);
+	fake_write(a, wfile, text);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-7", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && cap->weight_written == 0 &&
+	      atol(fake_read(a, wfile)) == found);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
+	      atol(fake_read(a, wfile)) == found);
+
+	/* a cap3 line of an older enforcer loads as a cap without a lowered weight: its restart
+	 * and release write the limit only; malformed weights in cap4 lines are skipped */
+	set_limit(a, version, 1000, 10000);
+	f = fopen(state, "w");
+	CHECK(f != NULL);
+	snprintf(line, sizeof(line),
+		 "cap3\tbatch/a\t%s\t0\t0\t%d\t%s\t1000 10000\t0.1\t10000\t1000\told\tls/v\n", a,
+		 version, version == 2 ? "max 100000" : "-1 100000");
+	fputs(line, f);
+	fprintf(
+	    f,
+	    "cap4\tbatch/x\t%s/x\t0\t0\t%d\t%s\t1000 10000\t0.1\t10000\t1000\tbad\tls/v\t100\t7\n",
+	    root, version, version == 2 ? "max 100000" : "-1 100000");
+	fprintf(
+	    f,
+	    "cap4\tbatch/y\t%s/y\t0\t0\t%d\t%s\t1000 10000\t0.1\t10000\t1000\tbad\tls/v\t1\t%s\n",
+	    root, version, version == 2 ? "max 100000" : "-1 100000", low);
+	fprintf(f,
+		"cap4\tbatch/z\t%s/z\t0\t0\t%d\t%s\t1000 "
+		"10000\t0.1\t10000\t1000\tbad\tls/v\t999999\t%s\n",
+		root, version, version == 2 ? "max 100000" : "-1 100000", low);
+	fclose(f);
+	fresh(&s, state);
+	CHECK(caps_load(&s, err, sizeof(err)) == 3 && s.n == 1 && s.caps[0].weight_written == 0,
+	      "%s", err);
+	CHECK(caps_resume(&s, 0, err, sizeof(err)) == 0 && atol(fake_read(a, wfile)) == found);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0, "%s", err);
+	CHECK(atol(fake_read(a, wfile)) == found);
+	if (version == 2)
+		CHECK(strcmp(fake_read(a, "cpu.max"), "max 100000") == 0);
+	else
+		CHECK(limit_is(a, version, -1, 100000));
+	fake_rm(root);
+}
+
 int main(void)
 {
 	long q, p;
@@ -410,6 +575,8 @@ int main(void)
 	run(1);
 	other_writer(2);
 	other_writer(1);
+	weights(2);
+	weights(1);
 	printf("test-caps: ok (v1 and v2)\n");
 	return 0;
 }

@@ -5,7 +5,8 @@
  * own limit writes nothing; a cap the kernel refuses (over the parent's, or under the child's
  * burst) leaves the child's own limit exactly as it was and no cap remembered; a cap that needs
  * the period written first, and its restore, go through; a limit the kubelet writes under a cap
- * (a resize, a quota lowered) is left in force, neither fought nor replaced at expiry.
+ * (a resize, a quota lowered) is left in force, neither fought nor replaced at expiry. The CPU
+ * weight (cpu.shares) a cap lowers to 2 is back exactly at expiry; the kubelet's is left.
  * Exit 77 (ctest: skipped) with the reason where this cannot run. */
 #include <errno.h>
 #include <signal.h>
@@ -173,6 +174,18 @@ static void hierarchy(void)
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 1 && s.n == 0);
 	CHECK(is(c[3], "10000", "250000"));
 
+	/* the kubelet sets c3's cpu.shares under a cap that lowered them: its weight stays, the
+	 * one from before the cap is not put back over it */
+	s.cap_weight = true;
+	limit(c[3], "40000", "100000\n", NULL);
+	fake_write(c[3], "cpu.shares", "1024\n");
+	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && strcmp(fake_read(c[3], "cpu.shares"), "2") == 0);
+	fake_write(c[3], "cpu.shares", "512\n");
+	CHECK(caps_check(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 1);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0);
+	CHECK(is(c[3], "40000", "100000") && strcmp(fake_read(c[3], "cpu.shares"), "512") == 0);
+
 	for (int i = 3; i >= 0; i--)
 		rmdir(c[i]);
 	rmdir(parent);
@@ -215,6 +228,8 @@ int main(void)
 	before = usage(acct, 1.0);
 	memset(&s, 0, sizeof(s));
 	s.max_caps = 4;
+	s.cap_weight = true;
+	fake_write(cpu, "cpu.shares", "8192\n"); /* a pod requesting 8 CPUs */
 	struct cgpath_policy pol = {.root = CPU_ROOT};
 	struct cgpath_target t;
 	char task[64];
@@ -235,6 +250,8 @@ int main(void)
 				.incident_id = "real-test"};
 	CHECK(caps_apply(&s, &r, &out, &cap, err, sizeof(err)) == 0);
 	close(t.fd);
+	/* the kernel takes the lowest weight with the cap */
+	CHECK(strcmp(fake_read(cpu, "cpu.shares"), "2") == 0 && cap->weight_previous == 8192);
 	usleep(200000); /* within a period or two the cap bites */
 	capped = usage(acct, 2.0);
 	/* wait for the expiry, then release as the enforcer's loop does */
@@ -246,13 +263,15 @@ int main(void)
 	}
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0);
 	CHECK(strcmp(fake_read(cpu, "cpu.cfs_quota_us"), "-1") == 0);
+	CHECK(strcmp(fake_read(cpu, "cpu.shares"), "8192") == 0);
 	after = usage(acct, 1.0);
 
 	kill(busy, SIGKILL);
 	waitpid(busy, NULL, 0);
 	rmdir(cpu);
 	rmdir(acct);
-	printf("test-real-v1: CPU usage before %.3f, capped to 0.1: %.3f, after expiry %.3f\n",
+	printf("test-real-v1: CPU usage before %.3f, capped to 0.1: %.3f, after expiry %.3f; "
+	       "cpu.shares 8192 -> 2 while capped -> 8192\n",
 	       before, capped, after);
 	CHECK(before > 0.5);
 	CHECK(capped > 0.05 && capped < 0.15);
