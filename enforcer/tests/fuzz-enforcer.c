@@ -9,8 +9,8 @@
  *
  * Invariants, checked after every record (abort on violation):
  * - no file outside the root changes; inside it, only cpu.max / cpu.cfs_quota_us /
- *   cpu.cfs_period_us of a leaf task cgroup that is not protected;
- * - no limit is above the one the tree started with (caps only lower);
+ *   cpu.cfs_period_us / cpu.weight / cpu.shares of a leaf task cgroup that is not protected;
+ * - no limit and no CPU weight is above the one the tree started with (caps only lower);
  * and at the end of the input, once the clock is past every expiry, the whole tree (outside
  * included) is byte for byte what it was. Leak detection is on (libFuzzer checks every input that
  * allocates more than it frees): lsan.h tells LeakSanitizer to scan the unaligned words libavro
@@ -146,6 +146,15 @@ static void check_tree(bool end)
 			snprintf(w, sizeof(w), "%s/%s", root, writable[k]);
 			ok |= strcmp(dir, w) == 0;
 		}
+		if (ok && (strcmp(name, "cpu.weight") == 0 || strcmp(name, "cpu.shares") == 0)) {
+			/* the cap's weight: only ever lowered */
+			if (atol(now[i].text) > atol(f->text)) {
+				fprintf(stderr, "fuzz: %s raised from %s to %s\n", now[i].path,
+					f->text, now[i].text);
+				abort();
+			}
+			continue;
+		}
 		if (!ok || (strcmp(name, "cpu.max") && strcmp(name, "cpu.cfs_quota_us") &&
 			    strcmp(name, "cpu.cfs_period_us"))) {
 			fprintf(
@@ -171,6 +180,7 @@ static void init_host(struct host_enforcer *h, int64_t *rate_clock)
 	decide_bucket_init(&h->new_caps, 1, 2);
 	decide_bucket_init(&h->renewals, 2, 4);
 	h->rate_clock_us = rate_clock;
+	h->caps.cap_weight = true; /* as cpi2-enforcer's default */
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -196,13 +206,20 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		const char *file, *text;
 	} tree[] = {
 	    {root, "batch/a", 2, "cpu.max", "max 100000"},
+	    {root, "batch/a", 2, "cpu.weight", "100"},
 	    {root, "batch/b", 2, "cpu.max", "50000 100000"},
+	    {root, "batch/b", 2, "cpu.weight", "1"},
 	    {root, "batch/c", 1, "cpu.cfs_quota_us", "30000"},
 	    {root, "batch/c", 1, "cpu.cfs_period_us", "100000"},
+	    {root, "batch/c", 1, "cpu.shares", "8192"},
 	    {root, "kube/pod", 2, "cpu.max", "max 100000"},
+	    {root, "kube/pod", 2, "cpu.weight", "100"},
 	    {root, "kube/pod/ctr", 2, "cpu.max", "20000 100000"},
+	    {root, "kube/pod/ctr", 2, "cpu.weight", "39"},
 	    {root, "system.slice/sshd", 2, "cpu.max", "max 100000"},
+	    {root, "system.slice/sshd", 2, "cpu.weight", "100"},
 	    {outside, "x", 2, "cpu.max", "max 100000"},
+	    {outside, "x", 2, "cpu.weight", "100"},
 	};
 	for (size_t i = 0; i < sizeof(tree) / sizeof(tree[0]); i++) {
 		if (i == 0 || strcmp(tree[i].rel, tree[i - 1].rel) != 0)
