@@ -65,9 +65,10 @@ START_S = 5.0  # the victims' and agents' start: not judged
 # victims' CPU while the antagonist ran (the job fell behind). Inside, every task has the default
 # 1024 and the antagonists their own weight, and they compete with the victims as described.
 TOP_SHARES = 10240
-# The enforcer's cap period: a capped task runs its quota in a burst each period, and the victims
-# wait behind it; their requests take about a millisecond, so 10 ms (a 0.1 CPU cap runs 1 ms of
-# each) rather than the paper's 250 ms (25 ms bursts, far beyond their latency).
+# The enforcer's cap period: a capped task runs its quota in a burst each period (at the lowest CPU
+# weight the enforcer gives it, so a waking victim preempts it); the victims' requests take about
+# a millisecond, so 10 ms (a 0.1 CPU cap runs 1 ms of each) rather than the paper's 250 ms (25 ms
+# bursts, far beyond their latency).
 CAP_PERIOD_US = 10000
 
 
