@@ -214,6 +214,9 @@ def test_caps_survive_kill_9_and_are_lifted_on_time(tmp_path):
     root = str(tmp_path / "cg")
     a = cgroup(root, "batch/a")
     b = cgroup(root, "batch/b", "50000 100000")
+    weight = os.path.join(a, "cpu.weight")  # the program's default cap_weight lowers it with the cap
+    with open(weight, "w") as f:
+        f.write("100\n")
     e = Enforcer(str(tmp_path), host, root)
     e.start()
     t0 = time.time()
@@ -223,6 +226,7 @@ def test_caps_survive_kill_9_and_are_lifted_on_time(tmp_path):
     e.proc.kill()  # kill -9: no chance to clean up
     e.proc.wait()
     assert read_limit(a) == "25000 250000" and read_limit(b) == "2500 250000"
+    assert open(weight).read() == "1"
     e.start()
     # lifted on time: 8 s after they were applied (plus a little), original limits restored
     stack.wait_until(
@@ -232,6 +236,7 @@ def test_caps_survive_kill_9_and_are_lifted_on_time(tmp_path):
     )
     assert time.time() - t0 < 8 + 6, "caps lifted late"
     assert time.time() - t0 >= 7.5, "caps lifted early"
+    assert open(weight).read() == "100", "the weight found is back with the limit"
     e.proc.terminate()
     assert e.proc.wait(15) == 0
     assert "resumed" in e.logtext() or "RENEWED" in e.logtext()
