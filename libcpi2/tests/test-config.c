@@ -203,8 +203,7 @@ int main(void)
 		  -EINVAL &&
 	      strstr(err, "unknown option '--no-max-caps'"));
 	char *n3[] = {"p", "--no-dry-run=true", NULL};
-	CHECK(cpi2_config_parse_args(keys, &c, 2, n3, "usage", props, err, sizeof(err)) ==
-	      -EINVAL);
+	CHECK(cpi2_config_parse_args(keys, &c, 2, n3, "usage", props, err, sizeof(err)) == -EINVAL);
 	char *a12[] = {"p", "-q", "1", NULL};
 	CHECK(cpi2_config_parse_args(keys, &c, 3, a12, "usage", props, err, sizeof(err)) ==
 		  -EINVAL &&
