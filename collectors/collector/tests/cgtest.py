@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 UNIFIED = "/sys/fs/cgroup/unified"
 SKIP = 77
@@ -55,6 +56,19 @@ def stop(p):
 
 def samples(stdout):
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def collect_once(binary, root, job, window_s, extra=()):
+    """One window of the collector over root (task-clock, every cgroup a batch task of job, named
+    by its path), printed to stdout: (samples by task, the completed process)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
+        rules.write("* job=%s task_id=$1 class=batch\n" % job)
+        rules.flush()
+        args = [binary, "--events", "task-clock", "--roots", root, "--rules-file", rules.name]
+        args += ["--default-rules=false", "--window-s", str(window_s), *extra, "--once"]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r
+    return {s["task"]: s for s in samples(r.stdout)}, r
 
 
 def has_perf():

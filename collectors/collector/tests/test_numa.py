@@ -11,7 +11,6 @@ Usage: test_numa.py PATH/TO/cpi2-collector
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import cgtest  # this script's folder is on the path
@@ -28,14 +27,8 @@ def join_all(pid, dirs):
 
 
 def run(binary, root):
-    with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
-        rules.write("* job=numa task_id=$1 class=batch\n")
-        rules.flush()
-        args = [binary, "--events", "task-clock", "--roots", root, "--rules-file", rules.name]
-        args += ["--default-rules=false", "--window-s", "1", "--once"]
-        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r
-    return {s["task"]: s for s in cgtest.samples(r.stdout)}, r.stderr
+    by_task, r = cgtest.collect_once(binary, root, "numa", 1)
+    return by_task, r.stderr
 
 
 def main(binary):

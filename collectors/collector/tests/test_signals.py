@@ -10,7 +10,6 @@ Usage: test_signals.py PATH/TO/cpi2-collector
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import cgtest  # this script's folder is on the path
@@ -39,46 +38,36 @@ def main(binary):
             procs.append(p)
         procs.append(sleeper(cgtest.make_cgroup("%s/idle" % top)))
         time.sleep(0.3)
-        with tempfile.NamedTemporaryFile("w", suffix=".rules") as rules:
-            rules.write("* job=signals task_id=$1 class=batch\n")
-            rules.flush()
-            args = [binary, "--events", "task-clock", "--roots", root, "--rules-file", rules.name]
-            args += ["--default-rules=false", "--window-s", "2", "--once"]
-            r = subprocess.run(args, capture_output=True, text=True, timeout=60)
-            assert r.returncode == 0, r
-            by_task = {s["task"]: s for s in cgtest.samples(r.stdout)}
-            assert sorted(by_task) == ["busy-a", "busy-b", "idle"], r.stdout
-            for t in ("busy-a", "busy-b"):
-                s = by_task[t]
-                # each waits while the other runs on the one CPU: about half the window
-                assert s["cpu_pressure"] is not None and s["cpu_pressure"] > 0.2, s
-            idle = by_task["idle"]
-            assert idle["cpu_pressure"] is not None and idle["cpu_pressure"] < 0.01, idle
-            for s in by_task.values():
-                assert s["memory_pressure"] is not None and 0 <= s["memory_pressure"] <= 1, s
-                assert s["memory_pressure_full"] is not None and 0 <= s["memory_pressure_full"] <= 1, s
-                # no resctrl and a software event here: null, not 0
-                assert s["llc_occupancy_bytes"] is None and s["memory_bandwidth_bytes_per_s"] is None, s
-                assert s["llc_misses"] is None and s["llc_mpki"] is None, s
-                # the host's online CPUs, the denominator of its utilisation (figure 14)
-                assert s["host_cpus"] == len(cgtest.online_cpus()), s
-            print(
-                "contention: cpu_pressure busy-a %.3f busy-b %.3f (usage %.2f, %.2f), idle %.4f: ok"
-                % (
-                    by_task["busy-a"]["cpu_pressure"],
-                    by_task["busy-b"]["cpu_pressure"],
-                    by_task["busy-a"]["cpu_usage"],
-                    by_task["busy-b"]["cpu_usage"],
-                    idle["cpu_pressure"],
-                )
+        by_task, r = cgtest.collect_once(binary, root, "signals", 2)
+        assert sorted(by_task) == ["busy-a", "busy-b", "idle"], r.stdout
+        for t in ("busy-a", "busy-b"):
+            s = by_task[t]
+            # each waits while the other runs on the one CPU: about half the window
+            assert s["cpu_pressure"] is not None and s["cpu_pressure"] > 0.2, s
+        idle = by_task["idle"]
+        assert idle["cpu_pressure"] is not None and idle["cpu_pressure"] < 0.01, idle
+        for s in by_task.values():
+            assert s["memory_pressure"] is not None and 0 <= s["memory_pressure"] <= 1, s
+            assert s["memory_pressure_full"] is not None and 0 <= s["memory_pressure_full"] <= 1, s
+            # no resctrl and a software event here: null, not 0
+            assert s["llc_occupancy_bytes"] is None and s["memory_bandwidth_bytes_per_s"] is None, s
+            assert s["llc_misses"] is None and s["llc_mpki"] is None, s
+            # the host's online CPUs, the denominator of its utilisation (figure 14)
+            assert s["host_cpus"] == len(cgtest.online_cpus()), s
+        print(
+            "contention: cpu_pressure busy-a %.3f busy-b %.3f (usage %.2f, %.2f), idle %.4f: ok"
+            % (
+                by_task["busy-a"]["cpu_pressure"],
+                by_task["busy-b"]["cpu_pressure"],
+                by_task["busy-a"]["cpu_usage"],
+                by_task["busy-b"]["cpu_usage"],
+                idle["cpu_pressure"],
             )
-            r = subprocess.run(
-                args[:-1] + ["--window-s", "0.5", "--psi=false", "--once"], capture_output=True, text=True, timeout=60
-            )
-            assert r.returncode == 0, r
-            got = cgtest.samples(r.stdout)
-            assert len(got) == 3 and all(s["cpu_pressure"] is None and s["memory_pressure"] is None for s in got), got
-            print("--psi=false: pressure null: ok")
+        )
+        by_task, r = cgtest.collect_once(binary, root, "signals", 0.5, ["--psi=false"])
+        got = cgtest.samples(r.stdout)
+        assert len(got) == 3 and all(s["cpu_pressure"] is None and s["memory_pressure"] is None for s in got), got
+        print("--psi=false: pressure null: ok")
     finally:
         for p in procs:
             cgtest.stop(p)
