@@ -242,7 +242,11 @@ def capped_by_an_incident(tmp_path, enforcers, duration=600):
     a = cgroup(root, "batch/a")
     e = start(enforcers, tmp_path, root)
     rec = send_incident(e.host, "batch/a", cap_duration_s=duration)
-    stack.wait_until(lambda: read_limit(a) == "25000 250000", 20, "the cap")
+    # the limit is written before the APPLIED line is logged: wait for both, or a kill -9 in
+    # between loses the line the tests count
+    stack.wait_until(
+        lambda: read_limit(a) == "25000 250000" and "APPLIED batch/a" in e.log(), 20, "the cap and its log line"
+    )
     return a, e, rec
 
 
