@@ -26,6 +26,8 @@ struct cpi2_producer {
 	int n_topics;
 	struct cpi2_producer_stats stats;
 	struct cpi2_codec *dead_letters;
+	cpi2_delivery_fn delivery_fn; /* may be NULL */
+	void *delivery_arg;
 };
 
 struct cpi2_consumer {
@@ -187,6 +189,9 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
 	} else {
 		p->stats.delivered++;
 	}
+	if (p->delivery_fn)
+		p->delivery_fn(p->delivery_arg, m->key, m->key_len, m->payload, m->len,
+			       m->err ? -EIO : 0);
 }
 
 static void on_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
@@ -265,6 +270,12 @@ int cpi2_producer_send(struct cpi2_producer *p, const char *name, const void *ke
 void cpi2_producer_poll(struct cpi2_producer *p)
 {
 	rd_kafka_poll(p->rk, 0);
+}
+
+void cpi2_producer_on_delivery(struct cpi2_producer *p, cpi2_delivery_fn fn, void *arg)
+{
+	p->delivery_fn = fn;
+	p->delivery_arg = arg;
 }
 
 void cpi2_producer_get_stats(struct cpi2_producer *p, struct cpi2_producer_stats *out)

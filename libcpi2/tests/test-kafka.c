@@ -1,5 +1,6 @@
 /* test-kafka: against the local stack's real Kafka, a dead letter sent with cpi2_dead_letter
- * is delivered (delivery report counted) and read back by a consumer, decodable as DeadLetter
+ * is delivered (delivery report counted and passed to the cpi2_producer_on_delivery callback
+ * with its key) and read back by a consumer, decodable as DeadLetter
  * with the same reason and payload. Starts the stack (make up) when Kafka does not answer. */
 #include <cpi2/config.h>
 #include <cpi2/kafka.h>
@@ -38,6 +39,24 @@ static bool kafka_answers(const char *host, int port)
 	return ok;
 }
 
+/* What the delivery reports told the callback. */
+struct reports {
+	int acked, failed, wrong_key;
+};
+
+static void on_report(void *arg, const void *key, size_t keylen, const void *val, size_t vallen,
+		      int err)
+{
+	struct reports *r = arg;
+
+	if (keylen != 4 || memcmp(key, "host", 4) || !val || vallen == 0)
+		r->wrong_key++;
+	if (err)
+		r->failed++;
+	else
+		r->acked++;
+}
+
 int main(void)
 {
 	const char *host = env_or("STACK_HOST", "127.0.0.1"),
@@ -50,6 +69,7 @@ int main(void)
 	struct cpi2_producer *p;
 	struct cpi2_consumer *c;
 	struct cpi2_producer_stats st;
+	struct reports reports = {0};
 	struct cpi2_codec *codec;
 	struct cpi2_message in = {.topic = "cpi2.samples",
 				  .partition = 3,
@@ -86,6 +106,7 @@ int main(void)
 	snprintf(group, sizeof(group), "test-kafka-%d-%ld", (int)getpid(), (long)time(NULL));
 
 	CHECK(cpi2_producer_new(&p, brokers, props, err, sizeof(err)) == 0);
+	cpi2_producer_on_delivery(p, on_report, &reports);
 	CHECK(cpi2_dead_letter(p, "test-kafka", &in, reason) == 0);
 	for (until = time(NULL) + 15; time(NULL) < until; usleep(10000)) {
 		cpi2_producer_poll(p);
@@ -99,6 +120,8 @@ int main(void)
 	CHECK(cpi2_producer_flush(p, 15000) == 0);
 	cpi2_producer_get_stats(p, &st);
 	CHECK(st.sent == 2 && st.delivered == 2 && st.failed == 0);
+	/* the callback saw both acknowledgements, each with the message's key */
+	CHECK(reports.acked == 2 && reports.failed == 0 && reports.wrong_key == 0);
 	CHECK(cpi2_producer_close(p, 5000) == 0);
 
 	CHECK(cpi2_codec_open(&codec, "DeadLetter", err, sizeof(err)) == 0);

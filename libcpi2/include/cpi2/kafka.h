@@ -57,6 +57,17 @@ int cpi2_producer_send(struct cpi2_producer *p, const char *topic, const void *k
 /* Serve delivery reports (call often; never blocks). */
 void cpi2_producer_poll(struct cpi2_producer *p);
 
+/* A delivery report: err is 0 when the broker acknowledged the message (the producer is
+ * idempotent, so acks=all: every in-sync replica has it, and a retry after a broker failover is
+ * not written twice), else -EIO (delivery failed for good). key and val are the message as sent,
+ * valid during the call. */
+typedef void (*cpi2_delivery_fn)(void *arg, const void *key, size_t keylen, const void *val,
+				 size_t vallen, int err);
+
+/* Call fn for every delivery report from now on (NULL: none), from cpi2_producer_poll, _flush
+ * and _close, after the counters are updated. */
+void cpi2_producer_on_delivery(struct cpi2_producer *p, cpi2_delivery_fn fn, void *arg);
+
 /* Counters so far. */
 void cpi2_producer_get_stats(struct cpi2_producer *p, struct cpi2_producer_stats *out);
 
