@@ -41,7 +41,7 @@
 /* The options as cpi2_config reads them: text where a value may be a word (max, inf, now). */
 struct options {
 	char scenario[PATH_MAX], scenario_dir[PATH_MAX], cgroup_root[PATH_MAX], truth[PATH_MAX];
-	char labels_dir[PATH_MAX];
+	char labels_dir[PATH_MAX], acked_file[PATH_MAX];
 	char speed[32], warmup[32], warmup_speed[32], duration[32], start[32], seed[32];
 	char brokers[1024], topic[256];
 	bool to_stdout, dry_run, list_pods;
@@ -85,6 +85,10 @@ static const struct cpi2_config_key keys[] = {
      0},
     {"truth", STR(truth), "",
      "ground truth FILE (JSON lines) or none (unset: fleetsim-<scenario>.truth.jsonl)", 0},
+    {"acked_file", STR(acked_file), "",
+     "write the identity of every sample Kafka acknowledged to FILE, one "
+     "host<TAB>task<TAB>window_start_us line each (to check each reaches ClickHouse once)",
+     0},
     {"stdout", NUM(CPI2_CFG_BOOL, to_stdout), "false",
      "print samples as JSON lines to stdout, no Kafka", 0},
     {"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false",
@@ -116,6 +120,7 @@ struct conf {
 	const char *labels_dir;	 /* Kubernetes hosts' labels files; NULL: none */
 	bool list_pods;		 /* print the pods and exit */
 	const char *truth;	 /* ground truth file; NULL: fleetsim-<scenario>.truth.jsonl */
+	const char *acked_file;	 /* acknowledged samples' identities; NULL: none */
 	enum output_mode mode;
 	double progress_s; /* wall seconds between progress lines */
 	double flush_s;	   /* at the end, wait this long at most for Kafka to take the rest */
@@ -165,9 +170,12 @@ static int parse_args(int argc, char **argv, struct options *o, struct conf *c)
 	c->topic = o->topic;
 	c->cgroup_root = o->cgroup_root[0] ? o->cgroup_root : NULL;
 	c->truth = o->truth[0] ? o->truth : NULL;
+	c->acked_file = o->acked_file[0] ? o->acked_file : NULL;
 	c->labels_dir = o->labels_dir[0] ? o->labels_dir : NULL;
 	c->list_pods = o->list_pods;
 	c->mode = o->to_stdout ? OUTPUT_STDOUT : o->dry_run ? OUTPUT_DISCARD : OUTPUT_KAFKA;
+	if (c->acked_file && c->mode != OUTPUT_KAFKA)
+		return bad_value("acked-file", "only with Kafka output");
 	if (parse_speed(o->speed, &c->speed))
 		return bad_value("speed", o->speed);
 	if (parse_speed(o->warmup_speed, &c->warmup_speed))
@@ -361,6 +369,10 @@ int main(int argc, char **argv)
 		cpi2_log(CPI2_LOG_ERR, "fleetsim", "kafka %s: %s", c.brokers, err);
 		goto out;
 	}
+	if (c.acked_file && output_acked_file(out, c.acked_file, err, sizeof(err))) {
+		cpi2_log(CPI2_LOG_ERR, "fleetsim", "%s", err);
+		goto out;
+	}
 	if (cw)
 		capwatch_write_clock(cw, fleet_now_us(f));
 	/* SIGINT and SIGTERM stop the run (the producer is flushed); SIGHUP, which would end a
@@ -439,18 +451,19 @@ int main(int argc, char **argv)
 out:
 	if (out) {
 		struct output_stats st;
-		output_get_stats(out, &st);
-		int left =
-		    output_close(out, (int)(c.flush_s * 1000)); /* the wait is part of the run */
+		int left = output_close(out, (int)(c.flush_s * 1000),
+					&st); /* the wait is part of the run */
 		double secs = (cpi2_clock_us(CLOCK_MONOTONIC) / 1e6) - wall0;
 		cpi2_log(CPI2_LOG_INFO, "fleetsim",
 			 "%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
 			 " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64
-			 " failed before the flush, %d left unsent after it",
+			 " acknowledged, %" PRIu64 " failed, %d left unsent after the flush%s%s",
 			 cpi2_signal_stop ? "stopped" : "done", samples, secs,
 			 secs > 0 ? (double)samples / secs : 0.0, st.encode_errors,
-			 st.queue_full_waits, st.failed, left);
-		if (left > 0 || st.failed > 0 || st.encode_errors > 0)
+			 st.queue_full_waits, st.delivered, st.failed, left,
+			 c.acked_file ? "; acknowledged identities in " : "",
+			 c.acked_file ? c.acked_file : "");
+		if (left != 0 || st.failed > 0 || st.encode_errors > 0 || st.acked_unreadable > 0)
 			rc = 1;
 	}
 	if (truth)

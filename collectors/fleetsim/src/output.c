@@ -1,6 +1,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
 #include <cpi2/sample.h>
+#include <cpi2/wire.h>
 
 struct output {
 	enum output_mode mode;
@@ -18,6 +20,8 @@ struct output {
 	volatile sig_atomic_t *stop;
 	double waited_s; /* waiting for a full queue since the last warning */
 	struct output_stats st;
+	FILE *acked;		  /* --acked-file, or NULL */
+	struct cpi2_codec *codec; /* decodes what the broker acknowledged */
 	char buf[4096];
 };
 
@@ -46,6 +50,54 @@ int output_new(struct output **out, enum output_mode mode, const char *brokers, 
 		}
 	}
 	*out = o;
+	return 0;
+}
+
+/* A delivery report: an acknowledged sample's identity (host, task, window start) into the
+ * acked file. The payload is what output_emit encoded; one that does not decode is counted. */
+static void on_delivery(void *arg, const void *key, size_t keylen, const void *val, size_t vallen,
+			int err)
+{
+	struct output *o = arg;
+	const char *host, *task;
+	int64_t start;
+	avro_value_t *v;
+	char why[256];
+
+	(void)key, (void)keylen;
+	if (err)
+		return;
+	if (cpi2_codec_decode(o->codec, val, vallen, &v, why, sizeof(why)) ||
+	    cpi2_value_get_string(v, "host", &host, NULL) ||
+	    cpi2_value_get_string(v, "task", &task, NULL) ||
+	    cpi2_value_get_long(v, "window_start_us", &start, NULL)) {
+		if (o->st.acked_unreadable++ == 0)
+			cpi2_log(CPI2_LOG_ERR, "fleetsim", "acknowledged sample unreadable: %s",
+				 why);
+		return;
+	}
+	fprintf(o->acked, "%s\t%s\t%" PRId64 "\n", host, task, start);
+	o->st.acked_written++;
+}
+
+int output_acked_file(struct output *o, const char *path, char *err, size_t errsz)
+{
+	int rc;
+
+	if (!o->producer) {
+		snprintf(err, errsz, "acked file %s: no Kafka output", path);
+		return -EINVAL;
+	}
+	rc = cpi2_codec_open(&o->codec, "CpiSample", err, errsz);
+	if (rc)
+		return rc;
+	o->acked = fopen(path, "w");
+	if (!o->acked) {
+		rc = -errno;
+		snprintf(err, errsz, "acked file %s: %s", path, strerror(errno));
+		return rc;
+	}
+	cpi2_producer_on_delivery(o->producer, on_delivery, o);
 	return 0;
 }
 
@@ -153,7 +205,7 @@ void output_get_stats(const struct output *o, struct output_stats *st)
 	}
 }
 
-int output_close(struct output *o, int timeout_ms)
+int output_close(struct output *o, int timeout_ms, struct output_stats *st)
 {
 	int left = 0;
 
@@ -161,8 +213,19 @@ int output_close(struct output *o, int timeout_ms)
 		return 0;
 	if (o->mode == OUTPUT_STDOUT)
 		fflush(stdout);
-	if (o->producer)
-		left = cpi2_producer_close(o->producer, timeout_ms);
+	if (o->producer) {
+		left = cpi2_producer_flush(o->producer, timeout_ms);
+		if (st)
+			output_get_stats(o, st);
+		left = cpi2_producer_close(o->producer, 0);
+	} else if (st) {
+		output_get_stats(o, st);
+	}
+	if (o->acked && fclose(o->acked)) {
+		cpi2_log(CPI2_LOG_ERR, "fleetsim", "acked file: %s", strerror(errno));
+		left = left ? left : -EIO;
+	}
+	cpi2_codec_close(o->codec);
 	free(o->topic);
 	free(o);
 	return left;

@@ -16,6 +16,8 @@ struct output_stats {
 	uint64_t encode_errors;	   /* samples the encoder refused */
 	uint64_t queue_full_waits; /* times a full producer queue made us wait (backpressure) */
 	uint64_t sent, delivered, failed, dropped_queue_full; /* from the producer */
+	uint64_t acked_written;	   /* acknowledged samples written to the acked file */
+	uint64_t acked_unreadable; /* acknowledged payloads that did not decode (a bug) */
 };
 
 struct output;
@@ -30,7 +32,12 @@ int output_emit(void *ctx, const struct fleet_sample *s);
 /* Serves delivery reports; cheap, never blocks. */
 void output_poll(struct output *o);
 void output_get_stats(const struct output *o, struct output_stats *st);
-/* Flushes (at most timeout_ms) and frees. Returns what the producer had left, or 0. */
-int output_close(struct output *o, int timeout_ms);
+/* Kafka output: from now on, every sample the broker acknowledges is written to a new file at
+ * path as one line "host<TAB>task<TAB>window_start_us" (its identity in ClickHouse), so a test
+ * can check each acknowledged sample arrived. 0 or -errno with a reason. */
+int output_acked_file(struct output *o, const char *path, char *err, size_t errsz);
+/* Flushes (at most timeout_ms), fills *st (may be NULL) with the final counters and frees.
+ * Returns what the producer had left, 0, or -EIO when the acked file could not be written. */
+int output_close(struct output *o, int timeout_ms, struct output_stats *st);
 
 #endif

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """cpi2-fleetsim against the real local Kafka: what it publishes decodes with the project's wire
 codec (cpi2.schemas.wire) as CpiSample, keyed by host, SIMULATED, and carries exactly the
-samples the same seed prints with --stdout. Uses a temporary topic (deleted afterwards) so the
+samples the same seed prints with --stdout; its --acked-file lists each of them once (the
+broker acknowledged every one). Uses a temporary topic (deleted afterwards) so the
 pipeline's cpi2.samples is not polluted. Starts the stack (make up) if Kafka does not answer.
 
 Usage: test_kafka_roundtrip.py PATH/TO/cpi2-fleetsim
 """
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -27,6 +30,7 @@ def main():
     admin = AdminClient(stack.kafka_conf("admin", **{"bootstrap.servers": brokers}))
     topic = "fleetsim-test-%s" % uuid.uuid4().hex[:8]
     admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(30)
+    acked_file = tempfile.NamedTemporaryFile(prefix="fleetsim-acked-", suffix=".tsv", delete=False).name
     try:
         args = [
             "-s",
@@ -45,7 +49,8 @@ def main():
             "none",
         ]
         run = subprocess.run(
-            [binary, *args, "-b", brokers, "-t", topic, "-X", "linger.ms=5", *stack.agent_kafka_args("admin")],
+            [binary, *args, "-b", brokers, "-t", topic, "-X", "linger.ms=5", "--acked-file", acked_file]
+            + stack.agent_kafka_args("admin"),
             capture_output=True,
             text=True,
             timeout=120,
@@ -59,6 +64,17 @@ def main():
             s = json.loads(line)
             want[(s["host"], s["task"], s["window_start_us"])] = s
         assert len(want) == 252 * 5, "stdout run printed %d distinct samples" % len(want)
+        acked = [tuple(line.split("\t")) for line in open(acked_file).read().splitlines()]
+        acked = [(h, t, int(w)) for h, t, w in acked]
+        assert len(acked) == len(set(acked)) == len(want), "%d acknowledged lines, %d distinct, of %d samples" % (
+            len(acked),
+            len(set(acked)),
+            len(want),
+        )
+        assert set(acked) == set(want), "acknowledged identities differ from the samples: %s" % sorted(
+            set(acked) ^ set(want)
+        )[:3]
+        assert ("%d acknowledged" % len(want)) in run.stderr, run.stderr[-500:]
 
         consumer = Consumer(
             stack.kafka_conf(
@@ -88,8 +104,12 @@ def main():
             assert s["cycles"] == w["cycles"] and s["instructions"] == w["instructions"], (s, w)
             assert s["job"] == w["job"] and s["platform"].endswith("(simulated)"), s
             assert abs(s["cpi"] - s["cycles"] / s["instructions"]) < 1e-9, s
-        print("kafka roundtrip: %d samples decoded from %s, identical to --stdout" % (len(got), topic))
+        print(
+            "kafka roundtrip: %d samples decoded from %s, identical to --stdout, each acknowledged once"
+            % (len(got), topic)
+        )
     finally:
+        os.unlink(acked_file)
         admin.delete_topics([topic])[topic].result(30)
 
 
