@@ -16,7 +16,30 @@ SECRETS_DIR="$STACK_DIR/secrets"
 JAVA="${JAVA:-java}"
 CLICKHOUSE_SERVER="${CLICKHOUSE_SERVER:-/usr/sbin/clickhouse-server}"
 TELEGRAF="${TELEGRAF:-$BIN_DIR/telegraf}"
-SERVERS="clickhouse kafka flink-jobmanager flink-taskmanager telegraf"
+# The multi-node profile (stack/multi.env) runs more members of Kafka and Flink; absent keys
+# mean one of each, the single-node stack.
+KAFKA_BROKERS="${KAFKA_BROKERS:-1}"
+FLINK_TASKMANAGERS="${FLINK_TASKMANAGERS:-1}"
+KAFKA_REPLICATION_FACTOR="${KAFKA_REPLICATION_FACTOR:-1}"
+KAFKA_MIN_INSYNC_REPLICAS="${KAFKA_MIN_INSYNC_REPLICAS:-1}"
+
+# member NAME I: the server name of member I (0-based) of a cluster: NAME, NAME-1, NAME-2...
+member() { if [ "$2" -eq 0 ]; then echo "$1"; else echo "$1-$2"; fi; }
+# members NAME COUNT: the names of every member
+members() { local i; for ((i = 0; i < $2; i++)); do member "$1" "$i"; done; }
+# member_index NAME: I of a member's name (kafka-2 -> 2, kafka -> 0)
+member_index() { case "$1" in *-[0-9]*) echo "${1##*-}" ;; *) echo 0 ;; esac; }
+# Kafka broker I listens on KAFKA_PORT+2I, its controller on KAFKA_CONTROLLER_PORT+2I.
+kafka_port() { echo $((KAFKA_PORT + 2 * $1)); }
+kafka_controller_port() { echo $((KAFKA_CONTROLLER_PORT + 2 * $1)); }
+# Every broker, comma-separated: what every client is given, so any one member may be down.
+kafka_bootstrap() {
+  local i out=""
+  for ((i = 0; i < KAFKA_BROKERS; i++)); do out="$out${out:+,}$STACK_HOST:$(kafka_port "$i")"; done
+  echo "$out"
+}
+
+SERVERS="clickhouse $(members kafka "$KAFKA_BROKERS" | tr '\n' ' ')flink-jobmanager $(members flink-taskmanager "$FLINK_TASKMANAGERS" | tr '\n' ' ')telegraf"
 
 say() { echo "stack: $*"; }
 die() { echo "stack: error: $*" >&2; exit 1; }
@@ -51,14 +74,22 @@ telegraf_writes() {
 healthy() {
   case "$1" in
     clickhouse) [ "$(curl -fsS --max-time 2 "http://$STACK_HOST:$CLICKHOUSE_HTTP_PORT/ping" 2>/dev/null)" = "Ok." ] ;;
-    kafka) port_open "$KAFKA_PORT" && [ -f "$RUN_DIR/kafka.topics-ok" ] ;;
+    kafka | kafka-[0-9]*) port_open "$(kafka_port "$(member_index "$1")")" && [ -f "$RUN_DIR/kafka.topics-ok" ] ;;
     flink-jobmanager) curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/config" >/dev/null 2>&1 ;;
     flink-taskmanager)
-      curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/overview" 2>/dev/null \
-        | grep -Eq '"taskmanagers":[1-9]' ;;
+      if [ "$FLINK_TASKMANAGERS" -gt 1 ]; then flink_tm_registered "$1"; else
+        curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/overview" 2>/dev/null \
+          | grep -Eq '"taskmanagers":[1-9]'
+      fi ;;
+    flink-taskmanager-[0-9]*) flink_tm_registered "$1" ;;
     telegraf) running_pid telegraf >/dev/null && telegraf_writes ;;
     *) return 1 ;;
   esac
+}
+
+# flink_tm_registered NAME: the JobManager lists the TaskManager started with resource id NAME
+flink_tm_registered() {
+  curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/taskmanagers" 2>/dev/null | grep -q "\"id\":\"$1\""
 }
 
 # client_prop PRINCIPAL KEY: a property of a principal's Kafka client file.

@@ -6,18 +6,46 @@
 
 # --- configuration checks: fail early with what to fix ---------------------------------------
 check_config() {
-  local seen="" var val
+  local seen="" var val i
+  for var in KAFKA_BROKERS FLINK_TASKMANAGERS KAFKA_REPLICATION_FACTOR KAFKA_MIN_INSYNC_REPLICAS; do
+    [[ "${!var}" =~ ^[1-9][0-9]?$ ]] || die "$var='${!var}' in $STACK_ENV is not a count (1-99): fix it there"
+  done
+  [ "$KAFKA_REPLICATION_FACTOR" -le "$KAFKA_BROKERS" ] \
+    || die "KAFKA_REPLICATION_FACTOR=$KAFKA_REPLICATION_FACTOR in $STACK_ENV exceeds KAFKA_BROKERS=$KAFKA_BROKERS"
+  [ "$KAFKA_MIN_INSYNC_REPLICAS" -le "$KAFKA_REPLICATION_FACTOR" ] \
+    || die "KAFKA_MIN_INSYNC_REPLICAS=$KAFKA_MIN_INSYNC_REPLICAS in $STACK_ENV exceeds KAFKA_REPLICATION_FACTOR=$KAFKA_REPLICATION_FACTOR"
+  # Every port of every member: the base ports of stack.env, then those of members 1.. (their
+  # names say which member), so two members never share one.
+  local ports=() names=()
   for var in KAFKA_PORT KAFKA_CONTROLLER_PORT FLINK_REST_PORT FLINK_RPC_PORT FLINK_BLOB_PORT CLICKHOUSE_HTTP_PORT \
-             CLICKHOUSE_TCP_PORT CLICKHOUSE_INTERSERVER_PORT; do
+             CLICKHOUSE_TCP_PORT CLICKHOUSE_INTERSERVER_PORT ${ZOOKEEPER_PORT:+ZOOKEEPER_PORT}; do
     val="${!var:-}"
     [[ "$val" =~ ^[0-9]+$ ]] && [ "$val" -ge 1 ] && [ "$val" -le 65535 ] \
       || die "$var='$val' in $STACK_ENV is not a port number (1-65535): fix it there"
-    case " $seen " in *" $val "*) die "$var=$val in $STACK_ENV is used twice: give each server its own port";; esac
-    seen="$seen $val"
+    ports+=("$val"); names+=("$var")
+  done
+  for ((i = 1; i < KAFKA_BROKERS; i++)); do
+    ports+=("$(kafka_port "$i")" "$(kafka_controller_port "$i")")
+    names+=("KAFKA_PORT+$((2 * i)) (kafka-$i)" "KAFKA_CONTROLLER_PORT+$((2 * i)) (kafka-$i)")
+  done
+  for ((i = 1; i < ${CLICKHOUSE_SHARDS:-1} * ${CLICKHOUSE_REPLICAS:-1}; i++)); do
+    for var in CLICKHOUSE_HTTP_PORT CLICKHOUSE_TCP_PORT CLICKHOUSE_INTERSERVER_PORT; do
+      ports+=("$((${!var} + i))"); names+=("$var+$i (clickhouse-$i)")
+    done
+  done
+  for ((i = 0; i < ${#ports[@]}; i++)); do
+    [ "${ports[i]}" -le 65535 ] || die "${names[i]}=${ports[i]} in $STACK_ENV is not a port number (1-65535): lower the base port"
+    case " $seen " in *" ${ports[i]} "*)
+      die "${names[i]}=${ports[i]} in $STACK_ENV is used twice: give each server its own port";; esac
+    seen="$seen ${ports[i]}"
   done
   CLICKHOUSE_NICE="${CLICKHOUSE_NICE:-0}"
   [[ "$CLICKHOUSE_NICE" =~ ^[0-9]+$ ]] && [ "$CLICKHOUSE_NICE" -le 19 ] \
     || die "CLICKHOUSE_NICE='$CLICKHOUSE_NICE' in $STACK_ENV is not a nice level (0-19): fix it there"
+}
+
+# The programs and jars the servers need (not for --check and --render).
+check_tools() {
   command -v "$JAVA" >/dev/null 2>&1 \
     || die "Java not found ('$JAVA'): install a JDK 17 (apt-get install openjdk-17-jdk-headless, or make setup) or set JAVA=/path/to/java"
   local jv
@@ -93,39 +121,104 @@ make_secrets() {
   KAFKA_CLICKHOUSE_PASSWORD="$(client_prop clickhouse sasl.password)"
 }
 
-start_kafka() {
-  local d="$STACK_DIR/kafka" cp
-  cp="$(kafka_cp)"
+# The cluster id every member's store is formatted with: member 0's (a store from before the
+# multi-node profile keeps its own), made once and kept in kafka/cluster-id.
+kafka_cluster_id() {
+  local f="$STACK_DIR/kafka/cluster-id" meta="$STACK_DIR/kafka/data/meta.properties"
+  if [ ! -s "$f" ]; then
+    mkdir -p "$STACK_DIR/kafka"
+    if [ -f "$meta" ]; then
+      sed -n 's/^cluster.id=//p' "$meta" > "$f"
+    else
+      "$JAVA" -cp "$(kafka_cp)" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1 > "$f"
+    fi
+  fi
+  [ -s "$f" ] || die "no Kafka cluster id in $f"
+  cat "$f"
+}
+
+# The controller quorum (every member), as node.id@host:port; kept in kafka/voters when member
+# 0's store is formatted: a store of one quorum does not join another, so a STACK_DIR keeps its
+# number of brokers (another KAFKA_BROKERS takes another STACK_DIR).
+kafka_voters() {
+  local i out=""
+  for ((i = 0; i < KAFKA_BROKERS; i++)); do out="$out${out:+,}$((i + 1))@$STACK_HOST:$(kafka_controller_port "$i")"; done
+  echo "$out"
+}
+
+check_kafka_voters() {
+  local f="$STACK_DIR/kafka/voters" want have
+  want="$(kafka_voters)"
+  if [ -f "$f" ]; then
+    have="$(cat "$f")"
+  elif [ -f "$STACK_DIR/kafka/data/meta.properties" ]; then
+    have="1@$STACK_HOST:$KAFKA_CONTROLLER_PORT" # a store from before the multi-node profile
+  else
+    have="$want"
+  fi
+  [ "$have" = "$want" ] || die "$STACK_DIR holds a Kafka whose controller quorum is $have, not $want (KAFKA_BROKERS=$KAFKA_BROKERS): use another STACK_DIR for this profile, or make down and remove $STACK_DIR/kafka*"
+  mkdir -p "$STACK_DIR/kafka"
+  echo "$want" > "$f"
+}
+
+# render_kafka_node I: member I's configuration as $STACK_DIR/<name>/server.properties.new
+render_kafka_node() {
+  local i="$1" d
+  d="$STACK_DIR/$(member kafka "$i")"
+  KAFKA_NODE_ID=$((i + 1)) KAFKA_NODE_DIR="$d"
+  KAFKA_NODE_PORT="$(kafka_port "$i")" KAFKA_NODE_CONTROLLER_PORT="$(kafka_controller_port "$i")"
+  KAFKA_VOTERS="$(kafka_voters)"
   render "$STACK_SRC/kafka/server.properties.in" "$d/server.properties.new"
+  if [ "$KAFKA_BROKERS" -gt 1 ]; then
+    echo "min.insync.replicas=$KAFKA_MIN_INSYNC_REPLICAS" >> "$d/server.properties.new"
+  fi
   cat "$SECRETS_DIR/server-sasl.properties" >> "$d/server.properties.new"
-  if running_pid kafka >/dev/null && ! cmp -s "$d/server.properties.new" "$d/server.properties"; then
+}
+
+# start_kafka_node I: render member I's configuration, format its store once, start it.
+start_kafka_node() {
+  local i="$1" name d cp
+  name="$(member kafka "$i")"
+  d="$STACK_DIR/$name"
+  cp="$(kafka_cp)"
+  render_kafka_node "$i"
+  if running_pid "$name" >/dev/null && ! cmp -s <(grep -v '^#' "$d/server.properties.new") <(grep -v '^#' "$d/server.properties"); then
     rm -f "$d/server.properties.new"
-    die "the running Kafka has an older configuration (e.g. from before authentication): make down && make up"
+    die "the running $name has an older configuration (e.g. from before authentication): make down && make up"
   fi
   mv "$d/server.properties.new" "$d/server.properties"
   if [ ! -f "$d/data/meta.properties" ]; then
-    local id
-    id="$("$JAVA" -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)"
     "$JAVA" -cp "$cp" -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR" \
-      kafka.tools.StorageTool format -t "$id" -c "$d/server.properties" >> "$LOG_DIR/kafka.log" 2>&1 \
-      || die "formatting Kafka's storage failed; see $LOG_DIR/kafka.log"
+      kafka.tools.StorageTool format -t "$(kafka_cluster_id)" -c "$d/server.properties" >> "$LOG_DIR/$name.log" 2>&1 \
+      || die "formatting $name's storage failed; see $LOG_DIR/$name.log"
   fi
-  rm -f "$RUN_DIR/kafka.topics-ok"
-  start kafka "$KAFKA_PORT" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" -XX:+UseG1GC \
+  start "$name" "$KAFKA_NODE_PORT" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" -XX:+UseG1GC \
     -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR" \
     -cp "$cp" kafka.Kafka "$d/server.properties"
 }
 
+start_kafka() {
+  local i
+  check_kafka_voters
+  kafka_cluster_id > /dev/null
+  rm -f "$RUN_DIR/kafka.topics-ok"
+  for ((i = 0; i < KAFKA_BROKERS; i++)); do start_kafka_node "$i"; done
+}
+
 create_topics() {
-  local t=0
-  until port_open "$KAFKA_PORT"; do
-    running_pid kafka >/dev/null || { tail -n 25 "$LOG_DIR/kafka.log" >&2; die "kafka exited while starting (log above)"; }
-    [ "$t" -ge 60 ] && { tail -n 25 "$LOG_DIR/kafka.log" >&2; die "kafka did not open port $KAFKA_PORT within 60s (log above)"; }
-    sleep 1; t=$((t + 1))
+  local t=0 name port
+  for name in $(members kafka "$KAFKA_BROKERS"); do
+    port="$(kafka_port "$(member_index "$name")")"
+    until port_open "$port"; do
+      running_pid "$name" >/dev/null || { tail -n 25 "$LOG_DIR/$name.log" >&2; die "$name exited while starting (log above)"; }
+      [ "$t" -ge 60 ] && { tail -n 25 "$LOG_DIR/$name.log" >&2; die "$name did not open port $port within 60s (log above)"; }
+      sleep 1; t=$((t + 1))
+    done
   done
   "$JAVA" -cp "$(kafka_cp)" -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR/topics" \
-    "$STACK_SRC/kafka/CreateTopics.java" "$STACK_HOST:$KAFKA_PORT" \
+    "$STACK_SRC/kafka/CreateTopics.java" "$(kafka_bootstrap)" \
     "$STACK_SRC/../schemas/topics.conf" "$STACK_SRC/kafka/acls.conf" "$SECRETS_DIR" \
+    "$KAFKA_REPLICATION_FACTOR" "$KAFKA_MIN_INSYNC_REPLICAS" \
     || die "setting Kafka's credentials, topics and ACLs failed (see above)"
   touch "$RUN_DIR/kafka.topics-ok"
 }
@@ -163,26 +256,58 @@ start_flink() {
   else
     say "flink-jobmanager already running (pid $(running_pid flink-jobmanager))"
   fi
-  if ! running_pid flink-taskmanager >/dev/null; then
-    local out jvm dyn
-    out="$(flink_params GET_TM_RESOURCE_PARAMS)"
+  local i name tmp out="" jvm dyn
+  for ((i = 0; i < FLINK_TASKMANAGERS; i++)); do
+    name="$(member flink-taskmanager "$i")"
+    if running_pid "$name" >/dev/null; then
+      say "$name already running (pid $(running_pid "$name"))"; continue
+    fi
+    [ -n "$out" ] || out="$(flink_params GET_TM_RESOURCE_PARAMS)"
     jvm="$(echo "$out" | sed -n 1p)"; dyn="$(echo "$out" | sed -n 2p)"
     [ -n "$jvm" ] || die "Flink's BashJavaUtils could not size the TaskManager from $conf/config.yaml"
+    # Member i > 0 has its own temporary directory; every member its resource id (its name: the
+    # JobManager's REST API lists it so) and its log and GC log.
+    tmp="$STACK_DIR/flink/tmp"; [ "$i" -eq 0 ] || tmp="$STACK_DIR/flink/tmp-$i"
+    mkdir -p "$tmp"
     # shellcheck disable=SC2046,SC2086
-    start flink-taskmanager - "$JAVA" $jvm $(flink_java) "$(gc_log flink-taskmanager)" "${common[@]}" \
-      -Dlog.file="$LOG_DIR/flink-taskmanager.log" -cp "$(flink_cp)" \
-      org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "$conf" $dyn
-  else
-    say "flink-taskmanager already running (pid $(running_pid flink-taskmanager))"
-  fi
+    start "$name" - "$JAVA" $jvm $(flink_java) "$(gc_log "$name")" "${common[@]}" \
+      -Dlog.file="$LOG_DIR/$name.log" -cp "$(flink_cp)" \
+      org.apache.flink.runtime.taskexecutor.TaskManagerRunner --configDir "$conf" $dyn \
+      -D taskmanager.resource-id="$name" -D io.tmp.dirs="$tmp"
+  done
 }
 
 start_telegraf() {
+  KAFKA_TELEGRAF_BROKERS="\"$(kafka_bootstrap | sed 's/,/", "/g')\""
   render "$STACK_SRC/telegraf/telegraf.conf.in" "$STACK_DIR/telegraf/telegraf.conf"
   start telegraf - "$TELEGRAF" --config "$STACK_DIR/telegraf/telegraf.conf"
 }
 
 check_config
+case "${1:-}" in
+  # --check: the configuration checks alone, then every member's ports.
+  --check)
+    for s in $(members kafka "$KAFKA_BROKERS"); do
+      i="$(member_index "$s")"
+      say "$s: node.id $((i + 1)), $STACK_HOST:$(kafka_port "$i"), controller $STACK_HOST:$(kafka_controller_port "$i")"
+    done
+    say "Kafka bootstrap $(kafka_bootstrap), replication factor $KAFKA_REPLICATION_FACTOR, min.insync.replicas $KAFKA_MIN_INSYNC_REPLICAS"
+    say "Flink: $FLINK_TASKMANAGERS TaskManager(s) of $FLINK_TM_SLOTS slots: $(members flink-taskmanager "$FLINK_TASKMANAGERS" | tr '\n' ' ')"
+    say "configuration of $STACK_ENV is valid"
+    exit 0 ;;
+  # --render: also make the secrets and render every Kafka node's and Flink's configuration under
+  # STACK_DIR (as server.properties.new and flink/conf), starting nothing.
+  --render)
+    mkdir -p "$RUN_DIR" "$LOG_DIR"
+    make_secrets
+    for ((i = 0; i < KAFKA_BROKERS; i++)); do render_kafka_node "$i"; say "rendered $STACK_DIR/$(member kafka "$i")/server.properties.new"; done
+    render "$STACK_SRC/flink/config.yaml.in" "$STACK_DIR/flink/conf/config.yaml"
+    say "rendered $STACK_DIR/flink/conf/config.yaml"
+    exit 0 ;;
+  "") ;;
+  *) die "usage: $0 [--check | --render]" ;;
+esac
+check_tools
 mkdir -p "$RUN_DIR" "$LOG_DIR" "$LOG_DIR/topics"
 make_secrets
 start_clickhouse
@@ -191,8 +316,8 @@ start_flink
 create_topics
 start_telegraf
 wait_for clickhouse 60
-wait_for kafka 60
+for s in $(members kafka "$KAFKA_BROKERS"); do wait_for "$s" 60; done
 wait_for flink-jobmanager 90
-wait_for flink-taskmanager 90
+for s in $(members flink-taskmanager "$FLINK_TASKMANAGERS"); do wait_for "$s" 90; done
 wait_for telegraf 30
-say "all servers answer: Kafka $STACK_HOST:$KAFKA_PORT, Flink UI http://$STACK_HOST:$FLINK_REST_PORT, ClickHouse http://$STACK_HOST:$CLICKHOUSE_HTTP_PORT"
+say "all servers answer: Kafka $(kafka_bootstrap), Flink UI http://$STACK_HOST:$FLINK_REST_PORT, ClickHouse http://$STACK_HOST:$CLICKHOUSE_HTTP_PORT"

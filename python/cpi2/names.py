@@ -174,6 +174,7 @@ FIELDS = {
         "cap_duration_s",
         "machine_cpu_utilization",
         "signal",
+        "analysed_at_us",
     ),
     "EnforcementAction": (
         "action_id",

@@ -30,39 +30,76 @@ import org.apache.kafka.common.resource.ResourceType;
 
 /**
  * The local stack's Kafka administration, idempotent, as principal admin (run by stack/up.sh as a
- * single-file program): java -cp 'kafka jars' CreateTopics.java BOOTSTRAP TOPICS ACLS SECRETS
+ * single-file program): java -cp 'kafka jars' CreateTopics.java BOOTSTRAP TOPICS ACLS SECRETS [RF [MIN_ISR]]
  * Admin signs in with SASL PLAIN (its static JAAS user in server.properties), the others with SCRAM.
  * <ol>
  *   <li>SCRAM-SHA-512 credentials: every SCRAM client file SECRETS/kafka-PRINCIPAL.properties
  *       gets its password set, so a new principal or a changed password takes effect.
- *   <li>Topics: creates those of TOPICS that do not exist, and brings the retention (time and
- *       bytes), cleanup policy and segment time of those that do to what the file says.
+ *   <li>Topics: creates those of TOPICS that do not exist with RF replicas (default 1, once
+ *       that many brokers are up), and brings the retention (time and bytes), cleanup policy,
+ *       segment time and min.insync.replicas (MIN_ISR, when given) of those that do to what the
+ *       file and MIN_ISR say. A topic with fewer replicas than RF is named, not changed.
  *   <li>ACLs: makes the cluster's ACLs exactly those of ACLS (adds the missing, removes the others).
  * </ol>
  */
 public class CreateTopics {
   public static void main(String[] args) throws Exception {
     Path secrets = Path.of(args[3]);
+    short replicas = args.length > 4 ? Short.parseShort(args[4]) : 1;
+    String minIsr = args.length > 5 ? args[5] : null;
     try (Admin admin = Admin.create(client(secrets, args[0]))) {
       System.out.println("scram: credentials of " + scram(admin, secrets) + " principals set");
       Set<String> existing = admin.listTopics().names().get();
       List<NewTopic> wanted = new ArrayList<>();
       Map<String, Map<String, String>> configs = new HashMap<>();
       for (String[] f : lines(Path.of(args[1]))) {
-        Map<String, String> c = Map.of("retention.ms", f[2], "retention.bytes", f[3], "cleanup.policy", f[4], "segment.ms", f[5]);
+        Map<String, String> c = new HashMap<>(
+            Map.of("retention.ms", f[2], "retention.bytes", f[3], "cleanup.policy", f[4], "segment.ms", f[5]));
+        if (minIsr != null) {
+          c.put("min.insync.replicas", minIsr);
+        }
         if (existing.contains(f[0])) {
           configs.put(f[0], c);
         } else {
-          wanted.add(new NewTopic(f[0], Integer.parseInt(f[1]), (short) 1).configs(c));
+          wanted.add(new NewTopic(f[0], Integer.parseInt(f[1]), replicas).configs(c));
         }
       }
       if (!wanted.isEmpty()) {
+        awaitBrokers(admin, replicas);
         admin.createTopics(wanted).all().get();
       }
       int altered = alter(admin, configs);
-      System.out.println("topics: created " + wanted.size() + ", " + existing.size() + " existed, " + altered + " reconfigured");
+      System.out.println("topics: created " + wanted.size() + " with " + replicas + " replicas, " + existing.size()
+          + " existed, " + altered + " reconfigured");
+      for (String t : underReplicated(admin, configs.keySet(), replicas)) {
+        System.out.println("topics: " + t + " has fewer than " + replicas + " replicas (made before this profile):"
+            + " a new STACK_DIR makes it anew");
+      }
       System.out.println("acls: " + acls(admin, Path.of(args[2])));
     }
+  }
+
+  /** Waits (60 s at most) until the cluster has at least n brokers, so a topic of n replicas can be made. */
+  static void awaitBrokers(Admin admin, int n) throws Exception {
+    long deadline = System.currentTimeMillis() + 60_000;
+    int have;
+    while ((have = admin.describeCluster().nodes().get().size()) < n) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException(have + " brokers up after 60 s; topics of " + n + " replicas need " + n);
+      }
+      Thread.sleep(500);
+    }
+  }
+
+  /** The topics of names with a partition of fewer than n replicas. */
+  static List<String> underReplicated(Admin admin, Collection<String> names, int n) throws Exception {
+    List<String> out = new ArrayList<>();
+    for (var d : admin.describeTopics(names).allTopicNames().get().values()) {
+      if (d.partitions().stream().anyMatch(p -> p.replicas().size() < n)) {
+        out.add(d.name());
+      }
+    }
+    return out;
   }
 
   /** The non-comment lines of a whitespace-separated table. */

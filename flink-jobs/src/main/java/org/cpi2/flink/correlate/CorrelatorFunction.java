@@ -235,7 +235,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
         continue; // rate-limited: waits for the clock
       }
       pending.remove(r.victim());
-      if (analyse(host, r.victim(), r.due(), out)) {
+      if (analyse(host, r.victim(), r.due(), clockMs, out)) {
         last = slot;
         lastAnalysisMs.update(slot);
       }
@@ -312,8 +312,12 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     }
   }
 
-  /** Runs one analysis if the victim has fresh evidence; true if it ran. */
-  private boolean analyse(String host, String victim, PendingAnalysis due, Collector<Incident> out)
+  /**
+   * Runs one analysis if the victim has fresh evidence, at the host's event time {@code clockMs}
+   * (the incident's analysed_at_us); true if it ran.
+   */
+  private boolean analyse(
+      String host, String victim, PendingAnalysis due, long clockMs, Collector<Incident> out)
       throws Exception {
     TaskSeries v = series.get(victim);
     if (v == null) {
@@ -360,6 +364,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
         incident = early;
       }
     }
+    incident.setAnalysedAtUs(Math.max(detectedAt, clockMs * 1000));
     lastIncidentUs.put(victim, detectedAt);
     lastRound.put(victim, round);
     out.collect(incident);

@@ -202,6 +202,12 @@ class CorrelatorFunctionTest {
         out.subList(60, 62).stream().map(Incident::getVictimTask).toList());
     assertEquals(
         victims, out.stream().map(Incident::getVictimTask).distinct().count(), "each once");
+    // Each incident says when it ran in the host's event time: the sixty at 3:00, when the period
+    // was complete, and the two that waited at 4:00, about the sample of 3:00 all the same.
+    for (int k = 0; k < victims; k++) {
+      assertEquals(3 * MIN, out.get(k).getDetectedAtUs());
+      assertEquals(k < 60 ? 3 * MIN : 4 * MIN, out.get(k).getAnalysedAtUs(), "incident " + k);
+    }
     h.close();
   }
 
