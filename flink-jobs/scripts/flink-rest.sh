@@ -16,7 +16,10 @@
 #   flink-rest.sh loader JAR [loader options...]   (re)start the loader alone
 #   flink-rest.sh stop        stop the running detection job with a savepoint into $STACK_DIR/savepoints
 #   flink-rest.sh status
-# Environment (from mk/common.mk): STACK_DIR, STACK_HOST, FLINK_REST_PORT, KAFKA_PORT, CLICKHOUSE_HTTP_PORT.
+# Environment (from mk/common.mk): STACK_DIR, STACK_HOST, FLINK_REST_PORT, KAFKA_PORT, CLICKHOUSE_HTTP_PORT;
+# of the multi-node profile (stack/multi.env): KAFKA_BROKERS (the job and the loader are given
+# every broker), JOB_PARALLELISM and KAFKA_DELIVERY (the detection job's --job.parallelism and
+# --kafka.delivery, unless its options give them).
 set -euo pipefail
 
 FLINK_URL="http://${STACK_HOST:-127.0.0.1}:${FLINK_REST_PORT:-8081}"
@@ -24,6 +27,11 @@ CLICKHOUSE_URL="http://${STACK_HOST:-127.0.0.1}:${CLICKHOUSE_HTTP_PORT:-8123}"
 JOB_NAME=${JOB_NAME:-cpi2-flink-jobs}
 LOADER_NAME=${LOADER_NAME:-cpi2-loader}
 STATE="${STACK_DIR:?}/flink-jobs"
+# Every broker of the stack: broker i listens on KAFKA_PORT+2i (stack/lib.sh's kafka_bootstrap)
+KAFKA_BOOTSTRAP=""
+for ((i = 0; i < ${KAFKA_BROKERS:-1}; i++)); do
+  KAFKA_BOOTSTRAP="$KAFKA_BOOTSTRAP${KAFKA_BOOTSTRAP:+,}${STACK_HOST:-127.0.0.1}:$((${KAFKA_PORT:-9092} + 2 * i))"
+done
 SAVEPOINTS="${STACK_DIR}/savepoints"
 
 die() { echo "flink-jobs: $*" >&2; exit 1; }
@@ -71,7 +79,7 @@ loader() {
   shift
   require_flink
   [[ -f $jar ]] || die "no job jar at $jar (make build)"
-  local args=(--kafka.bootstrap "${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}" --job.name "$LOADER_NAME")
+  local args=(--kafka.bootstrap "$KAFKA_BOOTSTRAP" --job.name "$LOADER_NAME")
   mapfile -t -O ${#args[@]} args < <(client_args loader)
   args+=("$@")
   local jid want
@@ -130,8 +138,10 @@ submit() {
   local jid
   jid=$(running_job)
   [[ -z $jid ]] || die "job $jid is already running; make stop first"
-  local args=(--kafka.bootstrap "${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}") loader_args
+  local args=(--kafka.bootstrap "$KAFKA_BOOTSTRAP") loader_args
   mapfile -t -O ${#args[@]} args < <(client_args detector)
+  [[ -z ${JOB_PARALLELISM:-} || " $* " == *" --job.parallelism "* ]] || args+=(--job.parallelism "$JOB_PARALLELISM")
+  [[ -z ${KAFKA_DELIVERY:-} || " $* " == *" --kafka.delivery "* ]] || args+=(--kafka.delivery "$KAFKA_DELIVERY")
   mapfile -t loader_args < <(loader_options "$@")
   while [[ $# -ge 2 ]]; do
     [[ $1 == --clickhouse.* ]] || args+=("$1" "$2")

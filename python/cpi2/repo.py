@@ -46,12 +46,17 @@ def default_clickhouse_url():
     )
 
 
+def kafka_bootstrap(env):
+    """Every broker of a stack.env's stack, comma-separated: broker i listens on KAFKA_PORT+2i,
+    KAFKA_BROKERS of them (1 when absent; stack/lib.sh's kafka_bootstrap), so a client given the
+    list works on while any one of them is down."""
+    host = env.get("STACK_HOST", "127.0.0.1")
+    port = int(env.get("KAFKA_PORT", "9092"))
+    return ",".join("%s:%d" % (host, port + 2 * i) for i in range(int(env.get("KAFKA_BROKERS", "1"))))
+
+
 def default_kafka_bootstrap():
-    env = stack_env()
-    return os.environ.get("CPI2_KAFKA_BOOTSTRAP") or "%s:%s" % (
-        env.get("STACK_HOST", "127.0.0.1"),
-        env.get("KAFKA_PORT", "9092"),
-    )
+    return os.environ.get("CPI2_KAFKA_BOOTSTRAP") or kafka_bootstrap(stack_env())
 
 
 def kafka_client_file(principal):

@@ -61,14 +61,8 @@ def cancel_running_jobs():
 
 def rest(*args, timeout=180):
     """flink-rest.sh with this stack's environment; returns its last line of stdout."""
-    env = dict(
-        os.environ,
-        STACK_DIR=stack.STACK_DIR,
-        STACK_HOST=stack.HOST,
-        FLINK_REST_PORT=stack.E["FLINK_REST_PORT"],
-        KAFKA_PORT=stack.E["KAFKA_PORT"],
-        CLICKHOUSE_HTTP_PORT=stack.E["CLICKHOUSE_HTTP_PORT"],
-    )
+    # stack.env's ports, and the multi-node profile's KAFKA_BROKERS, JOB_PARALLELISM, KAFKA_DELIVERY
+    env = dict(os.environ, **stack.E, STACK_DIR=stack.STACK_DIR)
     r = subprocess.run([REST] + list(args), capture_output=True, text=True, env=env, timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError("flink-rest.sh %s failed:\n%s" % (args[0], r.stderr))

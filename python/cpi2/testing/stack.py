@@ -18,7 +18,8 @@ def env():
 
 E = env()
 HOST = E["STACK_HOST"]
-KAFKA = "%s:%s" % (HOST, E["KAFKA_PORT"])
+# Every broker (one on the single-node stack): the agents' --brokers, the clients' bootstrap.servers
+KAFKA = repo.kafka_bootstrap(E)
 FLINK = "http://%s:%s" % (HOST, E["FLINK_REST_PORT"])
 CLICKHOUSE = "http://%s:%s" % (HOST, E["CLICKHOUSE_HTTP_PORT"])
 STACK_DIR = str(repo.STACK_DIR)
