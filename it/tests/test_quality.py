@@ -131,3 +131,52 @@ def test_onset_to_cap_and_latency_sensitive_caps():
     q = quality.measure(TRUTH, Run(incidents, actions))
     assert q["latencies"] == [180.0]
     assert q["ls_caps"] == 1
+
+
+def test_analysis_latency_counts_the_wait_of_a_queued_analysis():
+    # About the sample of minute 101, but run at 102:30 (it waited for a slot): 150 s, not 60 s.
+    waited = dict(incident("jobs/bully/0", "jobs/web/0", 101), analysed_at_us=101 * MIN + 90_000_000)
+    q = quality.measure(TRUTH, Run([waited, incident("jobs/noisy/0", "jobs/web/1", 101)]))
+    assert q["analysis_latencies"] == [60.0, 150.0]
+    assert q["event_latency_median"] == 105.0
+
+
+def test_onset_to_cap_in_event_time_is_analysis_time_plus_the_enforcers_real_delay():
+    first = dict(incident("jobs/bully/0", "jobs/web/0", 101), analysed_at_us=101 * MIN + 5_000_000)
+    later = dict(incident("jobs/bully/0", "jobs/web/0", 104), analysed_at_us=104 * MIN)
+    unread = incident("jobs/noisy/0", "jobs/web/1", 102)
+    incidents = [first, later, unread]
+
+    def applied(action_id, inc, at_min):
+        return {
+            "kind": "APPLIED",
+            "action_id": action_id,
+            "host": "h1",
+            "task": inc["antagonist_task"],
+            "at_us": at_min * MIN,  # the simulated clock at 240x: wall delays multiplied
+            "incident_id": inc["incident_id"],
+        }
+
+    actions = [applied("a1", first, 109), applied("a2", later, 110), applied("a3", unread, 111)]
+    run = Run(incidents, actions)
+    run.read_at = {
+        ("Incident", first["incident_id"]): 1000.0,
+        ("EnforcementAction", "a1"): 1001.5,
+        ("Incident", later["incident_id"]): 1003.0,
+        ("EnforcementAction", "a2"): 1003.25,
+        ("Incident", unread["incident_id"]): 1004.0,  # its action never read: left out
+    }
+    q = quality.measure(TRUTH, run)
+    assert q["latencies"] == [540.0, 660.0]  # wall-clock delays at the simulator's speed
+    assert q["enforcer_delays"] == [0.25, 1.5]
+    # bully: analysed 65 s after its onset, capped 1.5 real seconds later; noisy's cap is unknown.
+    assert q["cap_event_latencies"] == [66.5]
+    assert (q["cap_event_median"], q["cap_event_max"]) == (66.5, 66.5)
+
+
+def test_a_run_without_read_times_has_no_event_time_cap_figure():
+    inc = incident("jobs/bully/0", "jobs/web/0", 101)
+    action = {"kind": "APPLIED", "action_id": "a1", "host": "h1", "task": "jobs/bully/0", "at_us": 103 * MIN}
+    q = quality.measure(TRUTH, Run([inc], [dict(action, incident_id=inc["incident_id"])]))
+    assert q["latencies"] == [180.0]
+    assert q["cap_event_latencies"] == [] and q["cap_event_median"] is None

@@ -41,6 +41,10 @@ class Monitor:
         self.dead_letters = []
         self.undecodable = []
         self.caps = {}  # (host, task) -> expires_at_us of caps in force
+        # ("Incident", incident_id) or ("EnforcementAction", action_id) -> wall-clock seconds when
+        # this monitor first read it: the real delays between the outputs, whatever the speed of
+        # a simulated fleet's clock.
+        self.read_at = {}
 
     def _on_assign(self, consumer, partitions):
         self.assigned = True
@@ -79,8 +83,10 @@ class Monitor:
                 continue
             if message == "Incident":
                 self.incidents.append(rec)
+                self.read_at.setdefault((message, rec["incident_id"]), time.time())
             elif message == "EnforcementAction":
                 self.actions.append(rec)
+                self.read_at.setdefault((message, rec["action_id"]), time.time())
                 key = (rec["host"], rec["task"])
                 if rec["kind"] in ("APPLIED", "RENEWED"):
                     self.caps[key] = rec["expires_at_us"]

@@ -10,14 +10,16 @@ summary and `make bench` (bench_detection.py).
   only ones the paper's policy caps) named by at least one right THROTTLE / all eligible ones;
 - detection latency: simulated seconds from an antagonist's onset to the first cap on it
   (target: 3 sampling periods + 5 s = 185 s). Faster than real time, every wall-clock second
-  of processing counts `speed` simulated seconds, so runs at 1x give the real figure; the
-  event-time part (onset to the anomalous sample that named it) is reported beside it;
+  of processing counts `speed` simulated seconds, so runs at 1x give the real figure;
+- detection latency in event time, free of the speed-up: the same first cap, timed as the
+  analysis time of the incident it enforces (`analysed_at_us`: the host's event time when the job
+  ran that analysis) minus the onset, plus the enforcer's real delay (wall-clock seconds from the
+  monitor reading that incident to reading its APPLIED action). Beside it, onset to the analysis
+  time of the first right THROTTLE (the job's part alone; all a replay without enforcer has);
 - analysis latency: simulated seconds from the onset of a latency-sensitive victim's first
   antagonism (ground truth) to the job's first analysis of that victim on that host (the
-  earliest incident about it, whatever its decision) at the incident's `detected_at_us`: the event
-  time of the anomalous sample the analysis is about. An analysis the job queues keeps that time,
-  so this says whether a victim is analysed and for which of its anomalous samples, not how long
-  the queue held it (that shows in onset to cap);
+  earliest incident about it, whatever its decision), at the incident's analysis time: a
+  victim whose analysis waited for a free slot or for its host's period counts the wait;
 - caps on latency-sensitive tasks (target: none).
 """
 
@@ -67,6 +69,27 @@ def first_after_onset(onset, events):
     return out
 
 
+def analysed_at(incident):
+    """The event time (us) at which the job ran the incident's analysis: its analysed_at_us, or for
+    a job before Incident v5 its detected_at_us (the anomalous sample's time)."""
+    at = incident.get("analysed_at_us")
+    return incident["detected_at_us"] if at is None else at
+
+
+def enforcer_delays(actions, read_at):
+    """action_id -> real seconds from the monitor reading an incident to reading the APPLIED
+    action that enforces it (read_at: Monitor.read_at), for the actions whose both it read."""
+    out = {}
+    for a in actions:
+        if a["kind"] != "APPLIED" or not a.get("incident_id"):
+            continue
+        inc = read_at.get(("Incident", a["incident_id"]))
+        act = read_at.get(("EnforcementAction", a.get("action_id")))
+        if inc is not None and act is not None:
+            out[a["action_id"]] = max(0.0, act - inc)
+    return out
+
+
 def detection_latencies(truth, actions):
     """(host, antagonist) -> simulated seconds from its onset (ground truth) to the first cap on it."""
     return first_after_onset(
@@ -75,15 +98,30 @@ def detection_latencies(truth, actions):
 
 
 def detection_event_latencies(truth, incidents):
-    """(host, antagonist) -> simulated seconds from its onset to the event time of the first
-    right THROTTLE naming it (the anomalous sample's window start): the pipeline's own delay in
-    simulated time, without the wall-clock delays that a faster-than-real-time run multiplies."""
+    """(host, antagonist) -> simulated seconds from its onset to the analysis time of the first
+    right THROTTLE naming it: the job's own delay in event time, without the wall-clock delays
+    that a faster-than-real-time run multiplies."""
     return first_after_onset(
         onsets(truth),
         (
-            ((i["host"], i["antagonist_task"]), i["detected_at_us"])
+            ((i["host"], i["antagonist_task"]), analysed_at(i))
             for i in incidents
             if i["decision"] == "THROTTLE" and truth_matches(truth, i)
+        ),
+    )
+
+
+def cap_event_latencies(truth, incidents, actions, delays):
+    """(host, antagonist) -> seconds from its onset to the first cap on it in event time: the
+    analysis time of the incident the cap enforces, plus the enforcer's real delay for it
+    (delays: enforcer_delays). Caps whose incident or delay is unknown are left out."""
+    by_id = {i["incident_id"]: i for i in incidents}
+    return first_after_onset(
+        onsets(truth),
+        (
+            ((a["host"], a["task"]), analysed_at(by_id[a["incident_id"]]) + delays[a["action_id"]] * 1e6)
+            for a in actions
+            if a["kind"] == "APPLIED" and a.get("action_id") in delays and a["incident_id"] in by_id
         ),
     )
 
@@ -100,10 +138,8 @@ def victim_onsets(truth):
 
 def analysis_latencies(truth, incidents):
     """(host, victim) -> simulated seconds from its first eligible antagonism's onset to the first
-    analysis of it (any incident naming it as victim, at or after the onset)."""
-    return first_after_onset(
-        victim_onsets(truth), (((i["host"], i["victim_task"]), i["detected_at_us"]) for i in incidents)
-    )
+    analysis of it (any incident naming it as victim, at or after the onset), at its analysis time."""
+    return first_after_onset(victim_onsets(truth), (((i["host"], i["victim_task"]), analysed_at(i)) for i in incidents))
 
 
 def measure(truth, monitor):
@@ -120,6 +156,8 @@ def measure(truth, monitor):
     ]
     latencies = sorted(detection_latencies(truth, monitor.actions).values())
     event_latencies = sorted(detection_event_latencies(truth, monitor.incidents).values())
+    delays = enforcer_delays(monitor.actions, getattr(monitor, "read_at", {}))
+    cap_event = sorted(cap_event_latencies(truth, monitor.incidents, monitor.actions, delays).values())
     victims = victim_onsets(truth)
     analysed = sorted(analysis_latencies(truth, monitor.incidents).values())
     return {
@@ -134,6 +172,10 @@ def measure(truth, monitor):
         "latency_median": statistics.median(latencies) if latencies else None,
         "latency_max": latencies[-1] if latencies else None,
         "event_latency_median": statistics.median(event_latencies) if event_latencies else None,
+        "cap_event_latencies": cap_event,
+        "cap_event_median": statistics.median(cap_event) if cap_event else None,
+        "cap_event_max": cap_event[-1] if cap_event else None,
+        "enforcer_delays": sorted(delays.values()),
         "victims": len(victims),
         "victims_analysed": len(analysed),
         "analysis_latencies": analysed,
