@@ -37,8 +37,15 @@ The default fleet, bench100k (102,000 tasks on 4000 hosts), reaches 100,000 samp
 (7650 tasks) would need --speed 784 and so 13 times more of the job's per-period work (watermarks,
 timers, spec folds, rollup rows) per sample.
 
+The stack may be the single-node profile or the multi-node one (stack/multi.env: several Kafka
+brokers, TaskManagers and ClickHouse nodes): a server's members (kafka, kafka-1, ...) count
+together, and each phase ends with the figures of the capacity model (stack/CAPACITY.md): samples/s
+per TaskManager core, Kafka's cores per 1,000 samples/s (all brokers, and per broker), and at the
+end ClickHouse's rows stored per CPU-second of all its nodes (replicas included).
+
 Environment: BENCH_SCENARIO (bench100k), BENCH_DURATION (40m simulated, phase 1), BENCH_RATE
-(100000), BENCH_LAG_S (60), BENCH_PARALLELISM (2: both cores), BENCH_JOB_ARGS (more job options),
+(100000), BENCH_LAG_S (60), BENCH_PARALLELISM (the profile's JOB_PARALLELISM, else 2: both
+cores), BENCH_JOB_ARGS (more job options),
 BENCH_LAG_WARMUP_S (120), BENCH_SIM_ARGS (more cpi2-fleetsim options, e.g. -X linger.ms=5),
 BENCH_LAG_SERIES (a file for phase 2's lags: seconds into the phase, lag, backlog over the rate).
 """
@@ -63,7 +70,7 @@ DURATION = os.environ.get("BENCH_DURATION", "40m")
 RATE = float(os.environ.get("BENCH_RATE", "100000"))
 LAG_S = float(os.environ.get("BENCH_LAG_S", "60"))
 WARMUP_S = float(os.environ.get("BENCH_LAG_WARMUP_S", "120"))
-PARALLELISM = os.environ.get("BENCH_PARALLELISM", "2")
+PARALLELISM = os.environ.get("BENCH_PARALLELISM", stack.E.get("JOB_PARALLELISM", "2"))
 SERIES = open(os.environ["BENCH_LAG_SERIES"], "w") if os.environ.get("BENCH_LAG_SERIES") else None
 LOG = "/tmp/cpi2-bench-fleetsim.log"
 DATABASE = "cpi2_bench"
@@ -111,34 +118,58 @@ def thread_cpu(pid, parts):
     return out
 
 
+def server_of(member):
+    """The server a member of the stack belongs to: kafka-2 -> kafka, flink-taskmanager-1 ->
+    flink-taskmanager (member 0 has the server's own name)."""
+    return re.sub(r"-\d+$", "", member)
+
+
+def members():
+    """{server: number of its members running} (pid files whose process is alive)."""
+    out = {}
+    for name, pid in stack.pids().items():
+        if process_cpu(pid) is not None:
+            out[server_of(name)] = out.get(server_of(name), 0) + 1
+    return out
+
+
 def cpu_seconds(running_sim=None):
-    """{server: CPU seconds so far} for the stack's servers, and the simulators this process ran
-    (those it waited for, and running_sim's so far); "server/part": {thread: seconds} for the
-    THREAD_PARTS."""
+    """{server: CPU seconds so far} for the stack's servers, their members summed, and the
+    simulators this process ran (those it waited for, and running_sim's so far); "server/part":
+    {(pid, thread): seconds} for the THREAD_PARTS."""
     out = {}
     for name, pid in stack.pids().items():
         cpu = process_cpu(pid)
         if cpu is not None:
-            out[name] = cpu
-            for part, threads in thread_cpu(pid, THREAD_PARTS.get(name, ())).items():
-                out[name + "/" + part] = threads
+            server = server_of(name)
+            out[server] = out.get(server, 0) + cpu
+            for part, threads in thread_cpu(pid, THREAD_PARTS.get(server, ())).items():
+                out.setdefault(server + "/" + part, {}).update({(pid, tid): c for tid, c in threads.items()})
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     out["cpi2-fleetsim"] = ru.ru_utime + ru.ru_stime + ((process_cpu(running_sim.pid) or 0) if running_sim else 0)
     return out
 
 
+def cpu_used(before, after, k):
+    """CPU seconds of server (or server/part) k between two cpu_seconds(). A part counts the
+    threads alive at the end (one that ended in between is left out); the server's total counts
+    every thread."""
+    if k not in after:
+        return 0.0
+    if isinstance(after[k], dict):
+        return sum(cpu - before.get(k, {}).get(tid, 0) for tid, cpu in after[k].items())
+    return after[k] - before.get(k, 0)
+
+
 def cpu_per_sample(before, after, samples):
-    """'server x.x µs (part y.y, ...)' for each server's CPU per sample between two cpu_seconds().
-    A part counts the threads alive at the end (one that ended in between is left out); the
-    server's total counts every thread."""
+    """'server x.x µs (part y.y, ...)' for each server's CPU per sample between two cpu_seconds()
+    (all its members)."""
 
     def used(k):
-        if isinstance(after[k], dict):
-            return sum(cpu - before.get(k, {}).get(tid, 0) for tid, cpu in after[k].items())
-        return after[k] - before.get(k, 0)
+        return cpu_used(before, after, k)
 
     out = []
-    for k in ("flink-taskmanager", "clickhouse", "kafka", "cpi2-fleetsim", "flink-jobmanager"):
+    for k in ("flink-taskmanager", "clickhouse", "kafka", "zookeeper", "cpi2-fleetsim", "flink-jobmanager"):
         if k in after:
             parts = [
                 "%s %.1f" % (part, used(k + "/" + part) / samples * 1e6)
@@ -147,6 +178,57 @@ def cpu_per_sample(before, after, samples):
             ]
             out.append("%s %.1f%s" % (k, used(k) / samples * 1e6, " (%s)" % ", ".join(parts) if parts else ""))
     return "CPU per sample (µs): " + ", ".join(out)
+
+
+def model_figures(before, after, samples, seconds):
+    """The capacity model's figures of one phase (stack/CAPACITY.md): samples/s per TaskManager
+    core, and Kafka's cores per 1,000 samples/s, all brokers and per broker, from the CPU the
+    servers used between two cpu_seconds() over the samples of the phase."""
+    n = members()
+    tm, kafka = cpu_used(before, after, "flink-taskmanager"), cpu_used(before, after, "kafka")
+    brokers = n.get("kafka", 1)
+    return (
+        "capacity model: %.0f samples/s per TaskManager core (%d TaskManager(s) used %.2f cores);"
+        " Kafka %.3f cores per 1,000 samples/s (%d broker(s): %.3f each)"
+        % (
+            samples / tm if tm else float("nan"),
+            n.get("flink-taskmanager", 0),
+            tm / seconds,
+            kafka / samples * 1000,
+            brokers,
+            kafka / samples * 1000 / brokers,
+        )
+    )
+
+
+def stored_rows(database):
+    """Rows the job stored in database, each counted once: over its Distributed tables when
+    there are any (the cluster layout: each row is in one shard, on every replica), else over
+    its MergeTree tables."""
+    tables = stack.query(
+        "SELECT engine, name FROM system.tables WHERE database = '%s' AND (engine = 'Distributed'"
+        " OR engine LIKE '%%MergeTree') AND NOT startsWith(name, '.inner')" % database
+    ).splitlines()
+    by_engine = [line.split("\t") for line in tables if line]
+    names_ = [t for e, t in by_engine if e == "Distributed"] or [t for e, t in by_engine]
+    return sum(int(stack.query("SELECT count() FROM %s.`%s`" % (database, t))) for t in names_)
+
+
+def profile():
+    """The stack's profile, as stack.env (or $STACK_ENV) says: absent keys mean one of each."""
+    e = stack.E
+    return (
+        "%s Kafka broker(s) (replication %s, min.insync %s), %s TaskManager(s) of %s, ClickHouse %s shard(s) x %s replica(s)"
+        % (
+            e.get("KAFKA_BROKERS", "1"),
+            e.get("KAFKA_REPLICATION_FACTOR", "1"),
+            e.get("KAFKA_MIN_INSYNC_REPLICAS", "1"),
+            e.get("FLINK_TASKMANAGERS", "1"),
+            e.get("FLINK_TM_PROCESS_MEMORY", "?"),
+            e.get("CLICKHOUSE_SHARDS", "1"),
+            e.get("CLICKHOUSE_REPLICAS", "1"),
+        )
+    )
 
 
 def published_offsets(consumer):
@@ -249,7 +331,8 @@ def capacity(jid, consumer, start_s):
         raise SystemExit("pipeline bench: cpi2-fleetsim failed; see " + LOG)
     published = published_offsets(consumer) - base
     t1 = wait_taken_in(jid, published)
-    return published, t1 - t0, cpu_per_sample(cpu0, cpu_seconds(), published)
+    cpu1 = cpu_seconds()
+    return published, t1 - t0, cpu_per_sample(cpu0, cpu1, published), model_figures(cpu0, cpu1, published, t1 - t0)
 
 
 class TakenIn:
@@ -310,12 +393,14 @@ def lag(jid, consumer, tasks, start_s):
     wait_taken_in(jid, base_read + published)
     if warm is None:
         raise SystemExit("pipeline bench: phase 2 ended within its warm-up; see " + LOG)
+    cpu1, t1 = cpu_seconds(), time.time()
     return (
         speed,
         published - warm[1],
-        time.time() - warm[0],
+        t1 - warm[0],
         figures,
-        cpu_per_sample(warm[2], cpu_seconds(), published - warm[1]),
+        cpu_per_sample(warm[2], cpu1, published - warm[1]),
+        model_figures(warm[2], cpu1, published - warm[1], t1 - warm[0]),
     )
 
 
@@ -348,15 +433,18 @@ def main():
     consumer = Consumer(stack.kafka_conf("admin", **{"group.id": "cpi2-bench-offsets"}))
     tasks = tasks_of_scenario()
     start_s = int(time.time()) // 60 * 60
+    cpu0 = cpu_seconds()
     jid = pipeline.submit_job(args)
     try:
-        published, seconds, capacity_cpu = capacity(jid, consumer, start_s)
+        published, seconds, capacity_cpu, capacity_model = capacity(jid, consumer, start_s)
         rate = published / seconds
         if LAG_S > 0:
-            speed, lag_published, lag_seconds, figures, lag_cpu = lag(
+            speed, lag_published, lag_seconds, figures, lag_cpu, lag_model = lag(
                 jid, consumer, tasks, start_s + seconds_of(DURATION)
             )
         stored = int(stack.query("SELECT count() FROM %s.samples" % DATABASE)) if sinks_on else 0
+        rows = stored_rows(DATABASE) if sinks_on else 0
+        clickhouse_cpu = cpu_used(cpu0, cpu_seconds(), "clickhouse")
     finally:
         pipeline.cancel_running_jobs()
         stack.query("DROP DATABASE IF EXISTS " + DATABASE)
@@ -383,7 +471,15 @@ def main():
         " %.0f samples/s (target >= 100,000/s: %s)"
         % (published, DURATION, seconds, rate, "met" if rate >= 100000 else "NOT met")
     )
+    print("  profile: " + profile())
     print("    " + capacity_cpu)
+    print("    " + capacity_model)
+    if sinks_on:
+        print(
+            "  ClickHouse, the whole run: %d rows stored (every table, each row once) for %.1f CPU-seconds of its"
+            " %d node(s): %.0f rows/s per core"
+            % (rows, clickhouse_cpu, members().get("clickhouse", 0), rows / clickhouse_cpu)
+        )
     if LAG_S <= 0:
         print("  lag at %.0f samples/s: not measured (BENCH_LAG_S=0)" % RATE)
         return
@@ -421,6 +517,7 @@ def main():
             % (WARMUP_S, p(w, 0.5), p(w, 0.99), w[-1])
         )
     print("    " + lag_cpu)
+    print("    " + lag_model)
 
 
 if __name__ == "__main__":
