@@ -46,4 +46,5 @@ stop flink-jobmanager
 # shellcheck disable=SC2046
 stop $(members kafka "$KAFKA_BROKERS")
 stop clickhouse
+if declare -F stop_clickhouse_cluster >/dev/null; then stop_clickhouse_cluster; fi
 rm -f "$RUN_DIR/kafka.topics-ok"

@@ -40,6 +40,11 @@ kafka_bootstrap() {
 }
 
 SERVERS="clickhouse $(members kafka "$KAFKA_BROKERS" | tr '\n' ' ')flink-jobmanager $(members flink-taskmanager "$FLINK_TASKMANAGERS" | tr '\n' ' ')telegraf"
+# ClickHouse as a cluster (shards x replicas > 1): its other nodes and ZooKeeper join SERVERS.
+if [ "${CLICKHOUSE_SHARDS:-1}" != 1 ] || [ "${CLICKHOUSE_REPLICAS:-1}" != 1 ]; then
+  # shellcheck source=clickhouse-cluster.sh
+  . "$STACK_SRC/clickhouse-cluster.sh"
+fi
 
 say() { echo "stack: $*"; }
 die() { echo "stack: error: $*" >&2; exit 1; }
@@ -83,6 +88,7 @@ healthy() {
       fi ;;
     flink-taskmanager-[0-9]*) flink_tm_registered "$1" ;;
     telegraf) running_pid telegraf >/dev/null && telegraf_writes ;;
+    clickhouse-*|zookeeper) cluster_healthy "$1" ;;
     *) return 1 ;;
   esac
 }

@@ -6,7 +6,7 @@
 
 APT_PACKAGES="build-essential cmake pkg-config libavro-dev librdkafka-dev libjansson-dev clickhouse-server
  clickhouse-client linux-perf python3-venv jq curl maven openjdk-17-jdk-headless golang-go openssl
- clang libclang-rt-14-dev clang-format etcd-server"
+ clang libclang-rt-14-dev clang-format etcd-server zookeeper"
 
 step_apt() {
   local missing=()

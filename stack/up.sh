@@ -310,12 +310,13 @@ esac
 check_tools
 mkdir -p "$RUN_DIR" "$LOG_DIR" "$LOG_DIR/topics"
 make_secrets
-start_clickhouse
+if declare -F start_clickhouse_cluster >/dev/null; then start_clickhouse_cluster; else start_clickhouse; fi
 start_kafka
 start_flink
 create_topics
 start_telegraf
 wait_for clickhouse 60
+if declare -F wait_clickhouse_cluster >/dev/null; then wait_clickhouse_cluster; fi
 for s in $(members kafka "$KAFKA_BROKERS"); do wait_for "$s" 60; done
 wait_for flink-jobmanager 90
 for s in $(members flink-taskmanager "$FLINK_TASKMANAGERS"); do wait_for "$s" 90; done
