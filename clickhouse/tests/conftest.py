@@ -29,9 +29,9 @@ def backend(request, tmp_path_factory):
     if request.param == "server":
         ch = server()
         db = f"cpi2_test_{os.getpid()}_{request.module.__name__.rsplit('.', 1)[-1]}"
-        ch.query(f"DROP DATABASE IF EXISTS {db}")
+        schema.drop_database(ch, db)
         yield ch, db
-        ch.query(f"DROP DATABASE IF EXISTS {db}")
+        schema.drop_database(ch, db)
     else:
         ch = chclient.ChdbClickHouse(str(tmp_path_factory.mktemp("chdb")))
         yield ch, "cpi2"

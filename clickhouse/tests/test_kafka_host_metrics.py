@@ -17,7 +17,7 @@ GROUP_PREFIX = "cpi2-clickhouse-"
 def test_telegraf_metrics_reach_host_metrics_through_kafka():
     ch = server()
     db = f"cpi2_test_{os.getpid()}_kafka"
-    ch.query(f"DROP DATABASE IF EXISTS {db}")
+    schema.drop_database(ch, db)
     try:
         schema.apply(ch, db, log=lambda *_: None)
         schema.apply_kafka(ch, db, BROKERS, group=GROUP_PREFIX + db, log=lambda *_: None)
@@ -38,7 +38,7 @@ def test_telegraf_metrics_reach_host_metrics_through_kafka():
         ).split()
         assert int(row[0]) >= 1 and row[1:] == ["1", "1"]
     finally:
-        ch.query(f"DROP DATABASE IF EXISTS {db}")
+        schema.drop_database(ch, db)
 
 
 def test_kafka_settings_are_validated():

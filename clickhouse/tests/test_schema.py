@@ -117,7 +117,7 @@ def test_host_days_copy_older_samples_then_follow_inserts(backend, monkeypatch):
     of every later insert (a replay adds no machine)."""
     ch, db = backend
     db = db + "_upgrade"
-    ch.query(f"DROP DATABASE IF EXISTS {db}")
+    schema.drop_database(ch, db)
     real = schema.migrations()
     monkeypatch.setattr(schema, "migrations", lambda: [m for m in real if m[0] < 9])
     schema.apply(ch, db, log=lambda *_: None)
@@ -134,4 +134,4 @@ def test_host_days_copy_older_samples_then_follow_inserts(backend, monkeypatch):
     ]
     insert_rows(ch, db, "samples", later + sink_rows("samples"))
     assert ch.query(days).splitlines() == ["2100-01-01\th1\t8", "2100-01-01\th2\t16", "2100-01-02\th9\t8"]
-    ch.query(f"DROP DATABASE IF EXISTS {db}")
+    schema.drop_database(ch, db)

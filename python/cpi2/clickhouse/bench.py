@@ -162,7 +162,7 @@ def main(argv=None):
         except ClickHouseError:
             pass
         if have != a.rows:
-            ch.query(f"DROP DATABASE IF EXISTS {a.database}")
+            schema.drop_database(ch, a.database)
             schema.apply(ch, a.database, log=lambda *_: None)
             t0, t1 = generate(ch, a.database, a.rows, log)
         else:
@@ -199,7 +199,7 @@ def main(argv=None):
     finally:
         if not a.keep:
             try:
-                ch.query(f"DROP DATABASE IF EXISTS {a.database}")
+                schema.drop_database(ch, a.database)
                 log(f"dropped {a.database}")
             except ClickHouseError as e:
                 print(f"bench.py: could not drop {a.database}: {e}", file=sys.stderr)

@@ -8,12 +8,16 @@ Markers (one schema source for ClickHouse 18.16 and current versions):
   {{TTL(expr)}}          TTL expr where table TTL exists (19.6+), else nothing: retention()
                          then drops whole day partitions older than the same interval.
 Support is probed by creating a throw-away table in the target database, not guessed from the
-version string."""
+version string.
+
+On a node of the ClickHouse cluster `cpi2` the same migrations make replicated tables under local
+names and Distributed tables under the names clients use, on every node (cpi2.clickhouse.cluster)."""
 
 import hashlib
 import re
 
 from cpi2 import names, repo
+from cpi2.clickhouse import cluster as chcluster
 from cpi2.clickhouse.chclient import ClickHouseError
 
 MIGRATIONS = repo.CLICKHOUSE_DIR / "migrations"
@@ -88,15 +92,46 @@ def applied(ch, db):
     return {int(v): c for v, c in (line.split("\t") for line in rows.splitlines() if line)}
 
 
+def _runner(ch, db, features=None):
+    """run(statement) on ch, or on the cluster ch is node 0 of (see cpi2.clickhouse.cluster)."""
+    cl = chcluster.discover(ch)
+    if cl is None:
+        return ch.query
+    features = features or probe(ch, db)
+    keys = {}
+    for _, _, text in migrations():
+        keys.update(chcluster.replicated_tables(statements(render(text, db, features))))
+
+    def run(stmt):
+        for table in chcluster.run(cl, stmt, keys):
+            chcluster.sync(cl, db, table, keys[table])
+
+    return run
+
+
+def drop_database(ch, db):
+    """DROP DATABASE IF EXISTS db, on every node when ch is a node of the cluster."""
+    if not _IDENT.match(db):
+        raise ValueError(f"database name {db!r} is not a plain identifier")
+    cl = chcluster.discover(ch)
+    if cl is None:
+        ch.query(f"DROP DATABASE IF EXISTS {db}")
+    else:
+        chcluster.drop_database(cl, db)
+
+
 def apply(ch, db="cpi2", log=print):
     """Applies every migration not yet recorded; returns the versions applied (empty: no-op)."""
     if not _IDENT.match(db):
         raise ValueError(f"database name {db!r} is not a plain identifier")
-    ch.query(f"CREATE DATABASE IF NOT EXISTS {db}")
-    ch.query(
-        f"CREATE TABLE IF NOT EXISTS {db}.schema_migrations (version UInt32, name String, checksum String,"
-        " features String, applied_at DateTime) ENGINE = ReplacingMergeTree ORDER BY version"
-    )
+    cl = chcluster.discover(ch)
+    nodes = cl.clients if cl else [ch]
+    for node in nodes:
+        node.query(f"CREATE DATABASE IF NOT EXISTS {db}")
+        node.query(
+            f"CREATE TABLE IF NOT EXISTS {db}.schema_migrations (version UInt32, name String, checksum String,"
+            " features String, applied_at DateTime) ENGINE = ReplacingMergeTree ORDER BY version"
+        )
     done = applied(ch, db)
     todo = []
     for version, name, text in migrations():
@@ -112,13 +147,15 @@ def apply(ch, db="cpi2", log=print):
         return []
     features = probe(ch, db)
     enabled = ",".join(k for k, on in features.items() if on) or "none"
+    run = _runner(ch, db, features)
     for version, name, text in todo:
         for stmt in statements(render(text, db, features)):
-            ch.query(stmt)
-        ch.query(
-            f"INSERT INTO {db}.schema_migrations (version, name, checksum, features, applied_at) VALUES"
-            f" ({version}, '{name}', '{checksum(text)}', '{enabled}', now())"
-        )
+            run(stmt)
+        for node in nodes:
+            node.query(
+                f"INSERT INTO {db}.schema_migrations (version, name, checksum, features, applied_at) VALUES"
+                f" ({version}, '{name}', '{checksum(text)}', '{enabled}', now())"
+            )
         log(f"{db}: applied {version:03d}_{name} on {ch.url} (features: {enabled})")
     return [v for v, _, _ in todo]
 
@@ -138,8 +175,9 @@ def apply_kafka(ch, db, brokers, topic=names.HOST_METRICS, group="cpi2-clickhous
         lambda m: host_metrics_parse().replace("{{DB}}.host_metrics_raw", "{{DB}}." + m.group(1)),
         text,
     )
+    run = _runner(ch, db)
     for stmt in statements(text.replace("{{KAFKA_GROUP}}", group).replace("{{DB}}", db)):
-        ch.query(stmt)
+        run(stmt)
     log(f"{db}: host_metrics fed from Kafka {brokers} topic {topic} (group {group})")
 
 
@@ -171,14 +209,22 @@ def retention(ch, db="cpi2", today=None, log=print):
         log(f"{db}: server has TTL, retention is done by the server")
         return []
     today_expr = f"toDate('{today}')" if today else "today()"
+    cl = chcluster.discover(ch)
     dropped = []
     for table, days in sorted(retention_days().items()):
-        rows = ch.query(
-            f"SELECT DISTINCT partition_id FROM system.parts WHERE database = '{db}' AND table = '{table}'"
-            f" AND active AND max_date < {today_expr} - {days} ORDER BY partition_id"
-        )
-        for pid in rows.split():
-            ch.query(f"ALTER TABLE {db}.{table} DROP PARTITION ID '{pid}'")
-            dropped.append((table, pid))
-            log(f"{db}.{table}: dropped partition {pid} (older than {days} days)")
+        # On the cluster: one replica of each shard (ZooKeeper drops the partition on the others).
+        targets = [(ch, "")]
+        if cl and table in chcluster.SHARDED:
+            targets = [(node, chcluster.LOCAL) for node in cl.one_per_shard()]
+        elif cl:
+            targets = [(cl.one_per_shard()[0], "")]
+        for node, suffix in targets:
+            rows = node.query(
+                f"SELECT DISTINCT partition_id FROM system.parts WHERE database = '{db}' AND table = '{table}{suffix}'"
+                f" AND active AND max_date < {today_expr} - {days} ORDER BY partition_id"
+            )
+            for pid in rows.split():
+                node.query(f"ALTER TABLE {db}.{table}{suffix} DROP PARTITION ID '{pid}'")
+                dropped.append((table, pid))
+                log(f"{db}.{table}: dropped partition {pid} (older than {days} days) on {node.url}")
     return dropped

@@ -110,7 +110,7 @@ def insert_fixture_rows(ch, db):
 
 def create_fixture_database(ch, db):
     """Drops and creates db with the schema and the fixture rows."""
-    ch.query(f"DROP DATABASE IF EXISTS {db}")
+    schema.drop_database(ch, db)
     schema.apply(ch, db, log=lambda *_: None)
     insert_fixture_rows(ch, db)
 
