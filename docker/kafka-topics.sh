@@ -57,8 +57,9 @@ echo "kafka-topics: $n topics on $bootstrap" >&2
 a=0
 while read -r principal resource pattern name operation _; do
   [[ -z $principal || $principal == \#* ]] && continue
-  [[ $resource =~ ^(topic|group)$ && $pattern =~ ^(literal|prefixed)$ && $operation =~ ^[A-Z_]+$ ]] ||
+  [[ $resource =~ ^(topic|group|transactionalId)$ && $pattern =~ ^(literal|prefixed)$ && $operation =~ ^[A-Z_]+$ ]] ||
     { echo "kafka-topics: bad line for $principal in $acls" >&2; exit 1; }
+  [[ $resource == transactionalId ]] && resource=transactional-id
   run /opt/kafka/bin/kafka-acls.sh --bootstrap-server "$bootstrap" "${client[@]}" --add \
     --allow-principal "User:$principal" --operation "$operation" "--$resource" "$name" --resource-pattern-type "$pattern"
   a=$((a + 1))

@@ -159,7 +159,9 @@ public class CreateTopics {
   static String acls(Admin admin, Path file) throws Exception {
     Set<AclBinding> want = new HashSet<>();
     for (String[] f : lines(file)) {
-      ResourcePattern r = new ResourcePattern(ResourceType.valueOf(f[1].toUpperCase()), f[3],
+      // topic, group, transactionalId (Strimzi's spelling) -> TOPIC, GROUP, TRANSACTIONAL_ID
+      String type = f[1].replaceAll("([a-z])([A-Z])", "$1_$2").toUpperCase();
+      ResourcePattern r = new ResourcePattern(ResourceType.valueOf(type), f[3],
           PatternType.valueOf(f[2].toUpperCase()));
       want.add(new AclBinding(r, new AccessControlEntry("User:" + f[0], "*",
           AclOperation.valueOf(f[4].toUpperCase()), AclPermissionType.ALLOW)));

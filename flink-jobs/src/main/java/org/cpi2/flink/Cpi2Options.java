@@ -139,6 +139,22 @@ public final class Cpi2Options implements Serializable {
   public static final String KAFKA_CLIENT_FILE = "kafka.client-file";
 
   /**
+   * How the detection job writes its topics: {@code at-least-once} (a record may be written again
+   * after a restart; consumers deduplicate by the records' ids) or {@code exactly-once} (each sink
+   * writes in Kafka transactions committed when a checkpoint completes: read_committed consumers
+   * see a record once, and only after that checkpoint).
+   */
+  public static final String KAFKA_DELIVERY = "kafka.delivery";
+
+  /**
+   * exactly-once: the producers' transaction.timeout.ms, at most the brokers'
+   * transaction.max.timeout.ms (Kafka's default, 15 min, which the stack keeps), above twice the
+   * checkpoint interval (checked), and longer than a restart: the broker aborts a transaction still
+   * open after it, and the records of a checkpoint not committed by then are lost.
+   */
+  public static final String KAFKA_TRANSACTION_TIMEOUT_MS = "kafka.transaction-timeout-ms";
+
+  /**
    * The loader's ClickHouse (its HTTP interface, e.g. http://127.0.0.1:8123); required by the
    * loader.
    */
@@ -208,6 +224,8 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(KAFKA_GROUP, "cpi2-flink-jobs");
     DEFAULTS.put(KAFKA_START, "committed-or-earliest"); // or earliest, latest, timestamp-ms:<ms>
     DEFAULTS.put(KAFKA_CLIENT_FILE, "");
+    DEFAULTS.put(KAFKA_DELIVERY, "at-least-once"); // or exactly-once
+    DEFAULTS.put(KAFKA_TRANSACTION_TIMEOUT_MS, "900000");
 
     LOADER_DEFAULTS.put(CHECKPOINT_INTERVAL_MS, "30000");
     LOADER_DEFAULTS.put(CHECKPOINT_DIR, "");
@@ -285,6 +303,9 @@ public final class Cpi2Options implements Serializable {
     if (options.values.containsKey(SIGNALS)) {
       options.signals(); // an unknown signal fails here, not in the job (the loader has none)
     }
+    if (options.values.containsKey(KAFKA_DELIVERY)) {
+      options.exactlyOnce(); // a misspelt guarantee fails here, not when the sinks are built
+    }
     if (options.values.containsKey(CORRELATION_POLICY)) {
       DecisionPolicy.Rules.parse(options.get(CORRELATION_POLICY));
     }
@@ -299,6 +320,19 @@ public final class Cpi2Options implements Serializable {
     Map<String, String> copy = new LinkedHashMap<>(values);
     copy.put(name, value);
     return new Cpi2Options(copy);
+  }
+
+  /** Whether {@link #KAFKA_DELIVERY} is exactly-once (else at-least-once; anything else fails). */
+  public boolean exactlyOnce() {
+    String d = get(KAFKA_DELIVERY);
+    if (d.equals("exactly-once")) {
+      return true;
+    }
+    if (d.equals("at-least-once")) {
+      return false;
+    }
+    throw new IllegalArgumentException(
+        KAFKA_DELIVERY + ": expected at-least-once or exactly-once, got " + d);
   }
 
   /** The signals detection runs on ({@link #SIGNALS}), CPI first. */

@@ -9,6 +9,7 @@ import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.sink.KafkaSinkBuilder;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.streaming.api.datastream.DataStream;
@@ -30,8 +31,12 @@ import org.cpi2.wire.Topics;
  * fresh start, samples and actions are read from where {@code kafka.start} says (by default the
  * committed offsets of the job's consumer group, or the earliest the first time); after a restore,
  * from the checkpointed offsets. The spec seed source reads the compacted cpi2.specs from the
- * beginning. Sinks are at-least-once: consumers deduplicate by the records' ids (incident_id,
- * action_id) and the compacted spec topic keeps the latest per key. Every client signs in as the
+ * beginning. Every source reads read_committed: records of aborted transactions are skipped, and
+ * records of open ones wait for their commit. Sinks are at-least-once by default (consumers
+ * deduplicate by the records' ids, incident_id and action_id, and the compacted spec topic keeps
+ * the latest per key), or exactly-once with {@code kafka.delivery exactly-once}: each sink writes
+ * in Kafka transactions that commit when a checkpoint completes, under transactional ids that start
+ * with the job's name and the topic ({@link #transactionalIdPrefix}). Every client signs in as the
  * principal of {@code kafka.client-file}, if one is given.
  */
 public final class KafkaIo {
@@ -99,9 +104,59 @@ public final class KafkaIo {
     return out;
   }
 
-  private static Properties copy(Properties p) {
+  /**
+   * What every source adds to the client properties: isolation.level read_committed, so that no
+   * record of an aborted transaction (a sink's output before a failure, written again after the
+   * restore) is read, by the detection job or the loader.
+   */
+  public static Properties consumerProperties(Properties client) {
     Properties out = new Properties();
-    out.putAll(p);
+    out.putAll(client);
+    out.put("isolation.level", "read_committed");
+    return out;
+  }
+
+  /** The sinks' delivery guarantee ({@code kafka.delivery}). */
+  static DeliveryGuarantee delivery(Cpi2Options o) {
+    return o.exactlyOnce() ? DeliveryGuarantee.EXACTLY_ONCE : DeliveryGuarantee.AT_LEAST_ONCE;
+  }
+
+  /**
+   * The transactional-id prefix of the job's sink to {@code topic}: the job's name, '-', the topic
+   * (the connector appends -SUBTASK-N). Each sink of a job has its own, and two jobs share none as
+   * long as their names differ (flink-rest.sh runs one job of a name per cluster); a job restored
+   * or resubmitted under the same name aborts what its predecessor left open. The detector
+   * principal may use the transactional ids starting with cpi2-flink- (stack/kafka/acls.conf).
+   */
+  public static String transactionalIdPrefix(Cpi2Options o, String topic) {
+    return o.get(Cpi2Options.JOB_NAME) + "-" + topic;
+  }
+
+  /**
+   * A sink's producer properties: the client's, and with exactly-once the transaction timeout,
+   * checked against the checkpoint interval (a transaction lives from one checkpoint to the commit
+   * after the next).
+   */
+  public static Properties producerProperties(Cpi2Options o, Properties client) {
+    Properties out = new Properties();
+    out.putAll(client);
+    if (o.exactlyOnce()) {
+      long timeout = o.getLong(Cpi2Options.KAFKA_TRANSACTION_TIMEOUT_MS);
+      long interval = o.getLong(Cpi2Options.CHECKPOINT_INTERVAL_MS);
+      if (interval <= 0 || timeout <= 2 * interval) {
+        throw new IllegalArgumentException(
+            Cpi2Options.KAFKA_DELIVERY
+                + " exactly-once commits at checkpoints: needs "
+                + Cpi2Options.CHECKPOINT_INTERVAL_MS
+                + " > 0 and "
+                + Cpi2Options.KAFKA_TRANSACTION_TIMEOUT_MS
+                + " above twice it, got "
+                + interval
+                + " and "
+                + timeout);
+      }
+      out.put("transaction.timeout.ms", Long.toString(timeout));
+    }
     return out;
   }
 
@@ -202,7 +257,7 @@ public final class KafkaIo {
     KafkaSource<RawRecord> source =
         KafkaSource.<RawRecord>builder()
             .setBootstrapServers(bootstrap)
-            .setProperties(client)
+            .setProperties(consumerProperties(client))
             .setGroupId(group)
             .setTopics(topic)
             .setStartingOffsets(start)
@@ -213,45 +268,53 @@ public final class KafkaIo {
   }
 
   public static Cpi2Sinks sinks(Cpi2Options o) {
-    String bootstrap = o.get(Cpi2Options.KAFKA_BOOTSTRAP);
-    Properties client = clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE));
     return new Cpi2Sinks() {
       @Override
       public void specs(DataStream<CpiSpec> s) {
-        to(s, bootstrap, client, CpiSpec.class, Topics.SPECS, SpecBuilderFunction::topicKey);
+        to(s, o, CpiSpec.class, Topics.SPECS, SpecBuilderFunction::topicKey);
       }
 
       @Override
       public void incidents(DataStream<Incident> s) {
-        to(s, bootstrap, client, Incident.class, Topics.INCIDENTS, Incident::getHost);
+        to(s, o, Incident.class, Topics.INCIDENTS, Incident::getHost);
       }
 
       @Override
       public void outcomes(DataStream<CapOutcome> s) {
-        to(s, bootstrap, client, CapOutcome.class, Topics.OUTCOMES, CapOutcome::getHost);
+        to(s, o, CapOutcome.class, Topics.OUTCOMES, CapOutcome::getHost);
       }
 
       @Override
       public void deadLetters(DataStream<DeadLetter> s) {
-        to(s, bootstrap, client, DeadLetter.class, Topics.DEAD_LETTER, DeadLetter::getSourceTopic);
+        to(s, o, DeadLetter.class, Topics.DEAD_LETTER, DeadLetter::getSourceTopic);
       }
     };
   }
 
   private static <T extends SpecificRecord> void to(
       DataStream<T> stream,
-      String bootstrap,
-      Properties client,
+      Cpi2Options o,
       Class<T> type,
       String topic,
       SerializableFunction<T, String> key) {
-    KafkaSink<T> sink =
+    stream.sinkTo(sink(o, type, topic, key)).uid("kafka-sink-" + topic).name("Kafka " + topic);
+  }
+
+  /** The sink of one topic, with {@code kafka.delivery}'s guarantee. */
+  static <T extends SpecificRecord> KafkaSink<T> sink(
+      Cpi2Options o, Class<T> type, String topic, SerializableFunction<T, String> key) {
+    Properties producer =
+        producerProperties(o, clientProperties(o.get(Cpi2Options.KAFKA_CLIENT_FILE)));
+    DeliveryGuarantee delivery = delivery(o);
+    KafkaSinkBuilder<T> b =
         KafkaSink.<T>builder()
-            .setKafkaProducerConfig(copy(client)) // first: it replaces the producer's properties
-            .setBootstrapServers(bootstrap)
-            .setDeliveryGuarantee(DeliveryGuarantee.AT_LEAST_ONCE)
-            .setRecordSerializer(new WireSerializer<>(type, topic, key))
-            .build();
-    stream.sinkTo(sink).uid("kafka-sink-" + topic).name("Kafka " + topic);
+            .setKafkaProducerConfig(producer) // first: it replaces the producer's properties
+            .setBootstrapServers(o.get(Cpi2Options.KAFKA_BOOTSTRAP))
+            .setDeliveryGuarantee(delivery)
+            .setRecordSerializer(new WireSerializer<>(type, topic, key));
+    if (delivery == DeliveryGuarantee.EXACTLY_ONCE) {
+      b.setTransactionalIdPrefix(transactionalIdPrefix(o, topic));
+    }
+    return b.build();
   }
 }
