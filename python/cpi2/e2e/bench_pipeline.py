@@ -56,6 +56,7 @@ import re
 import resource
 import shlex
 import subprocess
+import sys
 import time
 
 import requests
@@ -189,7 +190,7 @@ def model_figures(before, after, samples, seconds):
     brokers = n.get("kafka", 1)
     return (
         "capacity model: %.0f samples/s per TaskManager core (%d TaskManager(s) used %.2f cores);"
-        " Kafka %.3f cores per 1,000 samples/s (%d broker(s): %.3f each)"
+        " Kafka %.4f cores per 1,000 samples/s (%d broker(s): %.4f each)"
         % (
             samples / tm if tm else float("nan"),
             n.get("flink-taskmanager", 0),
@@ -442,7 +443,16 @@ def main():
             speed, lag_published, lag_seconds, figures, lag_cpu, lag_model = lag(
                 jid, consumer, tasks, start_s + seconds_of(DURATION)
             )
-        stored = int(stack.query("SELECT count() FROM %s.samples" % DATABASE)) if sinks_on else 0
+        stored, distinct = (
+            map(
+                int,
+                stack.query(
+                    "SELECT count(), uniqExact(host, task, window_start_us) FROM %s.samples" % DATABASE
+                ).split(),
+            )
+            if sinks_on
+            else (0, 0)
+        )
         rows = stored_rows(DATABASE) if sinks_on else 0
         clickhouse_cpu = cpu_used(cpu0, cpu_seconds(), "clickhouse")
     finally:
@@ -461,7 +471,9 @@ def main():
         " %s; %d cores shared by the simulator, Kafka, Flink and ClickHouse%s"
         % (
             PARALLELISM,
-            "ClickHouse sinks on (%d samples stored by the end)" % stored if sinks_on else "ClickHouse sinks OFF",
+            "ClickHouse sinks on (%d samples stored by the end, %d distinct)" % (stored, distinct)
+            if sinks_on
+            else "ClickHouse sinks OFF",
             os.cpu_count(),
             "; job options " + os.environ["BENCH_JOB_ARGS"] if os.environ.get("BENCH_JOB_ARGS") else "",
         )
@@ -476,9 +488,9 @@ def main():
     print("    " + capacity_model)
     if sinks_on:
         print(
-            "  ClickHouse, the whole run: %d rows stored (every table, each row once) for %.1f CPU-seconds of its"
-            " %d node(s): %.0f rows/s per core"
-            % (rows, clickhouse_cpu, members().get("clickhouse", 0), rows / clickhouse_cpu)
+            "  ClickHouse, the whole run: %d rows stored (every table, each row once; %.2f rows per sample stored)"
+            " for %.1f CPU-seconds of its %d node(s): %.0f rows/s per core"
+            % (rows, rows / max(stored, 1), clickhouse_cpu, members().get("clickhouse", 0), rows / clickhouse_cpu)
         )
     if LAG_S <= 0:
         print("  lag at %.0f samples/s: not measured (BENCH_LAG_S=0)" % RATE)
@@ -520,5 +532,165 @@ def main():
     print("    " + lag_model)
 
 
+# The capacity model's figures in a bench's output (model_figures and the ClickHouse line).
+MODEL_RE = re.compile(
+    r"capacity model: (?P<tm>[\d.]+) samples/s per TaskManager core .*?Kafka (?P<kafka>[\d.]+) cores per 1,000"
+    r" samples/s \((?P<brokers>\d+) broker"
+)
+CLICKHOUSE_RE = re.compile(r"; (?P<rows_per_sample>[\d.]+) rows per sample stored\).* (?P<ch>\d+) rows/s per core")
+
+
+def model_of(output):
+    """{tm, kafka, brokers, rows_per_sample, ch} from a bench's output: the per-core figures of the
+    phase at the target rate (the last capacity model line: a steady fleet's), or None."""
+    found = MODEL_RE.findall(output)
+    ch = CLICKHOUSE_RE.search(output)
+    if not found or not ch:
+        return None
+    tm, kafka, brokers = found[-1]
+    return {
+        "tm": float(tm),
+        "kafka": float(kafka),
+        "brokers": int(brokers),
+        "rows_per_sample": float(ch["rows_per_sample"]),
+        "ch": float(ch["ch"]),
+    }
+
+
+def fleet_needs(m, hosts, tasks_per_host):
+    """(samples/s, TaskManager cores, Kafka cores, ClickHouse cores) of a fleet at the paper's
+    sampling (a 10 s window once a minute per task: one sample per task per minute), by the
+    model of stack/CAPACITY.md with the per-core figures m."""
+    rate = hosts * tasks_per_host / 60.0
+    return rate, rate / m["tm"], rate / 1000 * m["kafka"], rate * m["rows_per_sample"] / m["ch"]
+
+
+def run_profiles(pairs, report, fleets):
+    """The bench on each profile (ENV:STACK_DIR), one after the other, into one report: each
+    stack is started if it is down (and stopped again after its bench), so only one runs."""
+    import datetime
+    import platform
+
+    sections, models = [], []
+    for env_file, stack_dir in pairs:
+        env = dict(os.environ, STACK_ENV=os.path.abspath(env_file), STACK_DIR=os.path.abspath(stack_dir))
+        make = ["make", "-C", stack.ROOT, "--no-print-directory"]
+        was_up = subprocess.run(make + ["status"], env=env, capture_output=True).returncode == 0
+        print("==== pipeline bench on %s (STACK_DIR %s) ====" % (env_file, stack_dir), flush=True)
+        if not was_up:
+            subprocess.run(make + ["up"], env=env, check=True)
+        try:
+            run = subprocess.run(
+                [sys.executable, "-m", "cpi2.e2e.bench_pipeline"],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+        finally:
+            if not was_up:
+                subprocess.run(make + ["down"], env=env)
+        print(run.stdout, flush=True)
+        sections.append((env_file, stack_dir, run.returncode, run.stdout))
+        models.append((env_file, model_of(run.stdout) if run.returncode == 0 else None))
+    load = open("/proc/loadavg").read().split()[:3]
+    lines = [
+        "# Pipeline bench on the single-node and multi-node profiles",
+        "",
+        "- date: %s, commit %s"
+        % (
+            datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            subprocess.run(
+                ["git", "-C", stack.ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+            ).stdout.strip(),
+        ),
+        "- machine: %d cores, %s, load average at the end %s; every profile's servers share these cores"
+        % (os.cpu_count(), platform.platform(), " ".join(load)),
+        "- command: `python -m cpi2.e2e.bench_pipeline --profiles %s`; bench settings: %s"
+        % (
+            " ".join("%s:%s" % p for p in pairs),
+            ", ".join("%s=%s" % (k, v) for k, v in sorted(os.environ.items()) if k.startswith("BENCH_")) or "defaults",
+        ),
+        "- the figures are per core: on 2 shared cores more processes do not mean more speed, the point is",
+        "  that the pipeline is correct on a cluster and what each sample costs there",
+        "",
+    ]
+    for env_file, stack_dir, rc, out in sections:
+        lines += ["## %s (STACK_DIR %s)%s" % (env_file, stack_dir, "" if rc == 0 else ": FAILED, exit %d" % rc), ""]
+        lines += ["```", out.rstrip(), "```", ""]
+    lines += [
+        "## Capacity model (stack/CAPACITY.md), from the phase at the target rate",
+        "",
+        "| profile | samples/s per TaskManager core | Kafka cores per 1,000 samples/s (per broker) |"
+        " ClickHouse rows/s per core | rows per sample |",
+        "|---|---|---|---|---|",
+    ]
+    for env_file, m in models:
+        if m:
+            lines.append(
+                "| %s | %.0f | %.3f (%.3f) | %.0f | %.2f |"
+                % (env_file, m["tm"], m["kafka"], m["kafka"] / m["brokers"], m["ch"], m["rows_per_sample"])
+            )
+        else:
+            lines.append("| %s | no figures: its bench failed | | | |" % env_file)
+    lines += [
+        "",
+        "A fleet at the paper's sampling (a 10 s window once a minute per task), by each profile's figures:",
+        "",
+        "| hosts x tasks per host | samples/s | profile | TaskManager cores | Kafka cores | ClickHouse cores |",
+        "|---|---|---|---|---|---|",
+    ]
+    for hosts, per_host in fleets:
+        for env_file, m in models:
+            if m:
+                rate, tm, kafka, ch = fleet_needs(m, hosts, per_host)
+                lines.append(
+                    "| %d x %d | %.0f | %s | %.1f | %.2f | %.2f |" % (hosts, per_host, rate, env_file, tm, kafka, ch)
+                )
+    os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
+    with open(report, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("pipeline bench: report written to " + report)
+    return 0 if all(rc == 0 for _, _, rc, _ in sections) else 1
+
+
+def cli():
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--profiles",
+        nargs="+",
+        metavar="ENV[:STACK_DIR]",
+        help="run the bench on each profile in turn (default STACK_DIR: .stack for stack/stack.env,"
+        " else .stack-<name of the env file>) and write one report",
+    )
+    ap.add_argument("--report", default=os.path.join(stack.ROOT, "bench-report", "pipeline-profiles.md"))
+    ap.add_argument(
+        "--fleet",
+        nargs="+",
+        default=["1000x25", "10000x25", "10000x57"],
+        metavar="HOSTSxTASKS",
+        help="fleets for the model's table: hosts x tasks per host",
+    )
+    a = ap.parse_args()
+    if not a.profiles:
+        return main()
+    pairs = []
+    for p in a.profiles:
+        env_file, _, stack_dir = p.partition(":")
+        if not stack_dir:
+            name = os.path.basename(env_file).rsplit(".", 1)[0]
+            stack_dir = os.path.join(stack.ROOT, ".stack" if name == "stack" else ".stack-" + name)
+        pairs.append((env_file, stack_dir))
+    fleets = []
+    for f in a.fleet:
+        m = re.fullmatch(r"(\d+)x(\d+)", f)
+        if not m:
+            raise SystemExit("pipeline bench: --fleet %r is not HOSTSxTASKS" % f)
+        fleets.append((int(m.group(1)), int(m.group(2))))
+    return run_profiles(pairs, a.report, fleets)
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(cli())
