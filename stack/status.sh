@@ -4,10 +4,10 @@
 bad=0
 for s in $SERVERS; do
   if pid="$(running_pid "$s")"; then
-    if healthy "$s"; then printf '%-18s healthy   pid %s\n' "$s" "$pid"
-    else printf '%-18s STARTING or NOT ANSWERING  pid %s (see %s)\n' "$s" "$pid" "$LOG_DIR/$s.log"; bad=1; fi
+    if healthy "$s"; then printf '%-20s healthy   pid %s\n' "$s" "$pid"
+    else printf '%-20s STARTING or NOT ANSWERING  pid %s (see %s)\n' "$s" "$pid" "$LOG_DIR/$s.log"; bad=1; fi
   else
-    printf '%-18s STOPPED\n' "$s"; bad=1
+    printf '%-20s STOPPED\n' "$s"; bad=1
   fi
 done
 exit $bad
