@@ -90,6 +90,16 @@ def stored_keys(run):
     return rows
 
 
+def wait_stored(run, n):
+    """(rows, distinct samples) of this run in ClickHouse once the distinct ones reach n."""
+
+    def landed():
+        rows, distinct = run.stored_samples()
+        return distinct >= n and (rows, distinct)
+
+    return stack.wait_until(landed, 300, "%d samples in ClickHouse" % n, interval=5)
+
+
 def test_broker_kill_9_loses_no_acknowledged_sample_and_no_cap():
     start = far_start()
     run = pipeline.Run("case2", speed=30, duration="90m", seed=3)
@@ -139,11 +149,7 @@ def test_broker_kill_9_loses_no_acknowledged_sample_and_no_cap():
     assert len(set(acked)) == n, "%d acknowledgements name %d samples" % (n, len(set(acked)))
     assert n > 20000, "too few samples to say anything: %d" % n
 
-    def landed():
-        rows, distinct = run.stored_samples()
-        return distinct >= n and (rows, distinct)
-
-    rows, distinct = stack.wait_until(landed, 300, "%d samples in ClickHouse" % n, interval=5)
+    rows, distinct = wait_stored(run, n)
     stored = stored_keys(run)
     missing = set(acked) - set(stored)
     assert not missing, "%d acknowledged samples are not in ClickHouse, e.g. %s" % (len(missing), sorted(missing)[:3])
@@ -245,11 +251,7 @@ def test_clickhouse_replica_kill_9_queries_answer_and_it_catches_up():
         run.stop()
     n = run.published()
 
-    def landed():
-        rows, distinct = run.stored_samples()
-        return distinct >= n and (rows, distinct)
-
-    rows, distinct = stack.wait_until(landed, 300, "%d samples in ClickHouse" % n, interval=5)
+    rows, distinct = wait_stored(run, n)
     assert distinct == n and run.stored_samples_final() == n, "ClickHouse holds %d distinct samples of %d" % (
         distinct,
         n,
