@@ -34,7 +34,8 @@ SERVERS="$SERVERS $CLICKHOUSE_CLUSTER_SERVERS"
 cluster_healthy() {
   case "$1" in
     zookeeper)
-      [ "$( (exec 3<>"/dev/tcp/$STACK_HOST/$ZOOKEEPER_PORT" && echo ruok >&3 && head -c 4 <&3) 2>/dev/null)" = imok ] ;;
+      # srvr names the mode once the server serves sessions (ruok answers while it still loads)
+      (exec 3<>"/dev/tcp/$STACK_HOST/$ZOOKEEPER_PORT" && echo srvr >&3 && cat <&3) 2>/dev/null | grep -q '^Mode: ' ;;
     clickhouse-[0-9]*)
       local i="${1#clickhouse-}"
       [ "$(curl -fsS --max-time 2 "http://$STACK_HOST:$((CLICKHOUSE_HTTP_PORT + i))/ping" 2>/dev/null)" = "Ok." ] ;;
@@ -111,7 +112,7 @@ clientPort=$ZOOKEEPER_PORT
 clientPortAddress=$STACK_HOST
 maxClientCnxns=200
 admin.enableServer=false
-4lw.commands.whitelist=ruok,srvr,mntr
+4lw.commands.whitelist=srvr,mntr
 autopurge.snapRetainCount=3
 autopurge.purgeInterval=1
 EOF
