@@ -6,7 +6,8 @@
 #      pipeline's cpi2.samples does not get millions of bench samples.
 # Usage: bench.sh [PATH/TO/cpi2-fleetsim]   (default: $C_BUILD/collectors/fleetsim/cpi2-fleetsim)
 # Env: BENCH_TOPIC (publish there instead of a temporary topic), BENCH_SCENARIO (default fleet300), BENCH_DURATION (simulated, default 4h),
-#      BENCH_CPU (core to pin to, default 1), KAFKA_BROKERS (default 127.0.0.1:${KAFKA_PORT:-9092}).
+#      BENCH_CPU (core to pin to, default 1), BENCH_BROKERS (default the stack's brokers: KAFKA_BROKERS of
+#      them, the multi-node profile's count, from ${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092} on by 2).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -14,7 +15,12 @@ BIN=${1:-${C_BUILD:-$ROOT/build/c}/collectors/fleetsim/cpi2-fleetsim}
 SCN=${BENCH_SCENARIO:-fleet300}
 DUR=${BENCH_DURATION:-4h}
 CPU=${BENCH_CPU:-1}
-BROKERS=${KAFKA_BROKERS:-${STACK_HOST:-127.0.0.1}:${KAFKA_PORT:-9092}}
+BROKERS=${BENCH_BROKERS:-}
+if [ -z "$BROKERS" ]; then
+  for ((i = 0; i < ${KAFKA_BROKERS:-1}; i++)); do
+    BROKERS="$BROKERS${BROKERS:+,}${STACK_HOST:-127.0.0.1}:$((${KAFKA_PORT:-9092} + 2 * i))"
+  done
+fi
 # the bench topic is admin's (collector may write cpi2.samples only): the stack's admin client file
 CLIENT=${STACK_DIR:-$ROOT/.stack}/secrets/kafka-admin.properties
 CLIENT_ARGS=()
