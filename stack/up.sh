@@ -188,12 +188,12 @@ start_kafka_node() {
   fi
   mv "$d/server.properties.new" "$d/server.properties"
   if [ ! -f "$d/data/meta.properties" ]; then
-    "$JAVA" -cp "$cp" -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR" \
+    "$JAVA" -cp "$cp" -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR" -Dkafka.log.name="$name" \
       kafka.tools.StorageTool format -t "$(kafka_cluster_id)" -c "$d/server.properties" >> "$LOG_DIR/$name.log" 2>&1 \
       || die "formatting $name's storage failed; see $LOG_DIR/$name.log"
   fi
   start "$name" "$KAFKA_NODE_PORT" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" -XX:+UseG1GC \
-    -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR" \
+    -Dlog4j2.configurationFile="$STACK_SRC/kafka/log4j2.properties" -Dkafka.logs.dir="$LOG_DIR" -Dkafka.log.name="$name" \
     -cp "$cp" kafka.Kafka "$d/server.properties"
 }
 
@@ -206,12 +206,14 @@ start_kafka() {
 }
 
 create_topics() {
-  local t=0 name port
+  # A quorum of several nodes elects its leader and registers its brokers before a port opens:
+  # 60 s a node.
+  local t=0 name port limit=$((60 * KAFKA_BROKERS))
   for name in $(members kafka "$KAFKA_BROKERS"); do
     port="$(kafka_port "$(member_index "$name")")"
     until port_open "$port"; do
       running_pid "$name" >/dev/null || { tail -n 25 "$LOG_DIR/$name.log" >&2; die "$name exited while starting (log above)"; }
-      [ "$t" -ge 60 ] && { tail -n 25 "$LOG_DIR/$name.log" >&2; die "$name did not open port $port within 60s (log above)"; }
+      [ "$t" -ge "$limit" ] && { tail -n 25 "$LOG_DIR/$name.log" >&2; die "$name did not open port $port within ${limit}s (log above)"; }
       sleep 1; t=$((t + 1))
     done
   done
