@@ -10,6 +10,7 @@ report them; skipped on the single-node stack, which `make test` runs.
 import os
 import re
 import subprocess
+import time
 
 import pytest
 import requests
@@ -168,6 +169,48 @@ def test_three_brokers_and_every_topic_on_three_replicas_two_in_sync(multi_up):
         assert cfg["transaction.state.log.min.isr"].value == str(isr), b
     # A client that knows every broker: the bootstrap list the agents and the job are given
     assert stack.KAFKA == repo.kafka_bootstrap(stack.E) and stack.KAFKA.count(",") == n - 1
+
+
+@live
+def test_a_client_of_every_broker_works_on_without_broker_0(multi_up):
+    """kill -9 of member 0 (the single-node address): a topic of the profile's replicas takes
+    writes with acks=all and gives them back to a client of the bootstrap list; make up brings the
+    member back."""
+    import uuid
+
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = "cpi2-test-multinode-" + uuid.uuid4().hex[:8]
+    admin = AdminClient(stack.kafka_conf("admin"))
+    rf, isr = stack.E["KAFKA_REPLICATION_FACTOR"], stack.E["KAFKA_MIN_INSYNC_REPLICAS"]
+    admin.create_topics([NewTopic(topic, 4, int(rf), config={"min.insync.replicas": isr})])[topic].result(timeout=60)
+    try:
+        stack.kill_server("kafka")
+        p = Producer(stack.kafka_conf("admin", acks="all", **{"enable.idempotence": True}))
+        acked = []
+        for i in range(200):
+            p.produce(
+                topic, key=str(i % 7), value=str(i), on_delivery=lambda err, m: acked.append(err is None and m.value())
+            )
+        assert p.flush(120) == 0, "messages left unacknowledged without broker 0"
+        assert sorted(int(v) for v in acked if v) == list(range(200)), [a for a in acked if not a][:5]
+        c = Consumer(stack.kafka_conf("admin", **{"group.id": topic, "auto.offset.reset": "earliest"}))
+        c.subscribe([topic])
+        got = []
+        try:
+            deadline = time.time() + 120
+            while len(got) < 200 and time.time() < deadline:
+                m = c.poll(1)
+                if m is not None and not m.error():
+                    got.append(int(m.value()))
+        finally:
+            c.close()
+        assert sorted(got) == list(range(200)), "read back %d of 200 without broker 0" % len(got)
+    finally:
+        stack.ensure_up()  # make up starts the missing member
+        admin.delete_topics([topic])
+    assert stack.status().returncode == 0
 
 
 @live
