@@ -457,12 +457,10 @@ out:
 		cpi2_log(CPI2_LOG_INFO, "fleetsim",
 			 "%s: %" PRIu64 " samples in %.1f s (%.0f samples/s), %" PRIu64
 			 " encode errors, %" PRIu64 " queue-full waits; kafka: %" PRIu64
-			 " acknowledged, %" PRIu64 " failed, %d left unsent after the flush%s%s",
+			 " acknowledged, %" PRIu64 " failed, %d left unsent after the flush",
 			 cpi2_signal_stop ? "stopped" : "done", samples, secs,
 			 secs > 0 ? (double)samples / secs : 0.0, st.encode_errors,
-			 st.queue_full_waits, st.delivered, st.failed, left,
-			 c.acked_file ? "; acknowledged identities in " : "",
-			 c.acked_file ? c.acked_file : "");
+			 st.queue_full_waits, st.delivered, st.failed, left);
 		if (left != 0 || st.failed > 0 || st.encode_errors > 0 || st.acked_unreadable > 0)
 			rc = 1;
 	}
