@@ -93,9 +93,16 @@ healthy() {
   esac
 }
 
-# flink_tm_registered NAME: the JobManager lists the TaskManager started with resource id NAME
+# flink_tm_registered NAME: the JobManager lists the TaskManager started with resource id NAME,
+# and its last heartbeat is from the running process (after a kill -9 the JobManager lists the
+# dead one under that id until its heartbeat times out).
 flink_tm_registered() {
-  curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/taskmanagers" 2>/dev/null | grep -q "\"id\":\"$1\""
+  local pid start hb
+  pid="$(running_pid "$1")" || return 1
+  start=$(( ($(awk '/^btime/ {print $2}' /proc/stat) + $(awk '{print $22}' "/proc/$pid/stat") / $(getconf CLK_TCK)) * 1000 ))
+  hb="$(curl -fsS --max-time 2 "http://$STACK_HOST:$FLINK_REST_PORT/taskmanagers" 2>/dev/null \
+    | jq -r --arg n "$1" '.taskmanagers[] | select(.id == $n) | .timeSinceLastHeartbeat' 2>/dev/null)"
+  [ -n "$hb" ] && [ "$hb" -ge "$start" ]
 }
 
 # client_prop PRINCIPAL KEY: a property of a principal's Kafka client file.
