@@ -55,6 +55,17 @@ def kafka_bootstrap(env):
     return ",".join("%s:%d" % (host, port + 2 * i) for i in range(int(env.get("KAFKA_BROKERS", "1"))))
 
 
+def clickhouse_urls(env):
+    """The HTTP URL of every ClickHouse node of a stack.env's stack, comma-separated: node i at
+    CLICKHOUSE_HTTP_PORT+i, CLICKHOUSE_SHARDS x CLICKHOUSE_REPLICAS of them (1 when absent;
+    stack/clickhouse-cluster.sh). The loader's --clickhouse.url takes the list and goes on to the
+    next node when one is down."""
+    host = env.get("STACK_HOST", "127.0.0.1")
+    port = int(env.get("CLICKHOUSE_HTTP_PORT", "8123"))
+    nodes = int(env.get("CLICKHOUSE_SHARDS", "1")) * int(env.get("CLICKHOUSE_REPLICAS", "1"))
+    return ",".join("http://%s:%d" % (host, port + i) for i in range(nodes))
+
+
 def default_kafka_bootstrap():
     return os.environ.get("CPI2_KAFKA_BOOTSTRAP") or kafka_bootstrap(stack_env())
 

@@ -8,6 +8,7 @@ stack's STACK_ENV and STACK_DIR in the environment, as every make target of the 
 import os
 import subprocess
 
+from cpi2 import repo
 from cpi2.clickhouse.chclient import ClickHouseError, HttpClickHouse
 from cpi2.testing import stack
 
@@ -28,7 +29,7 @@ def name(i):
 
 def client(i, timeout=30.0):
     """An HTTP client of node i alone (not through a Distributed table)."""
-    return HttpClickHouse(f"http://{stack.HOST}:{int(stack.E['CLICKHOUSE_HTTP_PORT']) + i}", timeout)
+    return HttpClickHouse(repo.clickhouse_urls(stack.E).split(",")[i], timeout)
 
 
 def replicas_of(i):
