@@ -155,8 +155,9 @@ public final class Cpi2Options implements Serializable {
   public static final String KAFKA_TRANSACTION_TIMEOUT_MS = "kafka.transaction-timeout-ms";
 
   /**
-   * The loader's ClickHouse (its HTTP interface, e.g. http://127.0.0.1:8123); required by the
-   * loader.
+   * The loader's ClickHouse (its HTTP interface, e.g. http://127.0.0.1:8123), or the nodes of a
+   * ClickHouse cluster, comma separated (a request that fails on one goes to the next); required by
+   * the loader.
    */
   public static final String CLICKHOUSE_URL = "clickhouse.url";
 

@@ -8,6 +8,8 @@ import com.clickhouse.data.ClickHouseFormat;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -23,6 +25,11 @@ import org.slf4j.LoggerFactory;
  * TabSeparated text (the client's typed results use a format 18.16 does not have). A server that
  * refuses a request (HTTP 4xx other than TOO_MANY_*) fails it at once: the rows, the statement or
  * the table are wrong and retrying will not help.
+ *
+ * <p>The URL may list several servers, comma separated: the nodes of a ClickHouse cluster, any of
+ * which takes an insert into a Distributed table for the whole cluster. Requests go to the first; a
+ * request that fails there (unreachable, timeout, a server error) is retried on the next one, which
+ * requests then keep going to.
  */
 public final class ClickHouseTable implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ClickHouseTable.class);
@@ -30,29 +37,43 @@ public final class ClickHouseTable implements AutoCloseable {
   /** How long one attempt may take, connecting included. */
   private static final long REQUEST_TIMEOUT_S = 30;
 
-  private final Client client;
+  private final List<Client> clients;
+  private final List<String> urls;
+  private int current;
   private final String database;
   private final String table;
   private final int attempts;
   private final long firstBackoffMs;
 
+  /**
+   * {@code urls}: one server's HTTP URL, or several comma separated (see the class comment); {@code
+   * attempts} per server, with a backoff from {@code firstBackoffMs}, doubling, after each round
+   * over the servers.
+   */
   public ClickHouseTable(
-      String url, String database, String table, int attempts, long firstBackoffMs) {
-    this.client =
-        new Client.Builder()
-            .addEndpoint(url)
-            .setUsername("default")
-            .setPassword("")
-            .setDefaultDatabase(database)
-            .compressClientRequest(false)
-            .compressServerResponse(false)
-            .setMaxRetries(0) // retried here, with backoff
-            .setConnectTimeout(5, ChronoUnit.SECONDS)
-            .setSocketTimeout(REQUEST_TIMEOUT_S, ChronoUnit.SECONDS)
-            .build();
+      String urls, String database, String table, int attempts, long firstBackoffMs) {
+    this.urls = Arrays.stream(urls.split(",")).map(String::trim).filter(u -> !u.isEmpty()).toList();
+    if (this.urls.isEmpty()) {
+      throw new IllegalArgumentException("clickhouse: no URL in '" + urls + "'");
+    }
+    this.clients = new ArrayList<>();
+    for (String url : this.urls) {
+      clients.add(
+          new Client.Builder()
+              .addEndpoint(url)
+              .setUsername("default")
+              .setPassword("")
+              .setDefaultDatabase(database)
+              .compressClientRequest(false)
+              .compressServerResponse(false)
+              .setMaxRetries(0) // retried here, with backoff
+              .setConnectTimeout(5, ChronoUnit.SECONDS)
+              .setSocketTimeout(REQUEST_TIMEOUT_S, ChronoUnit.SECONDS)
+              .build());
+    }
     this.database = database;
     this.table = table;
-    this.attempts = attempts;
+    this.attempts = attempts * this.urls.size();
     this.firstBackoffMs = firstBackoffMs;
   }
 
@@ -72,7 +93,7 @@ public final class ClickHouseTable implements AutoCloseable {
     return TableColumn.parse(
         send(
             () -> {
-              try (QueryResponse r = wait(client.query(sql))) {
+              try (QueryResponse r = wait(clients.get(current).query(sql))) {
                 return new String(r.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
               }
             },
@@ -89,12 +110,14 @@ public final class ClickHouseTable implements AutoCloseable {
     send(
         () ->
             wait(
-                client.insert(
-                    name(),
-                    columns,
-                    out -> out.write(body, 0, length),
-                    ClickHouseFormat.RowBinary,
-                    new InsertSettings())),
+                clients
+                    .get(current)
+                    .insert(
+                        name(),
+                        columns,
+                        out -> out.write(body, 0, length),
+                        ClickHouseFormat.RowBinary,
+                        new InsertSettings())),
         "insert of " + rows + " rows into");
   }
 
@@ -132,7 +155,17 @@ public final class ClickHouseTable implements AutoCloseable {
         last = e.toString();
       }
       LOG.warn(
-          "clickhouse: {} {} failed (attempt {}/{}): {}", what, name(), attempt, attempts, last);
+          "clickhouse: {} {} at {} failed (attempt {}/{}): {}",
+          what,
+          name(),
+          urls.get(current),
+          attempt,
+          attempts,
+          last);
+      current = (current + 1) % urls.size();
+      if (attempt < attempts && attempt % urls.size() != 0) {
+        continue; // the next server at once; the backoff once each has failed
+      }
       if (attempt < attempts) {
         Thread.sleep(backoff);
         backoff = Math.min(backoff * 2, 30_000);
@@ -144,6 +177,6 @@ public final class ClickHouseTable implements AutoCloseable {
 
   @Override
   public void close() {
-    client.close();
+    clients.forEach(Client::close);
   }
 }

@@ -444,6 +444,15 @@ class ClickHouseSinkIT {
     assertTrue(e.getMessage().contains("after 3 attempts"), e.getMessage());
   }
 
+  @Test
+  void aRequestThatFailsOnOneServerGoesToTheNext() throws Exception {
+    try (ClickHouseTable t =
+        new ClickHouseTable("http://127.0.0.1:1, " + LocalClickHouse.URL, DB, "samples", 1, 10)) {
+      assertTrue(t.columns().stream().anyMatch(c -> c.name().equals("window_start_us")));
+      assertTrue(t.columns().stream().anyMatch(c -> c.name().equals("host")), "and stays there");
+    }
+  }
+
   /** One RowBinary row of a String column {@code host}. */
   private static void insertOneRow(ClickHouseTable t) throws IOException, InterruptedException {
     byte[] body = {1, 'h'};
