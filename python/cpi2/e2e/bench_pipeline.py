@@ -63,6 +63,7 @@ import requests
 from confluent_kafka import Consumer, TopicPartition
 
 from cpi2 import names
+from cpi2.clickhouse import chclient, schema
 from cpi2.e2e import pipeline
 from cpi2.e2e.pipeline import stack
 
@@ -416,7 +417,7 @@ def main():
     stack.ensure_up()
     pipeline.cancel_running_jobs()
     wait_merges_done()
-    stack.query("DROP DATABASE IF EXISTS " + DATABASE)
+    schema.drop_database(chclient.connect(stack.CLICKHOUSE), DATABASE)  # every node of a cluster
     pipeline.apply_clickhouse_schema(DATABASE)
     # The sinks are named here: the submit script turns them on only where the cpi2 tables exist.
     args = [
@@ -457,7 +458,7 @@ def main():
         clickhouse_cpu = cpu_used(cpu0, cpu_seconds(), "clickhouse")
     finally:
         pipeline.cancel_running_jobs()
-        stack.query("DROP DATABASE IF EXISTS " + DATABASE)
+        schema.drop_database(chclient.connect(stack.CLICKHOUSE), DATABASE)  # every node of a cluster
     if sinks_on and stored == 0:
         raise SystemExit(
             "pipeline bench: the job stored no sample in ClickHouse (%s.samples): its sinks were off" % DATABASE
