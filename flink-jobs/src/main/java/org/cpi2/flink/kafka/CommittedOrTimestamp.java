@@ -38,8 +38,10 @@ final class CommittedOrTimestamp implements OffsetsInitializer {
       }
     }
     if (!search.isEmpty()) {
-      Map<TopicPartition, OffsetAndTimestamp> found = retriever.offsetsForTimes(search);
+      // The ends first: a record that lands after them is later than the time, so starting at
+      // them loses nothing; an end read after the search would skip what arrived in between.
       Map<TopicPartition, Long> ends = retriever.endOffsets(search.keySet());
+      Map<TopicPartition, OffsetAndTimestamp> found = retriever.offsetsForTimes(search);
       for (TopicPartition p : search.keySet()) {
         OffsetAndTimestamp at = found.get(p);
         out.put(p, at != null ? at.offset() : ends.get(p));

@@ -47,6 +47,42 @@ class CommittedOrTimestampTest {
     }
   }
 
+  /** P2's records arrive while the offsets are looked up: its end is 70, then 80. */
+  private static final class Growing implements PartitionOffsetsRetriever {
+    boolean searched;
+
+    @Override
+    public Map<TopicPartition, Long> committedOffsets(Collection<TopicPartition> partitions) {
+      return Map.of();
+    }
+
+    @Override
+    public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
+      return Map.of(P2, searched ? 80L : 70L);
+    }
+
+    @Override
+    public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions) {
+      throw new AssertionError("not asked");
+    }
+
+    @Override
+    public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(
+        Map<TopicPartition, Long> times) {
+      searched = true;
+      Map<TopicPartition, OffsetAndTimestamp> out = new HashMap<>();
+      out.put(P2, null); // none late enough yet (or not yet replicated)
+      return out;
+    }
+  }
+
+  @Test
+  void theEndIsReadBeforeTheSearchSoRecordsArrivingMeanwhileAreKept() {
+    assertEquals(
+        Map.of(P2, 70L),
+        new CommittedOrTimestamp(999L).getPartitionOffsets(List.of(P2), new Growing()));
+  }
+
   @Test
   void committedWinsElseTheFirstRecordAtTheTimeElseTheEnd() {
     Retriever r = new Retriever();
