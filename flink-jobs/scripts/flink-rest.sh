@@ -173,16 +173,20 @@ run_jar() {
   log "running $cls ${savepoint:+from savepoint $savepoint }with: ${args[*]}"
   jid=$(post_json "$FLINK_URL/jars/$id/run" "$body" | jq -r '.jobid')
   mkdir -p "$STATE"
-  for _ in $(seq 1 60); do
+  # RUNNING once every task runs, not only the job: a task may initialize for a minute (a
+  # transactional sink's producers, --kafka.delivery exactly-once), and until then the job takes
+  # no checkpoint and writes nothing.
+  [[ -n $jid && $jid != null ]] || die "the run of $cls gave no job id"
+  for _ in $(seq 1 180); do
     local st
-    st=$(curl -sf "$FLINK_URL/jobs/$jid" | jq -r '.state')
+    st=$(curl -sf "$FLINK_URL/jobs/$jid" | jq -r '.state + " " + ([.vertices[].status] | all(. == "RUNNING" or . == "FINISHED") | tostring)')
     case $st in
-      RUNNING) log "job $jid is RUNNING"; echo "$jid"; return 0 ;;
-      FAILED | CANCELED | FINISHED) die "job $jid is $st: $(curl -sf "$FLINK_URL/jobs/$jid/exceptions" | jq -r '.["root-exception"] // empty' | head -5)" ;;
+      "RUNNING true") log "job $jid is RUNNING, every task"; echo "$jid"; return 0 ;;
+      FAILED* | CANCELED* | FINISHED*) die "job $jid is ${st% *}: $(curl -sf "$FLINK_URL/jobs/$jid/exceptions" | jq -r '.["root-exception"] // empty' | head -5)" ;;
     esac
     sleep 1
   done
-  die "job $jid did not reach RUNNING within 60 s"
+  die "job $jid did not have every task RUNNING within 180 s"
 }
 
 stop() {

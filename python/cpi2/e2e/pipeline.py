@@ -84,7 +84,11 @@ def job_options(extra_args=()):
 def submit_job(extra_args=(), options=None, savepoint="", jar=None):
     """Submits the job (the project's build, or another jar) from a savepoint if given, and
     returns its id once it runs."""
-    jid = rest("submit", jar or JOB_JAR, savepoint, *(options if options is not None else job_options(extra_args)))
+    # flink-rest.sh waits until every task of the job and of the loader runs (a minute or more for
+    # transactional sinks on a loaded machine)
+    jid = rest(
+        "submit", jar or JOB_JAR, savepoint, *(options if options is not None else job_options(extra_args)), timeout=420
+    )
     time.sleep(3)  # the Kafka source resolves "latest" when its readers start
     return jid
 
