@@ -149,7 +149,8 @@ public final class Analyzer {
             victim.spec.usable(),
             cpuPeak,
             suspects,
-            explainedByVictim);
+            explainedByVictim,
+            AntagonistCorrelation.ceiling(vc, m, threshold));
     Suspect a = v.antagonist();
     return Incident.newBuilder()
         .setIncidentId(incidentId(signal, host, victim.task, detectedAtUs, round))

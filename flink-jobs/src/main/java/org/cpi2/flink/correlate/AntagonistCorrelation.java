@@ -193,6 +193,26 @@ public final class AntagonistCorrelation {
     return Math.max(-1, Math.min(1, r));
   }
 
+  /**
+   * The highest correlation a suspect can reach over the victim's first {@code n} samples without
+   * piling its usage on a few of them: the mean term of the samples above the threshold, which a
+   * suspect using the same CPU in each of those samples and none in the others gets. It is bounded
+   * by 1 − threshold / CPI: a victim whose CPI stays under 1 / (1 − 0.35) ≈ 1.54 times its
+   * threshold gives no suspect the paper's 0.35, however well its usage follows the CPI. 1 when no
+   * sample is above the threshold (nothing to scale).
+   */
+  public static double ceiling(double[] victimCpi, int n, double threshold) {
+    double sum = 0;
+    int above = 0;
+    for (int i = 0; i < n; i++) {
+      if (victimCpi[i] > threshold) {
+        sum += term(victimCpi[i], threshold);
+        above++;
+      }
+    }
+    return above == 0 ? 1 : sum / above;
+  }
+
   /** Σ u_i·term(c_i) / Σ u_i equals the paper's sum with normalised u. */
   static double term(double c, double threshold) {
     if (c > threshold) {

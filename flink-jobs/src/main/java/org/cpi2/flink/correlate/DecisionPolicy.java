@@ -11,7 +11,8 @@ import org.cpi2.schema.TaskClass;
 /**
  * Paper section 5: a latency-sensitive or explicitly protected victim with a usable spec is
  * protected by hard-capping the highest-correlated batch or best-effort suspect whose correlation
- * reaches the threshold (best-effort to {@code capBestEffort}, other batch to {@code capBatch}) and
+ * reaches the threshold (under PROJECT, the threshold times the window's ceiling, {@link
+ * #threshold(double)}; best-effort to {@code capBestEffort}, other batch to {@code capBatch}) and
  * that stands out: its lift reaches {@code minLift} or its co-moving CPU reaches {@code
  * minComovingCpu}. When the victim's CPI stays above its threshold through the window, every
  * tenant's correlation is about the same, and only a suspect whose usage rose and fell with the
@@ -166,6 +167,27 @@ public final class DecisionPolicy {
       double victimPeakCpu,
       List<Suspect> ranked,
       Set<String> explainedByVictim) {
+    return decide(
+        victimClass, victimProtected, specUsable, victimPeakCpu, ranked, explainedByVictim, 1);
+  }
+
+  /**
+   * As {@link #decide(TaskClass, boolean, boolean, double, List, Set)}, with the window's {@code
+   * ceiling} ({@link AntagonistCorrelation#ceiling}): under PROJECT a suspect's correlation is
+   * judged against the threshold times the ceiling, that is, as a share of the highest correlation
+   * the victim's CPI lets any suspect reach. The paper's threshold holds as it is for a victim
+   * whose CPI is far above its threshold, where the ceiling nears 1, and a victim whose CPI rose
+   * less (the ceiling under the threshold) can still be defended; the stand-out gate still asks
+   * every suspect to have risen and fallen with the CPI.
+   */
+  public Verdict decide(
+      TaskClass victimClass,
+      boolean victimProtected,
+      boolean specUsable,
+      double victimPeakCpu,
+      List<Suspect> ranked,
+      Set<String> explainedByVictim,
+      double ceiling) {
     if (!specUsable) {
       return none(Decision.SPEC_NOT_USABLE);
     }
@@ -178,10 +200,11 @@ public final class DecisionPolicy {
     if (ranked.isEmpty()) {
       return none(Decision.NO_SUSPECTS);
     }
+    double bar = threshold(ceiling);
     boolean anyAbove = false;
     boolean anyEligible = false;
     for (Suspect s : ranked) {
-      if (s.getCorrelation() < threshold) {
+      if (s.getCorrelation() < bar) {
         break;
       }
       anyAbove = true;
@@ -202,6 +225,11 @@ public final class DecisionPolicy {
     }
     return none(
         anyAbove ? Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS : Decision.NO_SUSPECT_ABOVE_THRESHOLD);
+  }
+
+  /** The correlation a suspect must reach, given the window's ceiling (see {@link #decide}). */
+  public double threshold(double ceiling) {
+    return rules == Rules.PROJECT && ceiling > 0 && ceiling < 1 ? threshold * ceiling : threshold;
   }
 
   private boolean standsOut(Suspect s) {

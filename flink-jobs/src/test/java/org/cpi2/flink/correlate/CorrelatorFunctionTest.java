@@ -259,7 +259,7 @@ class CorrelatorFunctionTest {
       feed(
           h,
           s("web/0", "LATENCY_SENSITIVE", t, on ? 4 : 1, 0.8, i == 10),
-          s("mr/1", "BATCH", t, 1, on ? 3.0 : 0.6, false),
+          s("mr/1", "BATCH", t, 1, on ? 3.0 : 0.7, false),
           s("tenant/2", "BATCH", t, 1, 0.5, false));
     }
     List<Incident> out = h.extractOutputValues();
@@ -269,19 +269,20 @@ class CorrelatorFunctionTest {
 
   @Test
   void anEpisodesFirstAnalysisLooksAgainAtTheAnomalysOwnMinutes() throws Exception {
-    // Over 10 minutes mr/1: (3 * 3.0 * 0.5 - 7 * 0.6 * 0.5) / 13.2 = 0.18, under 0.35.
+    // Over 10 minutes mr/1: (3 * 3.0 * 0.5 - 7 * 0.7 * 0.5) / 13.9 = 0.147, under 0.35 times the
+    // window's ceiling (CPI 4 over 2: 0.5), 0.175.
     List<Incident> off =
         onset(Cpi2Options.defaults().with(Cpi2Options.CORRELATION_EARLY_WINDOW_S, "0"));
     assertEquals(1, off.size());
     assertEquals(Decision.NO_SUSPECT_ABOVE_THRESHOLD, off.get(0).getDecision());
-    assertEquals(2.4 / 13.2, off.get(0).getSuspects().get(0).getCorrelation(), 1e-12);
-    // Over the 5 minutes of the anomaly: (4.5 - 2 * 0.6 * 0.5) / 10.2 = 0.38, and it leads.
+    assertEquals(2.05 / 13.9, off.get(0).getSuspects().get(0).getCorrelation(), 1e-12);
+    // Over the 5 minutes of the anomaly: (4.5 - 2 * 0.7 * 0.5) / 10.4 = 0.37, and it leads.
     List<Incident> early = onset(Cpi2Options.defaults());
     assertEquals(1, early.size());
     Incident inc = early.get(0);
     assertEquals(Decision.THROTTLE, inc.getDecision());
     assertEquals("mr/1", inc.getAntagonistTask());
-    assertEquals(3.9 / 10.2, inc.getCorrelation(), 1e-12);
+    assertEquals(3.8 / 10.4, inc.getCorrelation(), 1e-12);
     assertEquals(10 * MIN - 300_000_000L, inc.getWindowStartUs());
     // The paper's policy has no early analysis.
     assertEquals(
