@@ -152,33 +152,19 @@ public final class DecisionPolicy {
       boolean specUsable,
       double victimPeakCpu,
       List<Suspect> ranked) {
-    return decide(victimClass, victimProtected, specUsable, victimPeakCpu, ranked, Set.of());
+    return decide(victimClass, victimProtected, specUsable, victimPeakCpu, ranked, Set.of(), 1);
   }
 
   /**
    * As {@link #decide(TaskClass, boolean, boolean, double, List)}; the suspects named in {@code
    * explainedByVictim} follow the victim's CPI no further than its own usage does (the
-   * self-inflicted rule): under PROJECT they do not stand out.
-   */
-  public Verdict decide(
-      TaskClass victimClass,
-      boolean victimProtected,
-      boolean specUsable,
-      double victimPeakCpu,
-      List<Suspect> ranked,
-      Set<String> explainedByVictim) {
-    return decide(
-        victimClass, victimProtected, specUsable, victimPeakCpu, ranked, explainedByVictim, 1);
-  }
-
-  /**
-   * As {@link #decide(TaskClass, boolean, boolean, double, List, Set)}, with the window's {@code
-   * ceiling} ({@link AntagonistCorrelation#ceiling}): under PROJECT a suspect's correlation is
-   * judged against the threshold times the ceiling, that is, as a share of the highest correlation
-   * the victim's CPI lets any suspect reach. The paper's threshold holds as it is for a victim
-   * whose CPI is far above its threshold, where the ceiling nears 1, and a victim whose CPI rose
-   * less (the ceiling under the threshold) can still be defended; the stand-out gate still asks
-   * every suspect to have risen and fallen with the CPI.
+   * self-inflicted rule): under PROJECT they do not stand out. With the window's {@code ceiling}
+   * ({@link AntagonistCorrelation#ceiling}): under PROJECT a suspect's correlation is judged
+   * against the threshold times the ceiling, that is, as a share of the highest correlation the
+   * victim's CPI lets any suspect reach. The paper's threshold holds as it is for a victim whose
+   * CPI is far above its threshold, where the ceiling nears 1, and a victim whose CPI rose less
+   * (the ceiling under the threshold) can still be defended; the stand-out gate still asks every
+   * suspect to have risen and fallen with the CPI.
    */
   public Verdict decide(
       TaskClass victimClass,
