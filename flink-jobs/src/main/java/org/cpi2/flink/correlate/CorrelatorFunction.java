@@ -44,7 +44,8 @@ import org.cpi2.schema.TaskClass;
  * take per-second slots of event time per host ({@code correlation.min-interval-ms}), up to one
  * sampling interval ahead, latency-sensitive or protected victims first, then the most severe
  * (value over threshold): every anomalous victim of a period is analysed within it. A victim is
- * analysed again only after as many new outliers as make an anomaly since its last incident; capped
+ * analysed again only after as many new outliers as make an anomaly since its last incident (in an
+ * episode's first window, after an analysis that singled nobody out, the next outlier); capped
  * tasks are left out, and when the victim is still anomalous under a cap naming it, the new
  * incident is the next round (paper 5: "analyse again without the capped task"). Every cap applied
  * for an incident is judged from the same series when the watermark passes its expiry ({@link
@@ -70,6 +71,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   private transient MapState<String, PendingAnalysis> pending;
   private transient MapState<String, Long> lastIncidentUs;
   private transient MapState<String, Integer> lastRound;
+  private transient MapState<String, Long> reanalyseUntilUs;
   private transient MapState<String, CapState> caps;
   private transient ValueState<Long> lastAnalysisMs;
 
@@ -125,6 +127,10 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
         new MapStateDescriptor<>("last-round", RecordTypes.STATE_STRING, Types.INT);
     lr.enableTimeToLive(StateTtl.forTasks(ttl));
     lastRound = getRuntimeContext().getMapState(lr);
+    MapStateDescriptor<String, Long> ru =
+        new MapStateDescriptor<>("reanalyse-until", RecordTypes.STATE_STRING, Types.LONG);
+    ru.enableTimeToLive(StateTtl.forTasks(ttl));
+    reanalyseUntilUs = getRuntimeContext().getMapState(ru);
     MapStateDescriptor<String, CapState> cd =
         new MapStateDescriptor<>(
             "caps", RecordTypes.STATE_STRING, TypeInformation.of(CapState.class));
@@ -326,7 +332,10 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     long detectedAt = due.timeUs;
     due.applySpecTo(v); // judged against the spec of the anomalous sample's time
     Long last = lastIncidentUs.get(victim);
-    if (last != null && v.outliersAfter(last) < anomalyOutliers) {
+    boolean episodeStart = last == null || last <= detectedAt - windowUs;
+    Long until = episodeStart ? null : reanalyseUntilUs.get(victim);
+    int needed = until != null && detectedAt < until ? 1 : anomalyOutliers;
+    if (last != null && v.outliersAfter(last) < needed) {
       return false;
     }
     TreeSet<String> excluded = new TreeSet<>();
@@ -353,9 +362,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     Integer prev = lastRound.get(victim);
     int round = cappedForVictim && prev != null ? prev + 1 : 1;
     Incident incident = analyzer.analyse(host, v, tenants, excluded, detectedAt, round);
-    if (earlyWindowUs > 0
-        && incident.getDecision() != Decision.THROTTLE
-        && (last == null || last <= detectedAt - windowUs)) {
+    if (earlyWindowUs > 0 && incident.getDecision() != Decision.THROTTLE && episodeStart) {
       // The episode's first analysis: its onset may be only the anomaly's few samples of a long
       // window, so a window of those samples may name the antagonist a window earlier.
       Incident early =
@@ -365,10 +372,29 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
       }
     }
     incident.setAnalysedAtUs(Math.max(detectedAt, clockMs * 1000));
+    // Young and inconclusive: the next outlier may bring what names the antagonist.
+    long reanalyseUntil = episodeStart ? detectedAt + windowUs : until == null ? 0 : until;
+    if (inconclusive(incident.getDecision()) && detectedAt < reanalyseUntil) {
+      reanalyseUntilUs.put(victim, reanalyseUntil);
+    } else {
+      reanalyseUntilUs.remove(victim);
+    }
     lastIncidentUs.put(victim, detectedAt);
     lastRound.put(victim, round);
     out.collect(incident);
     return true;
+  }
+
+  /**
+   * Whether a decision left the antagonist unnamed only because the correlation has not (yet)
+   * singled one out: none above the threshold, none that stands out, or only latency-sensitive
+   * suspects above it. The others (a spec not usable, a victim not protected or using too little
+   * CPU, no other task) do not change from one sample to the next.
+   */
+  private static boolean inconclusive(Decision d) {
+    return d == Decision.NO_SUSPECT_ABOVE_THRESHOLD
+        || d == Decision.NO_SUSPECT_STANDS_OUT
+        || d == Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS;
   }
 
   /**
@@ -400,6 +426,7 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
       series.remove(k);
       lastIncidentUs.remove(k);
       lastRound.remove(k);
+      reanalyseUntilUs.remove(k);
     }
   }
 }

@@ -291,4 +291,51 @@ class CorrelatorFunctionTest {
             .get(0)
             .getDecision());
   }
+
+  /**
+   * A victim above its threshold from minute 1 (anomalous from minute 3) beside mr/1, which runs at
+   * 3 CPUs but for the minutes in {@code dips} (0.2 CPU, and the victim's CPI falls to 1), and a
+   * steady tenant. The detected times of its incidents, and the decisions.
+   */
+  private static List<Incident> steadyThenDips(int minutes, int... dips) throws Exception {
+    var h = harness();
+    for (int i = 1; i <= minutes; i++) {
+      long t = i * MIN;
+      int minute = i;
+      boolean dip = java.util.Arrays.stream(dips).anyMatch(d -> d == minute);
+      feed(
+          h,
+          s("web/0", "LATENCY_SENSITIVE", t, dip ? 1 : 4, 0.8, i >= 3),
+          s("mr/1", "BATCH", t, 1, dip ? 0.2 : 3.0, false),
+          s("tenant/2", "BATCH", t, 1, 0.5, false));
+    }
+    List<Incident> out = h.extractOutputValues();
+    h.close();
+    return out;
+  }
+
+  @Test
+  void anInconclusiveAnalysisOfAYoungEpisodeIsRepeatedAtTheNextOutlier() throws Exception {
+    // Minutes 1-3 give mr/1 no lift (its usage never moved): nobody stands out at 3:00. Its dip
+    // at minute 4 is what names it, and the victim's next outlier, at 5:00, brings it in: the
+    // analysis runs then, not after three new outliers (7:00).
+    List<Incident> out = steadyThenDips(7, 4);
+    assertEquals(List.of(3 * MIN, 5 * MIN), out.stream().map(Incident::getDetectedAtUs).toList());
+    assertEquals(Decision.NO_SUSPECT_STANDS_OUT, out.get(0).getDecision());
+    assertEquals(Decision.THROTTLE, out.get(1).getDecision());
+    assertEquals("mr/1", out.get(1).getAntagonistTask());
+  }
+
+  @Test
+  void anEpisodeThatStaysInconclusiveIsAnalysedAtEachOutlierForOneWindowOnly() throws Exception {
+    // Nothing ever moves: each outlier of the episode's first window (3:00 to 12:00) is analysed,
+    // then every third new outlier as before (15:00, 18:00).
+    List<Incident> out = steadyThenDips(19);
+    assertEquals(
+        List.of(3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 18),
+        out.stream().map(i -> (int) (i.getDetectedAtUs() / MIN)).toList());
+    for (Incident i : out) {
+      assertEquals(Decision.NO_SUSPECT_STANDS_OUT, i.getDecision());
+    }
+  }
 }
