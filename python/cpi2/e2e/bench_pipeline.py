@@ -569,10 +569,7 @@ def fleet_needs(m, hosts, tasks_per_host):
 def run_profiles(pairs, report, fleets):
     """The bench on each profile (ENV:STACK_DIR), one after the other, into one report: each
     stack is started if it is down (and stopped again after its bench), so only one runs."""
-    import datetime
-    import platform
-
-    sections, models = [], []
+    sections = []
     for env_file, stack_dir in pairs:
         env = dict(os.environ, STACK_ENV=os.path.abspath(env_file), STACK_DIR=os.path.abspath(stack_dir))
         make = ["make", "-C", stack.ROOT, "--no-print-directory"]
@@ -593,7 +590,16 @@ def run_profiles(pairs, report, fleets):
                 subprocess.run(make + ["down"], env=env)
         print(run.stdout, flush=True)
         sections.append((env_file, stack_dir, run.returncode, run.stdout))
-        models.append((env_file, model_of(run.stdout) if run.returncode == 0 else None))
+    write_report(report, pairs, sections, fleets)
+    return 0 if all(rc == 0 for _, _, rc, _ in sections) else 1
+
+
+def write_report(report, pairs, sections, fleets):
+    """The report of run_profiles: each profile's output, the per-core table and the fleets."""
+    import datetime
+    import platform
+
+    models = [(env_file, model_of(out) if rc == 0 else None) for env_file, _, rc, out in sections]
     load = open("/proc/loadavg").read().split()[:3]
     lines = [
         "# Pipeline bench on the single-node and multi-node profiles",
@@ -629,7 +635,7 @@ def run_profiles(pairs, report, fleets):
     for env_file, m in models:
         if m:
             lines.append(
-                "| %s | %.0f | %.3f (%.3f) | %.0f | %.2f |"
+                "| %s | %.0f | %.4f (%.4f) | %.0f | %.2f |"
                 % (env_file, m["tm"], m["kafka"], m["kafka"] / m["brokers"], m["ch"], m["rows_per_sample"])
             )
         else:
@@ -646,13 +652,12 @@ def run_profiles(pairs, report, fleets):
             if m:
                 rate, tm, kafka, ch = fleet_needs(m, hosts, per_host)
                 lines.append(
-                    "| %d x %d | %.0f | %s | %.1f | %.2f | %.2f |" % (hosts, per_host, rate, env_file, tm, kafka, ch)
+                    "| %d x %d | %.0f | %s | %.3f | %.3f | %.3f |" % (hosts, per_host, rate, env_file, tm, kafka, ch)
                 )
     os.makedirs(os.path.dirname(os.path.abspath(report)), exist_ok=True)
     with open(report, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("pipeline bench: report written to " + report)
-    return 0 if all(rc == 0 for _, _, rc, _ in sections) else 1
 
 
 def cli():
