@@ -42,7 +42,7 @@ def test_the_antagonist_is_detected_and_capped_and_the_victims_recover(tmp_path)
     # phase lasts until the job has a usable spec of the victims (the profile's eligibility, then
     # up to two spec periods), within the timeout
     r = subprocess.run(
-        lab_cmd(tmp_path, "40,25,10", "--threads", "8", "--capped-within", "3"),
+        lab_cmd(tmp_path, "40,25,10", "--threads", "8", "--capped-within", "3", "--max-onset-to-cap", "25"),
         capture_output=True,
         text=True,
         timeout=600,
@@ -51,8 +51,7 @@ def test_the_antagonist_is_detected_and_capped_and_the_victims_recover(tmp_path)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "every check holds" in r.stdout
     table = (tmp_path / "table.txt").read_text()
-    onset = re.search(r"onset-to-cap antagonist-0: ([0-9.]+) s", table)
-    assert onset and float(onset.group(1)) < 25, table  # capped within its on-phase
+    assert re.search(r"onset-to-cap antagonist-0: ([0-9.]+) s", table), table  # at most 25 s: checked by the run
     assert re.search(r"^on-0 capped .* antagonist-0$", table, re.M), table
     assert re.search(r"^incidents while no antagonist ran: \d+", table, re.M), table
     if lab_loop.core_pmu() is None:  # no counters here: said plainly, never a made-up CPI

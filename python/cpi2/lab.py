@@ -283,6 +283,12 @@ def main(argv=None):
         default=1.2,
         help="the victims' p99 while the antagonist is capped: at most this times the quiet p99 (default 1.2)",
     )
+    r.add_argument(
+        "--max-onset-to-cap",
+        type=float,
+        default=5.0,
+        help="seconds from an antagonist's start to its cap's write, at most (default 5)",
+    )
     r.add_argument("--build", help="the C release build (default build/c)")
     r.add_argument("--out", help="where the table, plot and files go (default build/lab/<time>)")
     args = ap.parse_args(argv)

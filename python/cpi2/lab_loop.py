@@ -94,11 +94,26 @@ def job_options(prof, on_phases):
     """The detection job's arguments: the profile file, then what the lab adds: a consumer group
     of its own from the latest offsets, no ClickHouse, and a cap at least as long as the longest
     on-phase (a cap that lapses while its antagonist still runs would split the capped phase)."""
-    options = ["--config", PROFILE, "--kafka.group", "cpi2-lab-" + uuid.uuid4().hex[:8]]
+    # the detector principal may join only groups named cpi2-flink-* (stack/kafka/acls.conf):
+    # under another name every offset commit fails the job, which restarts from its checkpoint
+    options = ["--config", PROFILE, "--kafka.group", "cpi2-flink-lab-" + uuid.uuid4().hex[:8]]
     options += ["--kafka.start", "latest", "--clickhouse.url", ""]
     if max(on_phases) > float(prof["cap.duration-s"]):
         options += ["--cap.duration-s", str(int(max(on_phases)) + 5)]
     return options
+
+
+def job_failures(jid):
+    """The failures of a running job so far (Flink's exception history), each as its deepest cause."""
+    try:
+        hist = requests.get(stack.FLINK + "/jobs/%s/exceptions" % jid, timeout=10).json()
+    except (requests.RequestException, ValueError) as e:
+        return ["its exception history could not be read: %s" % e]
+    out = []
+    for entry in hist.get("exceptionHistory", {}).get("entries", []):
+        causes = [ln.strip() for ln in entry.get("stacktrace", "").splitlines() if ln.startswith("Caused by:")]
+        out.append(causes[-1] if causes else entry.get("exceptionName", "unknown"))
+    return out
 
 
 class SpecWatch:
@@ -232,6 +247,7 @@ class Lab:
         self.victims = []  # (cgroup name, Popen, start wall s, csv path)
         self.antagonists = []  # (task, start wall s, end wall s)
         self.collector = self.enforcer = self.monitor = self.job = self.specs = None
+        self.job_failures = []
         self.profile = profile()
         self.quiet_end = self.end = None
         self.pmu = core_pmu()
@@ -422,6 +438,7 @@ class Lab:
         if self.specs:
             self.specs.close()
         if self.job:
+            self.job_failures = job_failures(self.job)
             try:
                 requests.patch(stack.FLINK + "/jobs/%s?mode=cancel" % self.job, timeout=10)
             except requests.RequestException as e:
@@ -639,6 +656,13 @@ class Lab:
                 failed.append("%s was never named by an incident" % task)
             if d is None:
                 failed.append("%s was never capped" % task)
+            elif d > self.args.max_onset_to_cap:
+                failed.append("%s: onset-to-cap %.2f s > %g s" % (task, d, self.args.max_onset_to_cap))
+        if self.job_failures:
+            failed.append(
+                "the detection job failed %d time(s) during the run (each restart from a checkpoint "
+                "delays detection); the first: %s" % (len(self.job_failures), self.job_failures[0])
+            )
         wrong = sorted(set(caps) - ants)
         if wrong:
             failed.append("tasks other than the antagonists were capped: %s" % ", ".join(wrong))
