@@ -71,9 +71,9 @@ def main():
             len(set(acked)),
             len(want),
         )
-        assert set(acked) == set(want), "acknowledged identities differ from the samples: %s" % sorted(
-            set(acked) ^ set(want)
-        )[:3]
+        assert set(acked) == set(want), (
+            "acknowledged identities differ from the samples: %s" % sorted(set(acked) ^ set(want))[:3]
+        )
         assert ("%d acknowledged" % len(want)) in run.stderr, run.stderr[-500:]
 
         consumer = Consumer(
