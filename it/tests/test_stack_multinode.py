@@ -229,6 +229,8 @@ def test_detection_job_runs_at_the_profile_parallelism_on_every_taskmanager(mult
 
     if not os.path.exists(pipeline.JOB_JAR):
         pytest.skip("no job jar at %s: make -C flink-jobs build" % pipeline.JOB_JAR)
+    # as every end-to-end run does: a job an earlier test left running would make the submit refuse
+    pipeline.cancel_running_jobs()
     # flink-rest.sh as pipeline.rest runs it, its log line of the job's options kept
     env = dict(os.environ, **stack.E, STACK_DIR=stack.STACK_DIR)
     r = subprocess.run(
