@@ -94,9 +94,7 @@ def job_options(prof, on_phases):
     """The detection job's arguments: the profile file, then what the lab adds: a consumer group
     of its own from the latest offsets, no ClickHouse, and a cap at least as long as the longest
     on-phase (a cap that lapses while its antagonist still runs would split the capped phase)."""
-    # the detector principal may join only groups named cpi2-flink-* (stack/kafka/acls.conf):
-    # under another name every offset commit fails the job, which restarts from its checkpoint
-    options = ["--config", PROFILE, "--kafka.group", "cpi2-flink-lab-" + uuid.uuid4().hex[:8]]
+    options = ["--config", PROFILE, "--kafka.group", pipeline.fresh_group("lab")]
     options += ["--kafka.start", "latest", "--clickhouse.url", ""]
     if max(on_phases) > float(prof["cap.duration-s"]):
         options += ["--cap.duration-s", str(int(max(on_phases)) + 5)]

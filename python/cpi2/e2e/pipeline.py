@@ -69,11 +69,18 @@ def rest(*args, timeout=180):
     return r.stdout.strip().splitlines()[-1]
 
 
+def fresh_group(purpose):
+    """A new consumer group for a detection job: named cpi2-flink-*, the only groups the detector
+    principal may join (stack/kafka/acls.conf); under another name every offset commit fails the
+    job, which restarts from its checkpoint."""
+    return "cpi2-flink-%s-%s" % (purpose, uuid.uuid4().hex[:8])
+
+
 def job_options(extra_args=()):
     """A fresh job's options: it reads only what is produced from now on (its own consumer group)."""
     return [
         "--kafka.group",
-        "cpi2-flink-e2e-" + uuid.uuid4().hex[:8],
+        fresh_group("e2e"),
         "--kafka.start",
         "latest",
         "--checkpoint.interval-ms",
