@@ -1,6 +1,8 @@
 """cpi2.e2e.quality on hand-made ground truth and incidents (no stack): a THROTTLE is right only
 when its host, named antagonist, victim and time all match one antagonism of the truth."""
 
+import json
+
 from cpi2.e2e import quality
 
 MIN = 60_000_000
@@ -180,3 +182,18 @@ def test_a_run_without_read_times_has_no_event_time_cap_figure():
     q = quality.measure(TRUTH, Run([inc], [dict(action, incident_id=inc["incident_id"])]))
     assert q["latencies"] == [180.0]
     assert q["cap_event_latencies"] == [] and q["cap_event_median"] is None
+
+
+def test_bench_keeps_the_incidents_and_actions_it_read_in_the_work_folder(tmp_path):
+    from cpi2.e2e import bench_detection
+
+    inc = incident("jobs/bully/0", "jobs/web/0", 101)
+    action = {"kind": "REFUSED", "action_id": "a1", "incident_id": inc["incident_id"], "reason": "rate"}
+    run = Run([inc], [action])
+    run.read_at = {("Incident", inc["incident_id"]): 1000.0}
+    holder = type("R", (), {"dir": str(tmp_path), "monitor": run})()
+    bench_detection.save_outputs(holder)
+    lines = [json.loads(x) for x in (tmp_path / "incidents.jsonl").read_text().splitlines()]
+    assert lines == [dict(inc, read_at=1000.0)]
+    lines = [json.loads(x) for x in (tmp_path / "actions.jsonl").read_text().splitlines()]
+    assert lines == [dict(action, read_at=None)]

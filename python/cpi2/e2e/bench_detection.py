@@ -13,14 +13,19 @@ time (p50, max: the analysis time of the incident behind the cap plus the enforc
 free of the speed-up; target <= 3 periods + 5 s = 185 s), the enforcer's real delay (p50) and
 onset to the analysis time of the first right THROTTLE (p50).
 
-  bench_detection.py [--policies project,paper] [--jar JAR] [--seed N] [SCENARIO[:SPEED[:DURATION]] ...]
+  bench_detection.py [--policies project,paper] [--jar JAR] [--seed N] [--keep] [SCENARIO[:SPEED[:DURATION]] ...]
 
 Default scenarios: the paper's cases 1-6 and the regression scenarios at 240x for 1 h, fleet300
 at 120x for 4 h, and case 2 in real time (1x, 8 min) for the latency a real deployment sees.
 `--jar` runs another build of the job (an earlier release, to compare before and after).
+`--keep` keeps each run's work folder (the simulator's and the enforcer's logs, the ground truth,
+and the incidents and actions the run read, as JSON lines: incidents.jsonl, actions.jsonl) and
+prints its path; without it the folder is deleted.
 """
 
 import argparse
+import json
+import os
 import statistics
 import time
 
@@ -32,7 +37,20 @@ DEFAULT = ["%s:240:1h" % s for s in PAPER + REGRESSION] + ["fleet300:120:4h", "c
 POLICIES = ("project", "paper")
 
 
-def play(spec, policy, seed=1, jar=None):
+def save_outputs(run):
+    """Writes what the run's monitor read into its work folder, one JSON record a line, each with
+    the wall-clock second the monitor first read it (read_at): incidents.jsonl, actions.jsonl."""
+    read_at = getattr(run.monitor, "read_at", {})
+    for name, kind, key, records in (
+        ("incidents.jsonl", "Incident", "incident_id", run.monitor.incidents),
+        ("actions.jsonl", "EnforcementAction", "action_id", run.monitor.actions),
+    ):
+        with open(os.path.join(run.dir, name), "w") as f:
+            for r in records:
+                f.write(json.dumps(dict(r, read_at=read_at.get((kind, r.get(key)))), default=str) + "\n")
+
+
+def play(spec, policy, seed=1, jar=None, keep=False):
     name, speed, duration = (spec.split(":") + ["240", "1h"])[:3]
     job_args = ["--correlation.policy", policy] if policy else []
     run = pipeline.Run(
@@ -57,7 +75,12 @@ def play(spec, policy, seed=1, jar=None):
         float(speed),
         time.time() - t0,
     )
-    run.cleanup()
+    if keep:
+        save_outputs(run)
+        q["workdir"] = run.dir
+        print("  work folder of %s (%s): %s" % (q["scenario"], q["policy"], run.dir), flush=True)
+    else:
+        run.cleanup()
     return q
 
 
@@ -173,12 +196,17 @@ def main(argv=None):
     )
     ap.add_argument("--jar", help="the job's jar (default: flink-jobs' build)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep each run's work folder (logs, truth, incidents.jsonl, actions.jsonl) and print its path",
+    )
     a = ap.parse_args(argv)
     policies = [None if p == "none" else p for p in a.policies.split(",")]
     rows = []
     for spec in a.specs or DEFAULT:
         for policy in policies:
-            rows.append(play(spec, policy, a.seed, a.jar))
+            rows.append(play(spec, policy, a.seed, a.jar, a.keep))
             print(row(rows[-1]), flush=True)
     print(
         "detection quality against the simulator's ground truth (fresh job per scenario and policy, seed %d%s; the 6 h warm-up played first and read by the job before the scripted part)"
