@@ -102,71 +102,135 @@ static void set_written(struct cap *c, long quota, long period)
 	c->loaded = false;
 }
 
-/* A new cap c on the directory fd: its CPU weight lowered to the lowest when cap_weight is on
- * and the weight in force is above it, the weight found in the state file before the write. A
- * weight that cannot be read (no such file) or written leaves the cap without a lowered weight
- * (the limit is what caps); err says which. */
-static void weight_lower(struct capset *s, struct cap *c, int fd, char *err, size_t errsz)
+/* Append a formatted note to err, "; " between notes. */
+static void note_add(char *err, size_t errsz, const char *fmt, ...)
 {
-	long w, min = limits_min_weight(c->version);
-	char werr[256];
+	size_t l = strlen(err);
+	va_list ap;
 
-	if (!s->cap_weight || s->dry_run || limits_weight_read(fd, c->version, &w) || w <= min)
-		return;
-	c->weight_previous = w;
-	c->weight_written = min;
-	if (caps_save(s, werr, sizeof(werr)) == 0 &&
-	    limits_weight_write(fd, c->version, min, werr, sizeof(werr)) == 0) {
-		snprintf(err, errsz, "CPU weight %ld lowered to %ld while capped", w, min);
-		return;
+	if (l && l + 2 < errsz) {
+		memcpy(err + l, "; ", 3);
+		l += 2;
 	}
-	c->weight_previous = 0;
-	c->weight_written = 0;
-	snprintf(err, errsz, "CPU weight %ld not lowered: %s", w, werr);
-	caps_save(s, werr, sizeof(werr));
+	if (l >= errsz)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err + l, errsz - l, fmt, ap);
+	va_end(ap);
 }
 
-/* Cap c's weight on fd at a renewal, the periodic check or a restart: the one written holds;
- * after a restart the weight found (a crash between the state file and the write) is lowered
+/* Whether cap c's cpu.idle is in force on fd: while it is, the kernel reports its own idle
+ * weight and refuses weight writes, and clearing it resets the weight to the default. */
+static bool idle_in_force(const struct cap *c, int fd)
+{
+	long v;
+
+	return c->idle.written && limits_idle_read(fd, c->version, &v) == 0 && v == LIMITS_IDLE;
+}
+
+/* A new cap c on the directory fd, when cap_weight is on: the CPU weight lowered to the lowest
+ * when it is above it, then cpu.idle set where the kernel has it and it is 0; each value found
+ * goes to the state file before its write. With cpu.idle set the weight record always holds the
+ * weight found (written = previous when it was at the lowest already), since clearing cpu.idle
+ * resets the weight. A value that cannot be read (no cpu.idle before 5.15) or written is left as
+ * it is (the limit is what caps); err says which. */
+static void priority_lower(struct capset *s, struct cap *c, int fd, char *err, size_t errsz)
+{
+	long w, v, min = limits_min_weight(c->version);
+	char werr[256], notes[512] = "";
+
+	if (!s->cap_weight || s->dry_run || limits_weight_read(fd, c->version, &w))
+		return;
+	if (w > min) {
+		c->weight = (struct cap_lowered){w, min};
+		if (caps_save(s, werr, sizeof(werr)) == 0 &&
+		    limits_weight_write(fd, c->version, min, werr, sizeof(werr)) == 0) {
+			note_add(notes, sizeof(notes), "CPU weight %ld lowered to %ld while capped",
+				 w, min);
+		} else {
+			c->weight = (struct cap_lowered){0, 0};
+			note_add(notes, sizeof(notes), "CPU weight %ld not lowered: %s", w, werr);
+			caps_save(s, werr, sizeof(werr));
+		}
+	} else if (w == min) {
+		c->weight = (struct cap_lowered){w, w}; /* to put back after cpu.idle */
+	}
+	if (c->weight.written && limits_idle_read(fd, c->version, &v) == 0 && v == 0) {
+		c->idle = (struct cap_lowered){0, LIMITS_IDLE};
+		if (caps_save(s, werr, sizeof(werr)) == 0 &&
+		    limits_idle_write(fd, c->version, LIMITS_IDLE, werr, sizeof(werr)) == 0) {
+			note_add(notes, sizeof(notes), "cpu.idle set while capped");
+		} else {
+			c->idle = (struct cap_lowered){0, 0};
+			note_add(notes, sizeof(notes), "cpu.idle not set: %s", werr);
+		}
+	}
+	if (c->weight.written == c->weight.previous && !c->idle.written)
+		c->weight = (struct cap_lowered){0, 0}; /* nothing of ours in force */
+	caps_save(s, werr, sizeof(werr));
+	if (notes[0])
+		snprintf(err, errsz, "%s", notes);
+}
+
+/* Cap c's priority on fd at a renewal, the periodic check or a restart: a value written holds;
+ * after a restart a value found (a crash between the state file and the write) is lowered
  * again; any other is another writer's: left as it is, and the cap forgets its own (never
- * fought, never restored over it). */
-static void weight_hold(struct capset *s, struct cap *c, int fd)
+ * fought, never restored over it). The weight is not looked at while cpu.idle is in force. */
+static void priority_hold(struct capset *s, struct cap *c, int fd)
 {
 	char werr[256];
-	long w;
+	long w, v;
 
-	if (!c->weight_written || s->dry_run || limits_weight_read(fd, c->version, &w) ||
-	    w == c->weight_written)
+	if (s->dry_run)
 		return;
-	if (c->loaded && w == c->weight_previous &&
-	    limits_weight_write(fd, c->version, c->weight_written, werr, sizeof(werr)) == 0)
-		return;
-	c->weight_previous = 0;
-	c->weight_written = 0;
-	caps_save(s, werr, sizeof(werr));
+	if (c->weight.written && !idle_in_force(c, fd) &&
+	    limits_weight_read(fd, c->version, &w) == 0 && w != c->weight.written &&
+	    !(c->loaded && w == c->weight.previous &&
+	      limits_weight_write(fd, c->version, c->weight.written, werr, sizeof(werr)) == 0)) {
+		c->weight = (struct cap_lowered){0, 0};
+		c->idle = (struct cap_lowered){0, 0}; /* another weight: the priority is theirs */
+		caps_save(s, werr, sizeof(werr));
+	}
+	if (c->idle.written && limits_idle_read(fd, c->version, &v) == 0 && v != LIMITS_IDLE &&
+	    !(c->loaded && v == c->idle.previous &&
+	      limits_idle_write(fd, c->version, LIMITS_IDLE, werr, sizeof(werr)) == 0)) {
+		c->idle = (struct cap_lowered){0, 0};
+		c->weight = (struct cap_lowered){0, 0}; /* clearing it reset the weight: theirs */
+		caps_save(s, werr, sizeof(werr));
+	}
 }
 
-/* Put back the weight cap c found, when the one in force on fd is still the one it wrote
- * (another writer's is left as it is). Returns 0 or -errno with a reason in err. */
-static int weight_restore(const struct cap *c, int fd, char *err, size_t errsz)
+/* Put back what cap c found on fd, when what is in force is still what it wrote (another
+ * writer's is left as it is): cpu.idle cleared, then the weight found written again (clearing
+ * cpu.idle resets it; no one can write it while cpu.idle is set); or, without cpu.idle, the
+ * weight when it is still the lowest. Returns 0 or -errno with a reason in err. */
+static int priority_restore(struct cap *c, int fd, char *err, size_t errsz)
 {
 	long w;
+	int rc;
 
-	if (!c->weight_written || limits_weight_read(fd, c->version, &w) || w != c->weight_written)
+	if (idle_in_force(c, fd)) {
+		rc = limits_idle_write(fd, c->version, c->idle.previous, err, errsz);
+		if (rc == 0 && c->weight.written)
+			rc = limits_weight_write(fd, c->version, c->weight.previous, err, errsz);
+		return rc;
+	}
+	if (c->idle.written || !c->weight.written || limits_weight_read(fd, c->version, &w) ||
+	    w != c->weight.written)
 		return 0;
-	return limits_weight_write(fd, c->version, c->weight_previous, err, errsz);
+	return limits_weight_write(fd, c->version, c->weight.previous, err, errsz);
 }
 
-/* drop, after putting back cap i's weight on fd (a weight not put back is noted in err). */
+/* drop, after putting back cap i's priority on fd (a value not put back is noted in err). */
 static void drop_at(struct capset *s, int i, int fd, struct cap *out, char *err, size_t errsz)
 {
 	char werr[256];
 	size_t l;
 
-	if (weight_restore(&s->caps[i], fd, werr, sizeof(werr))) {
+	if (priority_restore(&s->caps[i], fd, werr, sizeof(werr))) {
 		l = strlen(err);
 		if (l < errsz)
-			snprintf(err + l, errsz - l, "; weight not put back: %s", werr);
+			snprintf(err + l, errsz - l, "; priority not put back: %s", werr);
 	}
 	drop(s, i, out, err, errsz);
 }
@@ -247,7 +311,7 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 			caps_save(s, err + l, errsz - l);
 			return rc;
 		}
-		weight_lower(s, c, t->fd, err, errsz);
+		priority_lower(s, c, t->fd, err, errsz);
 		*outcome = CAPS_APPLIED;
 		*capp = c;
 		return 0;
@@ -274,7 +338,7 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 		}
 	}
 	if (rc == 0) {
-		weight_hold(s, c, t->fd);
+		priority_hold(s, c, t->fd);
 		rc = caps_save(s, err, errsz);
 	}
 	if (rc) {
@@ -301,8 +365,8 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 		s->caps[i].expires_us = c.expires_us;
 		rc = cgpath_reopen(s->policy, c.dir, c.dev, c.ino, &fd, note, sizeof(note));
 		if (rc == 0)
-			rc = weight_restore(&c, fd, err, errsz); /* the weight first: a retry finds
-								     the limit still ours */
+			rc = priority_restore(&c, fd, err, errsz); /* the priority first: a retry
+								       finds the limit still ours */
 		if (rc == 0) {
 			/* another writer's limit stays: neither fought nor replaced by a stale one
 			 */
@@ -367,7 +431,7 @@ int caps_resume(struct capset *s, int i, char *err, size_t errsz)
 			rc = limits_write(fd, c->version, current, quota, period, err, errsz);
 		}
 		if (rc == 0) {
-			weight_hold(s, c, fd);
+			priority_hold(s, c, fd);
 			c->loaded = false;
 		}
 		close(fd);
@@ -392,7 +456,7 @@ int caps_check(struct capset *s, int i, struct cap *out, char *err, size_t errsz
 	rc = limits_read(fd, c->version, current, sizeof(current));
 	if (rc || ours(c, current)) {
 		if (rc == 0)
-			weight_hold(s, c, fd);
+			priority_hold(s, c, fd);
 		close(fd);
 		return 0;
 	}
@@ -503,20 +567,21 @@ int caps_save(const struct capset *s, char *err, size_t errsz)
 	if (!buf)
 		return -ENOMEM;
 	rc = append(&buf, &len, &cap,
-		    "# cpi2-enforcer caps in force: cap4, task, dir, dev, inode, version, "
+		    "# cpi2-enforcer caps in force: cap5, task, dir, dev, inode, version, "
 		    "previous, written, cpu, period_us, expires_us, incident, victim, weight "
-		    "previous, weight written (0: not lowered); budget, dev, inode, day start us, "
-		    "capped us\n");
+		    "previous, weight written, idle previous, idle written (written 0: not "
+		    "lowered); budget, dev, inode, day start us, capped us\n");
 	for (int i = 0; rc == 0 && i < s->n; i++) {
 		const struct cap *c = &s->caps[i];
 
 		rc = append(&buf, &len, &cap,
-			    "cap4\t%s\t%s\t%llu\t%llu\t%d\t%s\t%s\t%.6f\t%ld\t%lld\t%s\t%s\t%ld\t%"
-			    "ld\n",
+			    "cap5\t%s\t%s\t%llu\t%llu\t%d\t%s\t%s\t%.6f\t%ld\t%lld\t%s\t%s\t%ld\t%"
+			    "ld\t%ld\t%ld\n",
 			    c->task, c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino,
 			    c->version, c->previous, c->written, c->cpu, c->period_us,
 			    (long long)c->expires_us, c->incident_id, c->victim_task,
-			    c->weight_previous, c->weight_written);
+			    c->weight.previous, c->weight.written, c->idle.previous,
+			    c->idle.written);
 	}
 	for (int i = 0; rc == 0 && i < s->n_budget; i++)
 		rc = append(&buf, &len, &cap, "budget\t%llu\t%llu\t%lld\t%lld\n",
@@ -564,8 +629,9 @@ static int split(char *line, char **f, int max)
 	return line ? max + 1 : n; /* more fields than max: malformed */
 }
 
-/* A "cap4" line (a "cap3" one and the weight found and written, 0 0 when none was lowered), a
- * "cap3" line, or an older one: "cap2" (no written limit: it is the cap's quota and period),
+/* A "cap5" line (a "cap4" one and cpu.idle found and written, 0 0 when not set), a "cap4" line
+ * (a "cap3" one and the weight found and written, 0 0 when none was lowered), a "cap3" line, or
+ * an older one: "cap2" (no written limit: it is the cap's quota and period),
  * "cap" (no identity either: task, dir, version, previous, cpu, period, expires[, incident[,
  * victim]]). f has room for one field more than n. */
 static int parse_cap(char **f, int n, struct cap *c)
@@ -573,16 +639,23 @@ static int parse_cap(char **f, int n, struct cap *c)
 	unsigned long long dev = 0, ino = 0;
 	long long version, period, expires;
 	const char *written = NULL;
-	long long wprev = 0, wwritten = 0;
+	long long low[2][2] = {{0}}; /* the weight's and cpu.idle's previous and written value */
 	int k = 3;
 	long q, p;
 	char *end;
-	bool cap4 = strcmp(f[0], "cap4") == 0;
+	bool cap5 = strcmp(f[0], "cap5") == 0;
+	bool cap4 = cap5 || strcmp(f[0], "cap4") == 0;
 
 	memset(c, 0, sizeof(*c));
+	if (cap5) {
+		/* read as a cap4 line and its idle flag */
+		if (n != 17 || num_ll(f[15], &low[1][0]) || num_ll(f[16], &low[1][1]))
+			return -EINVAL;
+		n -= 2;
+	}
 	if (cap4) {
 		/* read as a cap3 line and its weights */
-		if (n != 15 || num_ll(f[13], &wprev) || num_ll(f[14], &wwritten))
+		if (n != 15 || num_ll(f[13], &low[0][0]) || num_ll(f[14], &low[0][1]))
 			return -EINVAL;
 		n -= 2;
 	}
@@ -630,17 +703,24 @@ static int parse_cap(char **f, int n, struct cap *c)
 			 llround(c->cpu * (double)c->period_us), c->period_us);
 	}
 	c->loaded = true;
-	if (wwritten || wprev) {
-		/* the lowest weight, written over a higher one the kernel takes */
+	if (low[0][0] || low[0][1]) {
+		/* the lowest weight, written over one the kernel takes (the same one when only
+		 * cpu.idle was set) */
 		char text[32];
 		long w;
 
-		snprintf(text, sizeof(text), "%lld", wprev);
-		if (wwritten != limits_min_weight(c->version) || wprev <= wwritten ||
+		snprintf(text, sizeof(text), "%lld", low[0][0]);
+		if (low[0][1] != limits_min_weight(c->version) || low[0][0] < low[0][1] ||
+		    (low[0][0] == low[0][1] && !low[1][1]) ||
 		    cpi2_cgroup_parse_cpu_weight(text, c->version == LIMITS_V2, &w))
 			return -EINVAL;
-		c->weight_previous = (long)wprev;
-		c->weight_written = (long)wwritten;
+		c->weight = (struct cap_lowered){(long)low[0][0], (long)low[0][1]};
+	}
+	if (low[1][0] || low[1][1]) {
+		/* cpu.idle set over 0, with the weight to put back after it */
+		if (low[1][0] != 0 || low[1][1] != LIMITS_IDLE || !c->weight.written)
+			return -EINVAL;
+		c->idle = (struct cap_lowered){0, LIMITS_IDLE};
 	}
 	if (limits_parse(c->version, c->previous, &q, &p) ||
 	    limits_parse(c->version, c->written, &q, &p) || q < 0)
@@ -666,10 +746,10 @@ static int parse_budget(char **f, int n, struct cap_budget *b)
 static int load_line(char *line, void *arg)
 {
 	struct capset *s = arg;
-	char *f[16];
-	int n = split(line, f, 15);
+	char *f[18];
+	int n = split(line, f, 17);
 
-	if (n < 1 || n > 15)
+	if (n < 1 || n > 17)
 		return -EINVAL;
 	if (strcmp(f[0], "budget") == 0) {
 		if (s->n_budget == CAPS_BUDGET_MAX || parse_budget(f, n, &s->budget[s->n_budget]))

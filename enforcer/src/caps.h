@@ -7,12 +7,14 @@
  * that may be in force, with the limit to restore and the identity (st_dev, inode) of the
  * directory it was written to, and no lifted cap as one to resume.
  *
- * With cap_weight, a new cap also lowers the task's CPU weight (v1 cpu.shares to 2, v2
- * cpu.weight to 1) when it is above that: a capped task that still has quota left in a period
- * no longer delays a latency-sensitive task that wakes beside it. The weight found is kept with
- * the cap (state file "cap4" lines; "cap3" and older lines load as caps that lowered no weight)
- * and put back exactly at release, restart or drop, unless another writer changed the weight
- * under the cap: then that weight is left as it is and the cap forgets its own. */
+ * With cap_weight, a new cap also lowers the task's CPU priority: its CPU weight (v1 cpu.shares
+ * to 2, v2 cpu.weight to 1) when it is above that, and, where the kernel has cpu.idle, that flag
+ * to 1 when it is 0 (limits.h says why both): a capped task that still has quota left in a
+ * period no longer delays a latency-sensitive task that wakes beside it. Each value found is
+ * kept with the cap (state file "cap5" lines; "cap4" lines load as caps that set no idle flag,
+ * "cap3" and older ones as caps that lowered nothing) and put back exactly at release, restart
+ * or drop, unless another writer changed it under the cap: then that value is left as it is and
+ * the cap forgets its own. */
 #ifndef CPI2_ENFORCER_CAPS_H
 #define CPI2_ENFORCER_CAPS_H
 
@@ -29,6 +31,13 @@
 #define CAPS_BUDGET_MAX 1024 /* tasks whose capped time today is remembered */
 #define CAPS_DAY_US (86400LL * 1000000)
 
+/* A priority knob a cap lowered with the limit: the value found, to restore, and the one the
+ * enforcer wrote (another is not ours); written 0: not lowered. */
+struct cap_lowered {
+	long previous;
+	long written;
+};
+
 struct cap {
 	char task[CGPATH_MAX_TASK + 1]; /* as named in the message (printable) */
 	char dir[PATH_MAX];		/* canonical cgroup directory */
@@ -42,8 +51,8 @@ struct cap {
 	int64_t expires_us;	       /* the enforcer's clock, microseconds since the epoch */
 	char incident_id[CAPS_ID_MAX]; /* or the operator command's id */
 	char victim_task[CGPATH_MAX_TASK + 1];
-	long weight_previous; /* the CPU weight found (v1 cpu.shares, v2 cpu.weight), to restore */
-	long weight_written; /* the weight the enforcer wrote (the lowest); 0: weight not lowered */
+	struct cap_lowered weight; /* the CPU weight (v1 cpu.shares, v2 cpu.weight) */
+	struct cap_lowered idle;   /* cpu.idle */
 	bool loaded; /* read from the state file and not written since: a crash may have left
 		      * the cgroup at the previous limit, the cap, or (v1) one file of each */
 };
@@ -61,8 +70,9 @@ struct capset {
 	int n;
 	int max_caps;	 /* at most this many caps at once on this host */
 	bool dry_run;	 /* decide and report, write nothing to cgroups */
-	bool cap_weight; /* a new cap also lowers the task's CPU weight to the lowest, restored with
-			  * the limit (only lowered, never fought: see weight_hold in caps.c) */
+	bool cap_weight; /* a new cap also lowers the task's CPU weight to the lowest and sets
+			  * cpu.idle, restored with the limit (only lowered, never fought: see
+			  * priority_hold in caps.c) */
 	const char *state_path;
 	const struct cgpath_policy *policy; /* to open a capped directory again (release) */
 	struct cap_budget budget[CAPS_BUDGET_MAX];

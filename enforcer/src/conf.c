@@ -40,9 +40,9 @@ static const struct cpi2_config_key keys[] = {
     {"dry_run", NUM(CPI2_CFG_BOOL, dry_run), "false", "decide and publish actions, write nothing",
      0},
     {"cap_weight", NUM(CPI2_CFG_BOOL, cap_weight), "true",
-     "a cap also lowers the task's CPU weight (v1 cpu.shares to 2, v2 cpu.weight to 1), restored "
-     "with the limit, so a task that wakes beside it is not delayed by its quota "
-     "(--no-cap-weight: the limit alone)",
+     "a cap also lowers the task's CPU priority (weight: v1 cpu.shares to 2, v2 cpu.weight to 1; "
+     "cpu.idle to 1 where the kernel has it), restored with the limit, so a task that wakes "
+     "beside it is not delayed by its quota (--no-cap-weight: the limit alone)",
      0},
     {"enforce_file", STR(enforce_file), "",
      "per-namespace opt-in: incidents cap only the cgroups this file lists, one path a line "

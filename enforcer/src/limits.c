@@ -288,3 +288,39 @@ int limits_weight_write(int dirfd, int version, long weight, char *err, size_t e
 			 weight_file(version), buf, strerror(-rc));
 	return rc;
 }
+
+long limits_idle_lowest(int version)
+{
+	(void)version;
+	return LIMITS_IDLE;
+}
+
+int limits_idle_read(int dirfd, int version, long *idle)
+{
+	char text[32];
+	int rc;
+
+	if (version != LIMITS_V1 && version != LIMITS_V2)
+		return -EINVAL;
+	rc = read_small(dirfd, "cpu.idle", text, sizeof(text));
+	if (rc == -EFBIG)
+		return -EINVAL;
+	if (rc)
+		return rc;
+	return cpi2_cgroup_parse_cpu_idle(text, idle);
+}
+
+int limits_idle_write(int dirfd, int version, long idle, char *err, size_t errsz)
+{
+	int rc;
+
+	if ((version != LIMITS_V1 && version != LIMITS_V2) || (idle != 0 && idle != 1)) {
+		snprintf(err, errsz, "cpu.idle %ld is out of range", idle);
+		return -EINVAL;
+	}
+	rc = write_small(dirfd, "cpu.idle", idle ? "1" : "0");
+	if (rc)
+		snprintf(err, errsz, "write cpu.idle %ld: %s (the value in force is unchanged)",
+			 idle, strerror(-rc));
+	return rc;
+}

@@ -52,8 +52,8 @@ int limits_write(int dirfd, int version, const char *current, long quota, long p
 int limits_restore(int dirfd, int version, const char *saved, char *err, size_t errsz);
 
 /* The CPU weight a cap lowers with the limit (cgroup v1 cpu.shares, v2 cpu.weight): while a
- * capped task is runnable in its quota, a task of the normal weight that wakes preempts it at
- * once instead of waiting out its share. The lowest weight the kernel takes: */
+ * capped task is runnable in its quota, it gets the smallest share beside tasks of the normal
+ * weight. The lowest weight the kernel takes: */
 #define LIMITS_V1_MIN_WEIGHT 2 /* cpu.shares */
 #define LIMITS_V2_MIN_WEIGHT 1 /* cpu.weight */
 
@@ -67,5 +67,21 @@ int limits_weight_read(int dirfd, int version, long *weight);
 /* Write the CPU weight (within the kernel's bounds). Returns 0 or -errno with a reason in err;
  * the kernel applies the write whole or not at all. */
 int limits_weight_write(int dirfd, int version, long weight, char *err, size_t errsz);
+
+/* cpu.idle (v1 and v2 alike, kernels from 5.15), which a cap sets with the weight: 1 makes the
+ * cgroup's tasks SCHED_IDLE against their siblings, so a task that wakes beside a running capped
+ * one preempts it at once. A low weight alone does not ensure that: the EEVDF scheduler (kernels
+ * from 6.6) may let the running task finish its slice first. The value a cap writes: */
+#define LIMITS_IDLE 1
+
+/* LIMITS_IDLE, for any version (the knob has one name in both interfaces). */
+long limits_idle_lowest(int version);
+
+/* Read cpu.idle into *idle (0 or 1). Returns 0 or -errno: -ENOENT when the kernel has no such
+ * file (before 5.15), -EINVAL when its content is malformed. */
+int limits_idle_read(int dirfd, int version, long *idle);
+
+/* Write cpu.idle (0 or 1). Returns 0 or -errno with a reason in err. */
+int limits_idle_write(int dirfd, int version, long idle, char *err, size_t errsz);
 
 #endif

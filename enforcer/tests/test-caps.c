@@ -404,12 +404,13 @@ static void fresh(struct capset *s, const char *state)
 	s->cap_weight = true;
 }
 
-/* The CPU weight with the cap (cap_weight): a new cap lowers it to the lowest the kernel takes
- * (v1 cpu.shares 2, v2 cpu.weight 1), the weight found goes to the state file (cap4) before the
- * write, and every end of the cap puts back exactly that weight; a weight at or below the lowest
- * is never raised; another writer's weight under the cap is left as it is and never fought; a
- * restart puts back a lowering a crash interrupted; cap3 lines (no weight) still load and lift
- * without touching the weight; --no-cap-weight writes the limit alone. */
+/* The CPU priority with the cap (cap_weight): a new cap lowers the weight to the lowest the
+ * kernel takes (v1 cpu.shares 2, v2 cpu.weight 1) and sets cpu.idle, the values found go to the
+ * state file (cap5) before the writes, and every end of the cap puts back exactly those values;
+ * a weight at or below the lowest is never raised; another writer's value under the cap is left
+ * as it is and never fought; a restart puts back a lowering a crash interrupted; cap3 and cap4
+ * lines (no weight, no idle flag) still load and lift without touching what they did not write;
+ * a kernel without cpu.idle gets the weight alone; --no-cap-weight writes the limit alone. */
 static void weights(int version)
 {
 	char root[PATH_MAX], a[PATH_MAX], state[PATH_MAX + 16], err[512], line[PATH_MAX + 256];
@@ -429,6 +430,7 @@ static void weights(int version)
 	fake_cgroup(root, "batch/a", version, a, sizeof(a));
 	snprintf(text, sizeof(text), "%ld\n", found);
 	fake_write(a, wfile, text);
+	fake_write(a, "cpu.idle", "0\n");
 	snprintf(state, sizeof(state), "%s/state", root);
 	fresh(&s, state);
 
@@ -436,23 +438,27 @@ static void weights(int version)
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-1", &out, &cap, err, sizeof(err)) == 0 &&
 	      out == CAPS_APPLIED);
 	CHECK(strcmp(fake_read(a, wfile), low) == 0, "%s", fake_read(a, wfile));
-	CHECK(cap->weight_previous == found && cap->weight_written == atol(low));
-	CHECK(strstr(err, "lowered") != NULL, "%s", err);
-	snprintf(text, sizeof(text), "\tw-1\tls/v\t%ld\t%s\n", found, low);
-	CHECK(state_has(state, "cap4\t") && state_has(state, text));
+	CHECK(cap->weight.previous == found && cap->weight.written == atol(low));
+	CHECK(strcmp(fake_read(a, "cpu.idle"), "1") == 0 && cap->idle.previous == 0 &&
+	      cap->idle.written == 1);
+	CHECK(strstr(err, "lowered") != NULL && strstr(err, "cpu.idle set") != NULL, "%s", err);
+	snprintf(text, sizeof(text), "\tw-1\tls/v\t%ld\t%s\t0\t1\n", found, low);
+	CHECK(state_has(state, "cap5\t") && state_has(state, text));
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 2000, "w-2", &out, &cap, err, sizeof(err)) == 0 &&
-	      out == CAPS_RENEWED && cap->weight_written == atol(low));
-	CHECK(strcmp(fake_read(a, wfile), low) == 0);
+	      out == CAPS_RENEWED && cap->weight.written == atol(low));
+	CHECK(strcmp(fake_read(a, wfile), low) == 0 && strcmp(fake_read(a, "cpu.idle"), "1") == 0);
 
 	/* a restart: the cap and its weight load; resume keeps the lowest; the release restores
 	 * exactly the weight found, and the limit */
 	again = restarted(state);
-	CHECK(again->n == 1 && again->caps[0].weight_previous == found &&
-	      again->caps[0].weight_written == atol(low));
+	CHECK(again->n == 1 && again->caps[0].weight.previous == found &&
+	      again->caps[0].weight.written == atol(low));
 	CHECK(caps_resume(again, 0, err, sizeof(err)) == 0, "%s", err);
 	CHECK(strcmp(fake_read(a, wfile), low) == 0);
+	CHECK(again->caps[0].idle.written == 1);
 	CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 0, "%s", err);
 	CHECK(atol(fake_read(a, wfile)) == found && again->n == 0);
+	CHECK(strcmp(fake_read(a, "cpu.idle"), "0") == 0);
 	CHECK(version == 2 ? strcmp(fake_read(a, "cpu.max"), "max 100000") == 0
 			   : limit_is(a, version, -1, 100000));
 
@@ -461,11 +467,12 @@ static void weights(int version)
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-3", &out, &cap, err, sizeof(err)) == 0);
 	snprintf(text, sizeof(text), "%ld\n", found);
 	fake_write(a, wfile, text);
+	fake_write(a, "cpu.idle", "0\n");
 	again = restarted(state);
-	CHECK(caps_resume(again, 0, err, sizeof(err)) == 0 && again->caps[0].weight_written);
-	CHECK(strcmp(fake_read(a, wfile), low) == 0);
+	CHECK(caps_resume(again, 0, err, sizeof(err)) == 0 && again->caps[0].weight.written);
+	CHECK(strcmp(fake_read(a, wfile), low) == 0 && strcmp(fake_read(a, "cpu.idle"), "1") == 0);
 	CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 0 &&
-	      atol(fake_read(a, wfile)) == found);
+	      atol(fake_read(a, wfile)) == found && strcmp(fake_read(a, "cpu.idle"), "0") == 0);
 
 	/* another writer's weight under the cap: the check leaves it and the cap forgets its own
 	 * (state file too), so the release does not put the old one back over it */
@@ -473,11 +480,31 @@ static void weights(int version)
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-4", &out, &cap, err, sizeof(err)) == 0);
 	fake_write(a, wfile, "300\n");
 	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 && s.n == 1);
-	CHECK(s.caps[0].weight_written == 0 && state_has(state, "\tw-4\tls/v\t0\t0\n"));
+	/* (the kernel takes no weight while cpu.idle is set: the weight is not looked at then) */
+	CHECK(s.caps[0].weight.written == atol(low));
+	fake_write(a, "cpu.idle", "0\n"); /* the writer cleared it first, as it must */
+	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 && s.n == 1);
+	CHECK(s.caps[0].weight.written == 0 && s.caps[0].idle.written == 0 &&
+	      state_has(state, "\tw-4\tls/v\t0\t0\t0\t0\n"));
 	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 &&
 	      strcmp(fake_read(a, wfile), "300") == 0);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
-	      strcmp(fake_read(a, wfile), "300") == 0);
+	      strcmp(fake_read(a, wfile), "300") == 0 &&
+	      strcmp(fake_read(a, "cpu.idle"), "0") == 0);
+
+	/* another writer's cpu.idle under the cap (0 again, which resets the weight): left, and
+	 * the cap forgets the idle flag and the weight */
+	snprintf(text, sizeof(text), "%ld\n", found);
+	fake_write(a, wfile, text);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-4b", &out, &cap, err, sizeof(err)) == 0 &&
+	      cap->idle.written == 1);
+	fake_write(a, "cpu.idle", "0\n");
+	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 && s.caps[0].idle.written == 0 &&
+	      s.caps[0].weight.written == 0 && strcmp(fake_read(a, "cpu.idle"), "0") == 0);
+	fake_write(a, "cpu.idle", "1\n"); /* and sets it again: the release leaves it */
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
+	      strcmp(fake_read(a, "cpu.idle"), "1") == 0);
+	fake_write(a, "cpu.idle", "0\n");
 
 	/* another writer's limit under the cap: the cap is dropped and its weight put back */
 	snprintf(text, sizeof(text), "%ld\n", found);
@@ -487,26 +514,52 @@ static void weights(int version)
 	set_limit(a, version, 70000, 100000);
 	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 1 && s.n == 0);
 	CHECK(atol(fake_read(a, wfile)) == found && limit_is(a, version, 70000, 100000));
+	CHECK(strcmp(fake_read(a, "cpu.idle"), "0") == 0);
 	set_limit(a, version, -1, 100000);
 
-	/* never raised: a weight at the lowest (v2 also: below the v1 lowest) is left alone */
+	/* never raised: a weight at the lowest is left alone; cpu.idle is still set, and the weight
+	 * kept to put back after it (clearing it resets the weight) */
 	fake_write(a, wfile, version == 2 ? "1\n" : "2\n");
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-6", &out, &cap, err, sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED && cap->weight_written == 0);
-	CHECK(strcmp(fake_read(a, wfile), low) == 0 && state_has(state, "\tw-6\tls/v\t0\t0\n"));
-	fake_write(a, wfile, "2\n"); /* another writer raises it under the cap: left as it is */
+	      out == CAPS_APPLIED && cap->weight.written == atol(low) &&
+	      cap->weight.previous == atol(low) && cap->idle.written == 1);
+	snprintf(text, sizeof(text), "\tw-6\tls/v\t%s\t%s\t0\t1\n", low, low);
+	CHECK(strcmp(fake_read(a, wfile), low) == 0 && state_has(state, text), "%s", text);
+	fake_write(a, wfile, "1024\n"); /* what clearing cpu.idle does to the weight */
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
+	      strcmp(fake_read(a, wfile), low) == 0 && strcmp(fake_read(a, "cpu.idle"), "0") == 0);
+
+	/* without cpu.idle, a weight at the lowest is not recorded, and another writer's raise
+	 * under the cap is left as it is */
+	snprintf(line, sizeof(line), "%s/cpu.idle", a);
+	CHECK(unlink(line) == 0);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-6b", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && cap->weight.written == 0 && cap->idle.written == 0);
+	CHECK(state_has(state, "\tw-6b\tls/v\t0\t0\t0\t0\n"));
+	fake_write(a, wfile, "2\n");
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
 	      strcmp(fake_read(a, wfile), "2") == 0);
+	fake_write(a, "cpu.idle", "0\n");
 
 	/* off: the limit alone */
 	s.cap_weight = false;
 	snprintf(text, sizeof(text), "%ld\n", found);
 	fake_write(a, wfile, text);
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-7", &out, &cap, err, sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED && cap->weight_written == 0 &&
-	      atol(fake_read(a, wfile)) == found);
+	      out == CAPS_APPLIED && cap->weight.written == 0 && cap->idle.written == 0 &&
+	      atol(fake_read(a, wfile)) == found && strcmp(fake_read(a, "cpu.idle"), "0") == 0);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
 	      atol(fake_read(a, wfile)) == found);
+
+	/* a kernel without cpu.idle: the weight alone, and the cap goes on */
+	s.cap_weight = true;
+	snprintf(line, sizeof(line), "%s/cpu.idle", a);
+	CHECK(unlink(line) == 0);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-8", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && cap->weight.written == atol(low) && cap->idle.written == 0);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
+	      atol(fake_read(a, wfile)) == found);
+	fake_write(a, "cpu.idle", "0\n");
 
 	/* a cap3 line of an older enforcer loads as a cap without a lowered weight: its restart
 	 * and release write the limit only; malformed weights in cap4 lines are skipped */
@@ -529,13 +582,23 @@ static void weights(int version)
 		"cap4\tbatch/z\t%s/z\t0\t0\t%d\t%s\t1000 "
 		"10000\t0.1\t10000\t1000\tbad\tls/v\t999999\t%s\n",
 		root, version, version == 2 ? "max 100000" : "-1 100000", low);
+	fprintf(f,
+		"cap5\tbatch/i\t%s/i\t0\t0\t%d\t%s\t1000 "
+		"10000\t0.1\t10000\t1000\tbad\tls/v\t0\t0\t1\t1\n",
+		root, version, version == 2 ? "max 100000" : "-1 100000");
+	fprintf(f,
+		"cap5\tbatch/j\t%s/j\t0\t0\t%d\t%s\t1000 "
+		"10000\t0.1\t10000\t1000\tbad\tls/v\t0\t0\t2\t1\n",
+		root, version, version == 2 ? "max 100000" : "-1 100000");
 	fclose(f);
 	fresh(&s, state);
-	CHECK(caps_load(&s, err, sizeof(err)) == 3 && s.n == 1 && s.caps[0].weight_written == 0,
+	CHECK(caps_load(&s, err, sizeof(err)) == 5 && s.n == 1 && s.caps[0].weight.written == 0 &&
+		  s.caps[0].idle.written == 0,
 	      "%s", err);
+	fake_write(a, "cpu.idle", "1\n"); /* not the cap3 line's: left at the release */
 	CHECK(caps_resume(&s, 0, err, sizeof(err)) == 0 && atol(fake_read(a, wfile)) == found);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0, "%s", err);
-	CHECK(atol(fake_read(a, wfile)) == found);
+	CHECK(atol(fake_read(a, wfile)) == found && strcmp(fake_read(a, "cpu.idle"), "1") == 0);
 	if (version == 2)
 		CHECK(strcmp(fake_read(a, "cpu.max"), "max 100000") == 0);
 	else

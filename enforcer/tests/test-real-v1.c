@@ -6,7 +6,8 @@
  * burst) leaves the child's own limit exactly as it was and no cap remembered; a cap that needs
  * the period written first, and its restore, go through; a limit the kubelet writes under a cap
  * (a resize, a quota lowered) is left in force, neither fought nor replaced at expiry. The CPU
- * weight (cpu.shares) a cap lowers to 2 is back exactly at expiry; the kubelet's is left.
+ * weight (cpu.shares) a cap lowers to 2, and cpu.idle it sets where the kernel has it (which
+ * resets the weight when cleared), are back exactly at expiry; the kubelet's weight is left.
  * Exit 77 (ctest: skipped) with the reason where this cannot run. */
 #include <errno.h>
 #include <signal.h>
@@ -174,13 +175,18 @@ static void hierarchy(void)
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 1 && s.n == 0);
 	CHECK(is(c[3], "10000", "250000"));
 
-	/* the kubelet sets c3's cpu.shares under a cap that lowered them: its weight stays, the
+	/* the kubelet sets c3's cpu.shares under a cap that lowered them (clearing cpu.idle first
+	 * where the cap set it: the kernel takes no weight while it is set): its weight stays, the
 	 * one from before the cap is not put back over it */
 	s.cap_weight = true;
 	limit(c[3], "40000", "100000\n", NULL);
 	fake_write(c[3], "cpu.shares", "1024\n");
 	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 &&
-	      out == CAPS_APPLIED && strcmp(fake_read(c[3], "cpu.shares"), "2") == 0);
+	      out == CAPS_APPLIED && s.caps[0].weight.written == 2);
+	if (s.caps[0].idle.written)
+		fake_write(c[3], "cpu.idle", "0\n");
+	else
+		CHECK(strcmp(fake_read(c[3], "cpu.shares"), "2") == 0);
 	fake_write(c[3], "cpu.shares", "512\n");
 	CHECK(caps_check(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 1);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0);
@@ -204,6 +210,8 @@ int main(void)
 	struct cap *cap;
 	pid_t busy;
 	double before, capped, after;
+	char idle[PATH_MAX + 16];
+	bool has_idle;
 
 	if (geteuid() != 0)
 		return skip("needs root to create cgroups under " CPU_ROOT);
@@ -213,6 +221,7 @@ int main(void)
 			    ", " ACCT_ROOT);
 	snprintf(cpu, sizeof(cpu), CPU_ROOT "/cpi2-enforcer-test-%d", getpid());
 	snprintf(acct, sizeof(acct), ACCT_ROOT "/cpi2-enforcer-test-%d", getpid());
+	snprintf(idle, sizeof(idle), "%s/cpu.idle", cpu);
 	if (mkdir(cpu, 0755) != 0 || mkdir(acct, 0755) != 0)
 		return skip("cannot create a cgroup under " CPU_ROOT);
 
@@ -250,8 +259,15 @@ int main(void)
 				.incident_id = "real-test"};
 	CHECK(caps_apply(&s, &r, &out, &cap, err, sizeof(err)) == 0);
 	close(t.fd);
-	/* the kernel takes the lowest weight with the cap */
-	CHECK(strcmp(fake_read(cpu, "cpu.shares"), "2") == 0 && cap->weight_previous == 8192);
+	/* the kernel takes the lowest weight with the cap, and cpu.idle where it has it (then it
+	 * reports its own idle weight) */
+	has_idle = access(idle, F_OK) == 0;
+	CHECK(cap->weight.previous == 8192 && cap->weight.written == 2);
+	if (has_idle)
+		CHECK(strcmp(fake_read(cpu, "cpu.idle"), "1") == 0 && cap->idle.written == 1 &&
+		      strcmp(fake_read(cpu, "cpu.shares"), "2") != 0);
+	else
+		CHECK(strcmp(fake_read(cpu, "cpu.shares"), "2") == 0);
 	usleep(200000); /* within a period or two the cap bites */
 	capped = usage(acct, 2.0);
 	/* wait for the expiry, then release as the enforcer's loop does */
@@ -263,7 +279,9 @@ int main(void)
 	}
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0);
 	CHECK(strcmp(fake_read(cpu, "cpu.cfs_quota_us"), "-1") == 0);
-	CHECK(strcmp(fake_read(cpu, "cpu.shares"), "8192") == 0);
+	CHECK(strcmp(fake_read(cpu, "cpu.shares"), "8192") == 0, "%s",
+	      fake_read(cpu, "cpu.shares"));
+	CHECK(!has_idle || strcmp(fake_read(cpu, "cpu.idle"), "0") == 0);
 	after = usage(acct, 1.0);
 
 	kill(busy, SIGKILL);
@@ -271,8 +289,8 @@ int main(void)
 	rmdir(cpu);
 	rmdir(acct);
 	printf("test-real-v1: CPU usage before %.3f, capped to 0.1: %.3f, after expiry %.3f; "
-	       "cpu.shares 8192 -> 2 while capped -> 8192\n",
-	       before, capped, after);
+	       "cpu.shares 8192 -> 2%s while capped -> 8192\n",
+	       before, capped, after, has_idle ? " and cpu.idle 0 -> 1" : "");
 	CHECK(before > 0.5);
 	CHECK(capped > 0.05 && capped < 0.15);
 	CHECK(after > 0.5);

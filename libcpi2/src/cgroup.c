@@ -226,6 +226,17 @@ int cpi2_cgroup_parse_cpu_weight(const char *text, bool v2, long *weight)
 	return 0;
 }
 
+int cpi2_cgroup_parse_cpu_idle(const char *text, long *idle)
+{
+	const char *t = text;
+	long v;
+
+	if (parse_long(&t, &v) || !at_end(t) || (v != 0 && v != 1))
+		return -EINVAL;
+	*idle = v;
+	return 0;
+}
+
 int cpi2_cgroup_cpu_usage_ns(const char *dir, uint64_t *ns)
 {
 	char path[PATH_MAX], text[4096], *end;

@@ -206,6 +206,12 @@ int main(void)
 	CHECK(cpi2_cgroup_parse_cpu_weight("100 1", true, &q) == -EINVAL);
 	CHECK(cpi2_cgroup_parse_cpu_weight("", true, &q) == -EINVAL);
 	CHECK(cpi2_cgroup_parse_cpu_weight("12x", false, &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_idle("0\n", &q) == 0 && q == 0);
+	CHECK(cpi2_cgroup_parse_cpu_idle(" 1 ", &q) == 0 && q == 1);
+	CHECK(cpi2_cgroup_parse_cpu_idle("2", &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_idle("-1", &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_idle("", &q) == -EINVAL);
+	CHECK(cpi2_cgroup_parse_cpu_idle("1 1", &q) == -EINVAL);
 	printf("test-cgroup: ok\n");
 	return 0;
 }

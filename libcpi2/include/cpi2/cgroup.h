@@ -45,6 +45,11 @@ int cpi2_cgroup_parse_cfs(const char *quota_text, const char *period_text, long 
  * integer within the kernel's bounds above, blanks around, one line end. Returns 0 or -EINVAL. */
 int cpi2_cgroup_parse_cpu_weight(const char *text, bool v2, long *weight);
 
+/* Parse the text of a cpu.idle file (v1 and v2 alike): 0, or 1 when the cgroup's tasks run at
+ * SCHED_IDLE priority against their siblings; blanks around, one line end. Returns 0 or
+ * -EINVAL. */
+int cpi2_cgroup_parse_cpu_idle(const char *text, long *idle);
+
 /* A pressure (PSI) file's totals: cpu.pressure, memory.pressure, io.pressure of a cgroup v2
  * directory or /proc/pressure. Microseconds some (at least one task stalled) and full (every
  * non-idle task stalled at once) of the cgroup's tasks spent stalled since it was created. */
