@@ -137,7 +137,7 @@ submit() {
   [[ -f $jar ]] || die "no job jar at $jar (make build)"
   local jid
   jid=$(running_job)
-  [[ -z $jid ]] || die "job $jid is already running; make stop first"
+  [[ -z $jid ]] || die "job $jid is already running; make -C flink-jobs stop (a savepoint, then cancel) first"
   local args=(--kafka.bootstrap "$KAFKA_BOOTSTRAP") loader_args
   mapfile -t -O ${#args[@]} args < <(client_args detector)
   [[ -z ${JOB_PARALLELISM:-} || " $* " == *" --job.parallelism "* ]] || args+=(--job.parallelism "$JOB_PARALLELISM")

@@ -37,7 +37,7 @@ def test_the_antagonist_is_detected_and_capped_and_the_victims_recover(tmp_path)
     # Eight antagonist threads (weight 8192 beside five victims of 1024) leave the victims short of
     # their CPU in every run, so the interference always shows. Capped p99 within 3x, not make
     # lab's 1.2: a few noisy seconds of a shared machine set a 20 s phase's p99 of a few ms (the
-    # enforcer's lowered weight lets the victims preempt the capped antagonist's bursts); make lab
+    # enforcer's lowered priority lets the victims preempt the capped antagonist's bursts); make lab
     # judges 20%. The quiet
     # phase lasts until the job has a usable spec of the victims (the profile's eligibility, then
     # up to two spec periods), within the timeout
@@ -54,6 +54,8 @@ def test_the_antagonist_is_detected_and_capped_and_the_victims_recover(tmp_path)
     assert re.search(r"onset-to-cap antagonist-0: ([0-9.]+) s", table), table  # at most 25 s: checked by the run
     assert re.search(r"^on-0 capped .* antagonist-0$", table, re.M), table
     assert re.search(r"^incidents while no antagonist ran: \d+", table, re.M), table
+    # the machine's own load on the victims' CPU, measured beside them
+    assert re.search(r"^no antagonist .* (\d+\.\d{3})  -$", table, re.M), table
     if lab_loop.core_pmu() is None:  # no counters here: said plainly, never a made-up CPI
         assert "the hardware-events run (collector --events hardware, CPI-based detection) is skipped" in table
         assert not re.search(r"^incidents by signal: .*\bcpi\b", table, re.M), table

@@ -246,6 +246,7 @@ class Lab:
         self.antagonists = []  # (task, start wall s, end wall s)
         self.collector = self.enforcer = self.monitor = self.job = self.specs = None
         self.job_failures = []
+        self.cpu_samples = []  # (wall s, victims' CPU busy s, the lab's part of it s)
         self.profile = profile()
         self.quiet_end = self.end = None
         self.pmu = core_pmu()
@@ -367,6 +368,7 @@ class Lab:
         while time.time() < end:
             self.monitor.poll(min(0.5, max(0.01, end - time.time())))
             self.specs.poll(0)
+            self.sample_cpu()
             for name, p in (("collector", self.collector), ("enforcer", self.enforcer)):
                 if p.poll() is not None:
                     raise RuntimeError("lab: the %s exited (%d): see %s/%s.log" % (name, p.returncode, self.out, name))
@@ -466,6 +468,37 @@ class Lab:
                 spans[-1][1] = a["at_us"] / 1e6
         return caps
 
+    def sample_cpu(self):
+        """Once a second: the victims' CPU's busy time (/proc/stat) and the part of it the lab's
+        victims and antagonists used (their v2 cpu.stat), to tell the machine's other load there."""
+        now = time.time()
+        if self.cpu_samples and now - self.cpu_samples[-1][0] < 1.0:
+            return
+        busy = lab_s = 0.0
+        with open("/proc/stat") as f:
+            for line in f:
+                if line.startswith("cpu%d " % self.cpu):
+                    ticks = [int(x) for x in line.split()[1:9]]  # user..steal
+                    busy = (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # less idle, iowait
+        top = os.path.join(lab.V2, lab.TOP)
+        for name in os.listdir(top) if os.path.isdir(top) else []:
+            if name.startswith(("victim-", "antagonist-")):
+                try:
+                    with open(os.path.join(top, name, "cpu.stat")) as f:
+                        lab_s += int(f.readline().split()[1]) / 1e6  # usage_usec
+                except (OSError, IndexError, ValueError):
+                    pass
+        self.cpu_samples.append((now, busy, lab_s))
+
+    def noise_cpu(self, t0, t1):
+        """CPU-sec/sec of the victims' CPU used in [t0, t1) by tasks other than the lab's victims
+        and antagonists (the stack, the agents, the rest of the machine): the noise beside them."""
+        inside = [x for x in self.cpu_samples if t0 <= x[0] <= t1]
+        if len(inside) < 2 or inside[-1][0] - inside[0][0] < 1:
+            return float("nan")
+        (a, busy_a, lab_a), (b, busy_b, lab_b) = inside[0], inside[-1]
+        return max(0.0, (busy_b - busy_a) - (lab_b - lab_a)) / (b - a)
+
     def antagonist_cpu(self, t0, t1):
         """Mean of the antagonists' summed cpu_usage over the collector's windows in [t0, t1)."""
         per_window = {}
@@ -520,21 +553,24 @@ class Lab:
             )
             rows.append(
                 (name, t1 - t0, len(v), lab.nearest_rank(v, 50), lab.nearest_rank(v, 99))
-                + (self.antagonist_cpu(t0, t1), in_force)
+                + (self.antagonist_cpu(t0, t1), self.noise_cpu(t0, t1), in_force)
             )
         # the quiet reference: every request while no antagonist ran (the quiet phase and the
         # off-phases), so a shared machine's noise over the run is in it as in the others
         quiet = [lat_us for at, lat_us in lat if any(t0 <= at < t1 for n, t0, t1 in phases if "capped" not in n)]
         quiet_s = sum(t1 - t0 for n, t0, t1 in phases if "capped" not in n)
         quiet_p99 = lab.nearest_rank(quiet, 99)
-        rows.append(("no antagonist", quiet_s, len(quiet), lab.nearest_rank(quiet, 50), quiet_p99, 0.0, []))
+        other = [(t1 - t0, self.noise_cpu(t0, t1)) for n, t0, t1 in phases if "capped" not in n]
+        other = [(d, o) for d, o in other if o == o]
+        other_mean = sum(d * o for d, o in other) / sum(d for d, _o in other) if other else float("nan")
+        rows.append(("no antagonist", quiet_s, len(quiet), lab.nearest_rank(quiet, 50), quiet_p99, 0.0, other_mean, []))
         lines = [
-            "%-16s %7s %9s %9s %10s %9s %10s  %s"
-            % ("phase", "s", "requests", "p50 us", "p99 us", "p99/quiet", "ant. CPU", "caps in force")
+            "%-16s %7s %9s %9s %10s %9s %10s %10s  %s"
+            % ("phase", "s", "requests", "p50 us", "p99 us", "p99/quiet", "ant. CPU", "other CPU", "caps in force")
         ]
-        for name, dur, n, p50, p99, cpu, in_force in rows:
+        for name, dur, n, p50, p99, cpu, oth, in_force in rows:
             lines.append(
-                "%-16s %7.1f %9d %9.0f %10.0f %9.2f %10.3f  %s"
+                "%-16s %7.1f %9d %9.0f %10.0f %9.2f %10.3f %10.3f  %s"
                 % (
                     name,
                     dur,
@@ -543,9 +579,14 @@ class Lab:
                     p99,
                     p99 / quiet_p99 if quiet_p99 else float("nan"),
                     cpu,
+                    oth,
                     " ".join(in_force) or "-",
                 )
             )
+        lines.append(
+            "(other CPU: CPU-sec/sec of the victims' CPU %d used by everything but the victims and "
+            "antagonists: the machine's own load beside them)" % self.cpu
+        )
         onsets = []
         for task, t0, _t1 in self.antagonists:
             spans = caps.get(task, [])
@@ -664,11 +705,29 @@ class Lab:
         wrong = sorted(set(caps) - ants)
         if wrong:
             failed.append("tasks other than the antagonists were capped: %s" % ", ".join(wrong))
-        for name, _dur, n, _p50, p99, _cpu, _caps in rows:
+        # the machine's own noise, to name beside a capped phase that fails: the no-antagonist
+        # phase (quiet, off) whose p99 stood farthest from the pooled reference
+        calm = [
+            (p99, name, oth)
+            for name, _d, n, _p50, p99, _c, oth, _f in rows
+            if n and (name == "quiet" or name.startswith("off-"))
+        ]
+        for name, _dur, n, _p50, p99, _cpu, other, _caps in rows:
             if name.endswith(" capped") and n and p99 > self.args.capped_within * quiet_p99:
+                worst = max(calm, default=None)
                 failed.append(
-                    "%s: victims' p99 %.0f us > %.1f x quiet p99 %.0f us"
-                    % (name, p99, self.args.capped_within, quiet_p99)
+                    "%s: victims' p99 %.0f us > %.1f x quiet p99 %.0f us (other CPU %.3f in it; "
+                    "noisiest phase without an antagonist: %s)"
+                    % (
+                        name,
+                        p99,
+                        self.args.capped_within,
+                        quiet_p99,
+                        other,
+                        "%s at %.2f x, other CPU %.3f" % (worst[1], worst[0] / quiet_p99, worst[2])
+                        if worst
+                        else "none",
+                    )
                 )
             if name.endswith(" uncapped") and _dur < MIN_UNCAPPED_S:
                 print("lab: %s lasted %.1f s, under %g s: its p99 is not judged" % (name, _dur, MIN_UNCAPPED_S))
