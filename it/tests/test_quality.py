@@ -197,3 +197,21 @@ def test_bench_keeps_the_incidents_and_actions_it_read_in_the_work_folder(tmp_pa
     assert lines == [dict(inc, read_at=1000.0)]
     lines = [json.loads(x) for x in (tmp_path / "actions.jsonl").read_text().splitlines()]
     assert lines == [dict(action, read_at=None)]
+
+
+def test_bench_report_rewrites_only_the_part_between_its_markers(tmp_path):
+    from cpi2.e2e import bench_detection
+
+    q = quality.measure(TRUTH, Run([incident("jobs/bully/0", "jobs/web/0", 101)]))
+    q.update(scenario="case9 (1h at 240x)", policy="project", speed=240.0, wall_s=61.0, load="1.00 2.00 3.00")
+    path = tmp_path / "detection.md"
+    path.write_text(
+        "# Title\n\n%s\nold figures\n%s\n\n## Findings\nkept\n" % (bench_detection.BEGIN, bench_detection.END)
+    )
+    bench_detection.write_report(str(path), ["case9"], 1, [q], ["project: precision 1.00"], "0.5 0.5 0.5")
+    text = path.read_text()
+    assert text.startswith("# Title\n\n") and text.endswith("\n\n## Findings\nkept\n")
+    assert "old figures" not in text
+    assert "| case9 (1h at 240x) | project | 1 | 1.00 | 1/2 | 0.50 | 0 |" in text
+    assert "- missed in case9 (1h at 240x) (project): jobs/noisy/0 on h1" in text
+    assert "- project: precision 1.00" in text and "0.5 0.5 0.5 before" in text

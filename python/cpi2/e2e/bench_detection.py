@@ -13,20 +13,26 @@ time (p50, max: the analysis time of the incident behind the cap plus the enforc
 free of the speed-up; target <= 3 periods + 5 s = 185 s), the enforcer's real delay (p50) and
 onset to the analysis time of the first right THROTTLE (p50).
 
-  bench_detection.py [--policies project,paper] [--jar JAR] [--seed N] [--keep] [SCENARIO[:SPEED[:DURATION]] ...]
+  bench_detection.py [--policies project,paper] [--jar JAR] [--seed N] [--keep] [--report FILE] [SCENARIO[:SPEED[:DURATION]] ...]
 
 Default scenarios: the paper's cases 1-6 and the regression scenarios at 240x for 1 h, fleet300
 at 120x for 4 h, and case 2 in real time (1x, 8 min) for the latency a real deployment sees.
 `--jar` runs another build of the job (an earlier release, to compare before and after).
 `--keep` keeps each run's work folder (the simulator's and the enforcer's logs, the ground truth,
 and the incidents and actions the run read, as JSON lines: incidents.jsonl, actions.jsonl) and
-prints its path; without it the folder is deleted.
+prints its path; without it the folder is deleted. `--report FILE` writes the conditions (date,
+commit, command, machine and its load), a table of every run and the totals between the file's
+bench_detection markers, keeping what is written around them (bench-report/detection.md).
 """
 
 import argparse
+import datetime
 import json
 import os
+import platform
 import statistics
+import subprocess
+import sys
 import time
 
 from cpi2.e2e import pipeline, quality
@@ -35,6 +41,12 @@ PAPER = ["case1", "case2", "case3", "case4", "case5", "case6"]
 REGRESSION = ["starvation", "starvation-pairs", "innocent", "lowcpu"]
 DEFAULT = ["%s:240:1h" % s for s in PAPER + REGRESSION] + ["fleet300:120:4h", "case2:1:8m"]
 POLICIES = ("project", "paper")
+
+
+def loadavg():
+    """The machine's load averages over 1, 5 and 15 minutes, as /proc/loadavg gives them."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def save_outputs(run):
@@ -69,11 +81,12 @@ def play(spec, policy, seed=1, jar=None, keep=False):
     finally:
         run.stop()
     q = quality.measure(run.truth(), run.monitor)
-    q["scenario"], q["policy"], q["speed"], q["wall_s"] = (
+    q["scenario"], q["policy"], q["speed"], q["wall_s"], q["load"] = (
         "%s (%s at %gx)" % (name, duration, float(speed)),
         policy or "-",
         float(speed),
         time.time() - t0,
+        loadavg(),
     )
     if keep:
         save_outputs(run)
@@ -117,7 +130,8 @@ def verdict(ok):
 
 
 def summary(rows, policy):
-    """The totals of one policy over every scenario."""
+    """The totals of one policy over every scenario, printed and returned as lines."""
+    out = []
     rows = [q for q in rows if q["policy"] == policy]
     f = quality.fmt
     throttles, correct = sum(q["throttles"] for q in rows), sum(q["correct"] for q in rows)
@@ -125,7 +139,7 @@ def summary(rows, policy):
     p = correct / throttles if throttles else None
     r = found / real if real else None
     ls = sum(q["ls_caps"] for q in rows)
-    print(
+    out.append(
         "  %s: precision %s (%d of %d; target >= 0.95: %s), recall %s (%d of %d; target >= 0.9: %s), caps on latency-sensitive tasks %d (target 0: %s)"
         % (
             policy,
@@ -144,7 +158,7 @@ def summary(rows, policy):
     analysed = sorted(x for q in rows for x in q["analysis_latencies"])
     victims = sum(q["victims"] for q in rows)
     if victims:
-        print(
+        out.append(
             "  %s: first analysis of a victim after its onset: %d of %d victims analysed, p50 %s s, max %s s (every victim within %d s: %s)"
             % (
                 policy,
@@ -158,7 +172,7 @@ def summary(rows, policy):
         )
     event = sorted(x for q in rows for x in q["cap_event_latencies"])
     if event:
-        print(
+        out.append(
             "  %s: onset to cap in event time (analysis time + the enforcer's real delay) over %d capped antagonists: p50 %.0f s, max %.0f s (target <= %d s: %s)"
             % (
                 policy,
@@ -172,7 +186,7 @@ def summary(rows, policy):
     realtime = [q for q in rows if q["speed"] == 1]
     lat = sorted(x for q in (realtime or rows) for x in q["latencies"])
     if lat:
-        print(
+        out.append(
             "  %s: onset to cap over %d capped antagonists%s: p50 %.0f s, max %.0f s (target <= %d s: %s)"
             % (
                 policy,
@@ -184,6 +198,9 @@ def summary(rows, policy):
                 verdict(lat[-1] <= quality.LATENCY_TARGET_S),
             )
         )
+    for line in out:
+        print(line)
+    return out
 
 
 def main(argv=None):
@@ -201,9 +218,15 @@ def main(argv=None):
         action="store_true",
         help="keep each run's work folder (logs, truth, incidents.jsonl, actions.jsonl) and print its path",
     )
+    ap.add_argument(
+        "--report",
+        help="write the conditions, a table per scenario and policy and the totals into this Markdown file, "
+        "between its bench_detection markers (the rest of the file is kept); e.g. bench-report/detection.md",
+    )
     a = ap.parse_args(argv)
     policies = [None if p == "none" else p for p in a.policies.split(",")]
     rows = []
+    load_before = loadavg()
     for spec in a.specs or DEFAULT:
         for policy in policies:
             rows.append(play(spec, policy, a.seed, a.jar, a.keep))
@@ -238,8 +261,85 @@ def main(argv=None):
             print("  missed in %s (%s): %s on %s" % (q["scenario"], q["policy"], antagonist, host))
         for host, task, at_us in q["exits"]:
             print("  exited in %s (%s): %s on %s at %d" % (q["scenario"], q["policy"], task, host, at_us))
+    totals = []
     for policy in policies:
-        summary(rows, policy or "-")
+        totals += summary(rows, policy or "-")
+    if a.report:
+        write_report(a.report, argv if argv is not None else sys.argv[1:], a.seed, rows, totals, load_before)
+
+
+BEGIN, END = "<!-- bench_detection: begin -->", "<!-- bench_detection: end -->"
+
+
+def report_lines(args, seed, rows, totals, load_before):
+    """The measured part of the report: conditions, one table row per run, the totals."""
+    f = quality.fmt
+    commit = subprocess.run(
+        ["git", "-C", pipeline.ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    lines = [
+        BEGIN,
+        "",
+        "- date: %s, commit %s (with the working tree's changes, if any)"
+        % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), commit),
+        "- command: `python -m cpi2.e2e.bench_detection %s` (seed %d), stack `%s`"
+        % (" ".join(args), seed, os.environ.get("STACK_ENV", "stack/stack.env")),
+        "- machine: %d cores, %s; load average (1, 5, 15 min) %s before, %s after"
+        % (os.cpu_count(), platform.platform(), load_before, loadavg()),
+        "- each run: a fresh job, the scenario's warm-up played at full speed and read by the job, then the"
+        " scripted part at the speed given; precision with the victim-aware scorer (cpi2.e2e.quality);"
+        ' times are seconds after the onset; "ev." is event time; target for onset to cap %d s'
+        % quality.LATENCY_TARGET_S,
+        "",
+        "| scenario | policy | THROTTLEs | precision | found | recall | LS caps | first analysis p50/max"
+        " | victims analysed | onset to cap, ev. p50/max | onset to cap, sim. clock p50/max"
+        " | onset to first right THROTTLE, ev. p50 | enforcer s p50 | wall s | load after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for q in rows:
+        lines.append(
+            "| %s | %s | %d | %s | %d/%d | %s | %d | %s/%s | %d/%d | %s/%s | %s/%s | %s | %s | %.0f | %s |"
+            % (
+                q["scenario"],
+                q["policy"],
+                q["throttles"],
+                f(q["precision"]),
+                q["found"],
+                q["real"],
+                f(q["recall"]),
+                q["ls_caps"],
+                f(q["analysis_median"], "%.0f"),
+                f(q["analysis_max"], "%.0f"),
+                q["victims_analysed"],
+                q["victims"],
+                f(q["cap_event_median"], "%.0f"),
+                f(q["cap_event_max"], "%.0f"),
+                f(q["latency_median"], "%.0f"),
+                f(q["latency_max"], "%.0f"),
+                f(q["event_latency_median"], "%.0f"),
+                f(median(q["enforcer_delays"]), "%.1f"),
+                q["wall_s"],
+                q.get("load", "-"),
+            )
+        )
+    lines += [""]
+    for q in rows:
+        for host, antagonist in q["missed"]:
+            lines.append("- missed in %s (%s): %s on %s" % (q["scenario"], q["policy"], antagonist, host))
+    lines += ["", "Totals:", ""] + ["- " + t for t in totals] + ["", END]
+    return lines
+
+
+def write_report(path, args, seed, rows, totals, load_before):
+    """Writes the measured part between the markers of path, keeping what is around them (a new
+    file gets a title and the markers)."""
+    text = open(path).read() if os.path.exists(path) else "# Detection quality bench\n\n%s\n%s\n" % (BEGIN, END)
+    if BEGIN not in text or END not in text:
+        raise RuntimeError("%s has no %s ... %s markers" % (path, BEGIN, END))
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    with open(path, "w") as out:
+        out.write(head + "\n".join(report_lines(args, seed, rows, totals, load_before)) + tail)
 
 
 if __name__ == "__main__":
