@@ -7,10 +7,14 @@ Each run plays the scenario's 6 h warm-up at full speed (the specs are learned f
 simulated hour at 240x. What a cap did to the victim is measured on the victim's own samples
 (while the simulator had the antagonist capped, against the rest of the antagonism); the judged
 outcomes of the pipeline are only required to exist, since the victim a cap is judged for is
-whichever hurt tenant its incident named. On failure the message names the work dir.
+whichever hurt tenant its incident named. On failure the message names the work dir. The last
+test plays case 5 as the detection bench does (the warm-up settled first, 15 simulated minutes) with
+an enforcer that starts late, to check that the harness's enforcer acts on what was published
+while it joined.
 """
 
 import statistics
+import time
 
 import pytest
 
@@ -212,4 +216,36 @@ def test_case4_only_the_batch_suspect_is_capped_it_barely_helps_and_another_roun
     )
     first_cap = min(a["at_us"] for a in applied)
     assert [i for i in incidents if i["detected_at_us"] > first_cap], "no later round: " + why
+    run.cleanup()
+
+
+class LateEnforcerRun(pipeline.Run):
+    """A run whose enforcer starts late, as under load its consumer group joins late."""
+
+    LATE_S = 3
+
+    def start_enforcer(self):
+        time.sleep(self.LATE_S)
+        super().start_enforcer()
+
+
+def test_a_throttle_published_while_the_enforcer_joins_is_applied():
+    # Case 5 at 240x with the warm-up settled first (as the detection bench plays it): the first
+    # THROTTLE comes about a wall second after the scripted part starts, before an enforcer that
+    # starts 3 s late has joined. It still caps the antagonist for that incident.
+    run = LateEnforcerRun("case5", speed=240, duration="15m", seed=1, settle_warmup=True, sample_hosts=["case5-host"])
+    run.start()
+    try:
+        run.wait(600, settle=15)
+    finally:
+        run.stop()
+    incidents, throttles, applied, outcomes, why = about(run, "jobs/query-serving/0")
+    assert throttles, why
+    first = min(throttles, key=lambda i: i["analysed_at_us"])
+    assert first["analysed_at_us"] - run.truth()[0]["warmup_end_us"] < LateEnforcerRun.LATE_S * 240 * 1_000_000, (
+        "the first THROTTLE came after the enforcer joined; the test proves nothing: " + why
+    )
+    assert [a for a in applied if a["incident_id"] == first["incident_id"]], (
+        "the first THROTTLE %s was not applied: %s" % (first["incident_id"], why)
+    )
     run.cleanup()

@@ -15,7 +15,9 @@ import time
 import uuid
 
 import requests
+from confluent_kafka import Consumer, TopicPartition
 
+from cpi2 import names
 from cpi2.e2e.monitor import Monitor
 from cpi2.testing import stack
 
@@ -74,6 +76,27 @@ def fresh_group(purpose):
     principal may join (stack/kafka/acls.conf); under another name every offset commit fails the
     job, which restarts from its checkpoint."""
     return "cpi2-flink-%s-%s" % (purpose, uuid.uuid4().hex[:8])
+
+
+def commit_ends(kafka_conf, group, topics):
+    """Commits the current end of every partition of topics as the offsets of consumer group
+    group (which has no member yet): a consumer of the group that joins later starts there,
+    however long its join takes, and reads everything produced from now on. A fresh group with
+    auto.offset.reset=latest would instead start at the end of the moment it is assigned, and
+    miss what was produced while it joined."""
+    c = Consumer({**kafka_conf, "group.id": group, "enable.auto.commit": False})
+    try:
+        offsets = []
+        for topic in topics:
+            meta = c.list_topics(topic, timeout=30).topics[topic]
+            if meta.error is not None:
+                raise RuntimeError("topic %s: %s" % (topic, meta.error))
+            for p in sorted(meta.partitions):
+                _, high = c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)
+                offsets.append(TopicPartition(topic, p, high))
+        c.commit(offsets=offsets, asynchronous=False)
+    finally:
+        c.close()
 
 
 def job_options(extra_args=()):
@@ -185,6 +208,12 @@ class Run:
         if self.duration:
             cmd += ["--duration", self.duration]
         cmd += warmup + self.fleetsim_args
+        # The enforcer (started once the simulator's cgroup tree exists) reads its topics from
+        # their end before the scenario plays, not from wherever they end once its group has
+        # joined: an incident the job publishes while it joins (the first seconds of a run,
+        # hundreds of simulated seconds when faster than real time) is acted on.
+        group = "cpi2-enforcer-e2e-" + uuid.uuid4().hex[:8]
+        commit_ends(stack.kafka_conf("enforcer"), group, [names.INCIDENTS, names.CONTROL])
         self.sim_log = open(os.path.join(self.dir, "fleetsim.log"), "w")
         self.sim = subprocess.Popen(cmd, stdout=self.sim_log, stderr=subprocess.STDOUT)
         stack.wait_until(
@@ -206,7 +235,7 @@ class Run:
             "--brokers",
             stack.KAFKA,
             "--group-id",
-            "cpi2-enforcer-e2e-" + uuid.uuid4().hex[:8],
+            group,
             "-X",
             "auto.offset.reset=latest",
         ]
