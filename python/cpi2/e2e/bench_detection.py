@@ -326,7 +326,7 @@ def report_lines(args, seed, rows, totals, load_before):
     for q in rows:
         for host, antagonist in q["missed"]:
             lines.append("- missed in %s (%s): %s on %s" % (q["scenario"], q["policy"], antagonist, host))
-    lines += ["", "Totals:", ""] + ["- " + t for t in totals] + ["", END]
+    lines += ["", "Totals:", ""] + ["- " + t.strip() for t in totals] + ["", END]
     return lines
 
 
