@@ -97,28 +97,49 @@ def play(spec, policy, seed=1, jar=None, keep=False):
     return q
 
 
-def row(q):
+def cells(q):
+    """One run's figures as text, in the order of the console's and the report's columns."""
     f = quality.fmt
-    return "  %-26s %-7s %9d %9s %6s %6s %5d %7s/%-7s %6d/%-3d %7s/%-7s %7s/%-7s %6s %9s %6.0f" % (
+    return [
         q["scenario"],
         q["policy"],
-        q["throttles"],
+        "%d" % q["throttles"],
         f(q["precision"]),
         "%d/%d" % (q["found"], q["real"]),
         f(q["recall"]),
-        q["ls_caps"],
-        f(q["analysis_median"], "%.0f"),
-        f(q["analysis_max"], "%.0f"),
-        q["victims_analysed"],
-        q["victims"],
-        f(q["latency_median"], "%.0f"),
-        f(q["latency_max"], "%.0f"),
-        f(q["cap_event_median"], "%.0f"),
-        f(q["cap_event_max"], "%.0f"),
-        f(median(q["enforcer_delays"]), "%.1f"),
+        "%d" % q["ls_caps"],
+        "%s/%s" % (f(q["analysis_median"], "%.0f"), f(q["analysis_max"], "%.0f")),
+        "%d/%d" % (q["victims_analysed"], q["victims"]),
+        "%s/%s" % (f(q["cap_event_median"], "%.0f"), f(q["cap_event_max"], "%.0f")),
+        "%s/%s" % (f(q["latency_median"], "%.0f"), f(q["latency_max"], "%.0f")),
         f(q["event_latency_median"], "%.0f"),
-        q["wall_s"],
-    )
+        f(median(q["enforcer_delays"]), "%.1f"),
+        "%.0f" % q["wall_s"],
+    ]
+
+
+# the console's column widths (negative: left-aligned) and headers, for cells()
+WIDTHS = (-26, -7, 9, 9, 6, 6, 5, 16, 9, 15, 15, 10, 6, 6)
+HEADERS = (
+    "scenario",
+    "policy",
+    "throttles",
+    "precision",
+    "found",
+    "recall",
+    "LS",
+    "analysis p50/max",
+    "analysed",
+    "ev.cap p50/max",
+    "cap p50/max",
+    "event p50",
+    "enf s",
+    "wall s",
+)
+
+
+def row(values):
+    return "  " + " ".join("%*s" % (w, v) for w, v in zip(WIDTHS, values))
 
 
 def median(xs):
@@ -230,32 +251,14 @@ def main(argv=None):
     for spec in a.specs or DEFAULT:
         for policy in policies:
             rows.append(play(spec, policy, a.seed, a.jar, a.keep))
-            print(row(rows[-1]), flush=True)
+            print(row(cells(rows[-1])), flush=True)
     print(
         "detection quality against the simulator's ground truth (fresh job per scenario and policy, seed %d%s; the 6 h warm-up played first and read by the job before the scripted part)"
         % (a.seed, ", job " + a.jar if a.jar else "")
     )
-    print(
-        "  %-26s %-7s %9s %9s %6s %6s %5s %15s %10s %15s %15s %6s %9s %6s"
-        % (
-            "scenario",
-            "policy",
-            "throttles",
-            "precision",
-            "found",
-            "recall",
-            "LS",
-            "analysis p50/max",
-            "analysed",
-            "cap p50/max",
-            "ev.cap p50/max",
-            "enf s",
-            "event p50",
-            "wall s",
-        )
-    )
+    print(row(HEADERS))
     for q in rows:
-        print(row(q))
+        print(row(cells(q)))
     for q in rows:
         for host, antagonist in q["missed"]:
             print("  missed in %s (%s): %s on %s" % (q["scenario"], q["policy"], antagonist, host))
@@ -273,7 +276,6 @@ BEGIN, END = "<!-- bench_detection: begin -->", "<!-- bench_detection: end -->"
 
 def report_lines(args, seed, rows, totals, load_before):
     """The measured part of the report: conditions, one table row per run, the totals."""
-    f = quality.fmt
     commit = subprocess.run(
         ["git", "-C", pipeline.ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
@@ -297,31 +299,7 @@ def report_lines(args, seed, rows, totals, load_before):
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for q in rows:
-        lines.append(
-            "| %s | %s | %d | %s | %d/%d | %s | %d | %s/%s | %d/%d | %s/%s | %s/%s | %s | %s | %.0f | %s |"
-            % (
-                q["scenario"],
-                q["policy"],
-                q["throttles"],
-                f(q["precision"]),
-                q["found"],
-                q["real"],
-                f(q["recall"]),
-                q["ls_caps"],
-                f(q["analysis_median"], "%.0f"),
-                f(q["analysis_max"], "%.0f"),
-                q["victims_analysed"],
-                q["victims"],
-                f(q["cap_event_median"], "%.0f"),
-                f(q["cap_event_max"], "%.0f"),
-                f(q["latency_median"], "%.0f"),
-                f(q["latency_max"], "%.0f"),
-                f(q["event_latency_median"], "%.0f"),
-                f(median(q["enforcer_delays"]), "%.1f"),
-                q["wall_s"],
-                q.get("load", "-"),
-            )
-        )
+        lines.append("| %s |" % " | ".join(cells(q) + [q.get("load", "-")]))
     lines += [""]
     for q in rows:
         for host, antagonist in q["missed"]:
