@@ -138,6 +138,7 @@ static void priority_lower(struct capset *s, struct cap *c, int fd, char *err, s
 {
 	long w, v, min = limits_min_weight(c->version);
 	char werr[256], notes[512] = "";
+	bool unsaved = false; /* a record changed after the last state file write */
 
 	if (!s->cap_weight || s->dry_run || limits_weight_read(fd, c->version, &w))
 		return;
@@ -162,12 +163,16 @@ static void priority_lower(struct capset *s, struct cap *c, int fd, char *err, s
 			note_add(notes, sizeof(notes), "cpu.idle set while capped");
 		} else {
 			c->idle = (struct cap_lowered){0, 0};
+			unsaved = true;
 			note_add(notes, sizeof(notes), "cpu.idle not set: %s", werr);
 		}
 	}
-	if (c->weight.written == c->weight.previous && !c->idle.written)
+	if (c->weight.written && c->weight.written == c->weight.previous && !c->idle.written) {
 		c->weight = (struct cap_lowered){0, 0}; /* nothing of ours in force */
-	caps_save(s, werr, sizeof(werr));
+		unsaved = true;
+	}
+	if (unsaved)
+		caps_save(s, werr, sizeof(werr));
 	if (notes[0])
 		snprintf(err, errsz, "%s", notes);
 }
