@@ -170,8 +170,9 @@ static int open_err(int rc, const char *path, char *err, size_t errsz)
 	return rc;
 }
 
-/* Does the directory have a child directory (a child cgroup)? */
-static int has_child_dir(int fd)
+/* Does the directory have a descendant directory (a child cgroup) levels below it: 1 a child, 2 a
+ * grandchild? Returns 1, 0, or -errno. */
+static int has_descendant_dir(int fd, int levels)
 {
 	struct dirent *de;
 	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 0), found = 0;
@@ -186,15 +187,26 @@ static int has_child_dir(int fd)
 	}
 	while (!found && (de = readdir(d)) != NULL) {
 		struct stat st;
+		int child;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (de->d_type == DT_DIR)
+		if (de->d_type != DT_DIR &&
+		    !(de->d_type == DT_UNKNOWN &&
+		      fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		      S_ISDIR(st.st_mode)))
+			continue;
+		if (levels <= 1) {
 			found = 1;
-		else if (de->d_type == DT_UNKNOWN &&
-			 fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			 S_ISDIR(st.st_mode))
-			found = 1;
+			break;
+		}
+		child = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0) {
+			found = errno == ENOENT ? 0 : -errno; /* gone meanwhile: not a child */
+			continue;
+		}
+		found = has_descendant_dir(child, levels - 1);
+		close(child);
 	}
 	closedir(d);
 	return found;
@@ -299,18 +311,23 @@ int cgpath_open(const struct cgpath_policy *p, const char *task, size_t len,
 		rc = -EPERM;
 		goto out;
 	}
-	if (p->task_depth <= 0) {
-		rc = has_child_dir(t->fd);
-		if (rc != 0) {
-			if (rc > 0)
-				rc = fail(err, errsz, -EPERM,
-					  "%s holds other cgroups: only a task (leaf) cgroup may "
-					  "be capped",
-					  t->dir);
-			else
-				snprintf(err, errsz, "list %s: %s", t->dir, strerror(-rc));
-			goto out;
-		}
+	/* A task is a leaf; with task_depth, a cgroup whose children are leaves (a pod and its
+	 * containers): one that holds a cgroup with children of its own (a QoS slice holding
+	 * pods) holds other tasks, whatever its depth. */
+	rc = has_descendant_dir(t->fd, p->task_depth > 0 ? 2 : 1);
+	if (rc != 0) {
+		if (rc > 0 && p->task_depth > 0)
+			rc = fail(err, errsz, -EPERM,
+				  "%s holds cgroups with cgroups of their own (other tasks): only "
+				  "a task cgroup may be capped",
+				  t->dir);
+		else if (rc > 0)
+			rc = fail(err, errsz, -EPERM,
+				  "%s holds other cgroups: only a task (leaf) cgroup may be capped",
+				  t->dir);
+		else
+			snprintf(err, errsz, "list %s: %s", t->dir, strerror(-rc));
+		goto out;
 	}
 out:
 	close(rootfd);

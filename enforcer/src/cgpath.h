@@ -7,7 +7,9 @@
  * RESOLVE_NO_MAGICLINKS) where the kernel has it, an O_NOFOLLOW walk one component at a time
  * from the root's descriptor otherwise. Every read and write of its cpu.* files then goes
  * through that descriptor (limits.c). The directory opened must be a task cgroup: a leaf (no
- * child cgroup directory), or exactly task_depth levels below the root when that is set; and
+ * child cgroup directory), or, when task_depth is set, a cgroup exactly task_depth levels below
+ * the root whose children are leaves (a pod and its containers; never a QoS slice that holds
+ * pods, whatever its depth); and
  * not protected: a configured protected name as any component of the resolved path, the
  * enforcer's own cgroup or an ancestor of it, a protected_cgroups directory, its ancestors or
  * its descendants. */
@@ -32,7 +34,7 @@ struct cgpath_policy {
 	    *also_protected[CGPATH_MAX_PROTECTED]; /* absolute dirs never capped (collector) */
 	int n_also;
 	int task_depth; /* 0: only leaf cgroups are tasks; N: only those exactly N levels below root
-			 */
+			 * whose children are leaves */
 };
 
 /* A cgroup directory opened for a cap: its canonical path, descriptor and identity. */

@@ -137,6 +137,25 @@ static void run(bool walk)
 	CHECK(try_open(&p, "kubepods.slice", 0, out, err, sizeof(err)) == -EPERM &&
 	      strstr(err, "task_cgroup_depth"));
 	CHECK(try_open(&p, "kubepods.slice/pod-1/ctr-a", 0, out, err, sizeof(err)) == -EPERM);
+
+	/* The kubelet's layout (systemd driver): a Guaranteed pod at depth 2, the Burstable and
+	 * BestEffort pods at depth 3 under their QoS slice at depth 2. A QoS slice holds other
+	 * tasks (pods with containers): never capped at any depth; the pods at either depth are. */
+	fake_cgroup(root, "kubepods.slice/kubepods-podg.slice/cri-containerd-1.scope", 2, dir,
+		    sizeof(dir));
+	fake_cgroup(root,
+		    "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podb.slice/"
+		    "cri-containerd-2.scope",
+		    2, dir, sizeof(dir));
+	CHECK(try_open(&p, "kubepods.slice/kubepods-podg.slice", 0, out, err, sizeof(err)) == 0);
+	CHECK(try_open(&p, "kubepods.slice/kubepods-burstable.slice", 0, out, err, sizeof(err)) ==
+		  -EPERM &&
+	      strstr(err, "other tasks"));
+	p.task_depth = 3;
+	CHECK(try_open(&p, "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podb.slice",
+		       0, out, err, sizeof(err)) == 0);
+	CHECK(try_open(&p, "kubepods.slice/kubepods-burstable.slice", 0, out, err, sizeof(err)) ==
+	      -EPERM);
 	p.task_depth = 0;
 
 	/* The root given through a symlink, protected_cgroups named through it with spaces around
