@@ -422,6 +422,16 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 		out[n].cause = CPI2_ACTION_CAUSE_RECOVERY;
 		n++;
 	}
+	/* The kill switch is off (saved before the caps were lifted, or set while we were down):
+	 * none is resumed; every one is lifted. */
+	if (h->protection_off || (h->cluster_protection_off && *h->cluster_protection_off)) {
+		int k = decide_release_all(h, CPI2_ACTION_CAUSE_PROTECTION_OFF, out + n, max - n);
+
+		for (int j = n; j < n + k; j++)
+			note(&out[j], "protection is off for %s: not resumed after the restart",
+			     h->protection_off ? "this host" : "the cluster");
+		return n + k;
+	}
 	/* Still due: make sure the cap is in force (the crash may have come between the state
 	 * file and the cgroup write), and report it resumed. */
 	for (int i = 0; i < h->caps.n && n < max;) {

@@ -129,7 +129,8 @@ int decide_release_all(struct host_enforcer *h, enum cpi2_action_cause cause, st
 		       int max);
 
 /* After a restart: read the state file, release the caps that expired while we were down
- * and put the others back in force (only lowering, and only on the very directory capped).
+ * and put the others back in force (only lowering, and only on the very directory capped); with
+ * the host's or the cluster's kill switch off, release every one instead.
  * Malformed lines of the state file are skipped and named in err (which is "" otherwise).
  * Returns the number of actions (max >= CAPS_MAX: every cap), or -errno (err says why). */
 int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, int max, char *err,

@@ -197,6 +197,28 @@ int main(void)
 	on.command = CPI2_COMMAND_KIND_PROTECTION_ON;
 	CHECK(decide_command(&h, &on, t, a, 8) == 0 && !h.protection_off);
 
+	/* the kill switch off on disk (a crash after the switch was saved, before every cap was
+	 * lifted; or the cluster's set while the enforcer was down): a restart lifts the caps,
+	 * resumes none */
+	for (int off_host = 1; off_host >= 0; off_host--) {
+		CHECK(decide_incident(&h, &in, t, &a[0]) == 1 &&
+		      a[0].kind == CPI2_ACTION_KIND_APPLIED);
+		h.protection_off = off_host;
+		cluster_off = !off_host;
+		CHECK(decide_save_protection(&h) == 0);
+		init(&h2);
+		decide_load_protection(&h2);
+		n = decide_recover(&h2, t + 1000000, a, 8, err, sizeof(err));
+		CHECK(n == 1 && a[0].kind == CPI2_ACTION_KIND_RELEASED &&
+		      a[0].cause == CPI2_ACTION_CAUSE_PROTECTION_OFF &&
+		      strstr(a[0].reason, off_host ? "this host" : "the cluster"));
+		CHECK(h2.caps.n == 0 && strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
+		h.protection_off = false;
+		cluster_off = false;
+		CHECK(decide_save_protection(&h) == 0);
+		init(&h);
+	}
+
 	/* crash with two caps in force: a new enforcer releases the expired one, resumes the other
 	 */
 	struct incident_in in2 = test_incident("be/crawler-1", 0.01, 10);
