@@ -366,6 +366,16 @@ int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t
 		return 0;
 	switch (in->command) {
 	case CPI2_COMMAND_KIND_CAP:
+		if (!in->host) {
+			/* one task on every host at once: a task is capped on one machine */
+			begin(out, CPI2_ACTION_KIND_REFUSED, CPI2_ACTION_CAUSE_OPERATOR, in->task,
+			      in->task_len);
+			snprintf(out->reason, sizeof(out->reason),
+				 "a CAP names no host: a cap is for one host's task (cpi2ctl cap "
+				 "--host)");
+			n = 1;
+			break;
+		}
 		cap_task(h, CPI2_ACTION_CAUSE_OPERATOR, in->task, in->task_len,
 			 in->has_cap ? in->cap_cpu : h->default_cap_cpu,
 			 in->has_duration ? in->duration_s : h->default_duration_s, in->command_id,

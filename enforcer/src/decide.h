@@ -108,7 +108,8 @@ int decide_check_fresh(const struct freshness *f, int64_t kafka_ms, int64_t wall
 int decide_incident(struct host_enforcer *h, const struct incident_in *in, int64_t now_us,
 		    struct action *out);
 
-/* Act on an operator command addressed to this host or the cluster. Appends up to max
+/* Act on an operator command addressed to this host or the cluster (a CAP that names no host is
+ * refused: it would cap the task on every host). Appends up to max
  * actions to out (PROTECTION_OFF releases every cap: max >= CAPS_MAX releases them all).
  * Returns the number of actions. */
 int decide_command(struct host_enforcer *h, const struct command_in *in, int64_t now_us,

@@ -162,6 +162,13 @@ int main(void)
 	CHECK(decide_command(&h, &uncap, t, a, 8) == 1 && a[0].kind == CPI2_ACTION_KIND_REFUSED &&
 	      strstr(a[0].reason, "no cap"));
 
+	/* a CAP that names no host (the task on every host) is refused, nothing written */
+	struct command_in everywhere = cap;
+	everywhere.host = NULL;
+	CHECK(decide_command(&h, &everywhere, t, a, 8) == 1 &&
+	      a[0].kind == CPI2_ACTION_KIND_REFUSED && strstr(a[0].reason, "names no host"));
+	CHECK(strcmp(fake_read(dir2, "cpu.max"), "max 100000") == 0 && h.caps.n == 1);
+
 	/* a request under the floor is capped at the floor, and says so */
 	struct command_in tiny = cap;
 	tiny.has_cap = true;
