@@ -382,13 +382,10 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 	struct sim_host *found;
 	int n;
 
-	found = calloc(SIM_MAX_HOSTS, sizeof(*found));
-	e->hosts = calloc(SIM_MAX_HOSTS, sizeof(*e->hosts));
-	if (!found || !e->hosts) {
-		free(found);
-		return -ENOMEM;
-	}
-	n = sim_hosts(c, found, SIM_MAX_HOSTS, err, errsz);
+	/* one host_enforcer (its cap records) per host served: allocated by need */
+	n = sim_hosts(c, &found, err, errsz);
+	if (n > 0 && !(e->hosts = calloc((size_t)n, sizeof(*e->hosts))))
+		n = -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		struct host_enforcer *h = &e->hosts[e->n_hosts];
 

@@ -12,37 +12,55 @@
 #include <cpi2/log.h>
 #include <cpi2/textfile.h>
 
-int sim_hosts(const struct conf *c, struct sim_host *out, int max, char *err, size_t errsz)
+/* Append a host (name, root taken over) to the growing *out. */
+static int add_host(struct sim_host **out, int *n, int *cap, const char *name, char *root)
+{
+	if (!root)
+		return -ENOMEM;
+	if (*n == *cap) {
+		int grown = *cap ? *cap * 2 : 16;
+		struct sim_host *v = realloc(*out, (size_t)grown * sizeof(**out));
+
+		if (!v) {
+			free(root);
+			return -ENOMEM;
+		}
+		*out = v;
+		*cap = grown;
+	}
+	snprintf((*out)[*n].name, sizeof((*out)[*n].name), "%s", name);
+	(*out)[(*n)++].root = root;
+	return 0;
+}
+
+int sim_hosts(const struct conf *c, struct sim_host **out, char *err, size_t errsz)
 {
 	struct dirent *de;
-	int n = 0;
+	int n = 0, cap = 0, rc = 0;
+	char *root;
 	DIR *d;
 
-	if (max < 1)
-		return -EINVAL;
+	*out = NULL;
 	if (!c->sim_hosts_root[0]) {
-		snprintf(out[0].name, sizeof(out[0].name), "%s", c->host);
-		out[0].root = strdup(c->cgroup_root);
-		return out[0].root ? 1 : -ENOMEM;
+		rc = add_host(out, &n, &cap, c->host, strdup(c->cgroup_root));
+		return rc ? rc : n;
 	}
 	d = opendir(c->sim_hosts_root);
 	if (!d) {
+		rc = -errno;
 		snprintf(err, errsz, "open sim_hosts_root %s: %s", c->sim_hosts_root,
 			 strerror(errno));
-		return -errno;
+		return rc;
 	}
-	while ((de = readdir(d)) && n < max) {
+	while (rc == 0 && (de = readdir(d)) && n < SIM_MAX_HOSTS) {
 		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
 			continue;
-		snprintf(out[n].name, sizeof(out[n].name), "%s", de->d_name);
-		if (asprintf(&out[n].root, "%s/%s", c->sim_hosts_root, de->d_name) < 0) {
-			closedir(d);
-			return -ENOMEM;
-		}
-		n++;
+		if (asprintf(&root, "%s/%s", c->sim_hosts_root, de->d_name) < 0)
+			root = NULL;
+		rc = add_host(out, &n, &cap, de->d_name, root);
 	}
 	closedir(d);
-	return n;
+	return rc ? rc : n;
 }
 
 int64_t sim_now_us(const struct conf *c)

@@ -9,7 +9,7 @@
 
 #include "conf.h"
 
-#define SIM_MAX_HOSTS 4096
+#define SIM_MAX_HOSTS 4096 /* host folders served at most */
 
 /* A host to serve: its name and its cgroup root (malloc'd, the caller's). */
 struct sim_host {
@@ -17,9 +17,11 @@ struct sim_host {
 	char *root;
 };
 
-/* The hosts this process serves into out (at most max): conf's host at cgroup_root, or with
- * sim_hosts_root every folder under it. Returns their number or -errno with a reason. */
-int sim_hosts(const struct conf *c, struct sim_host *out, int max, char *err, size_t errsz);
+/* The hosts this process serves, in *out (malloc'd to their number, the caller's; NULL when
+ * none): conf's host at cgroup_root, or with sim_hosts_root every folder under it (at most
+ * SIM_MAX_HOSTS). Returns their number or -errno (err says why; *out may hold the hosts read
+ * before the failure, roots included, for the caller to free). */
+int sim_hosts(const struct conf *c, struct sim_host **out, char *err, size_t errsz);
 
 /* Now in microseconds since the epoch: the wall clock, or with clock_file the number in that
  * file (the wall clock, with one warning, while the file cannot be read). */

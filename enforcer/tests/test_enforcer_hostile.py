@@ -4,7 +4,7 @@ limit, parents, symlinks, stale / future / replayed messages, a new consumer gro
 limit, large messages and another host's, a host name with a NUL byte, control characters in
 ids, the kill switch and 200 caps across restarts, a malformed state file, two enforcers on one
 state folder, SIGHUP (enforcer, collector, fleetsim), the capabilities kept, a limit the kubelet
-changes under a cap, the per-namespace opt-in list."""
+changes under a cap, the per-namespace opt-in list, the memory one host reserves."""
 
 import glob
 import os
@@ -571,3 +571,14 @@ def test_a_kafka_key_naming_another_served_host_than_the_message_is_refused(tmp_
     stack.wait_until(lambda: "different hosts" in e.log(), 20, "the mismatch to be refused")
     time.sleep(0.5)
     assert read_limit(ya) == "max 100000"
+
+
+def test_one_host_reserves_no_memory_for_4096(tmp_path, enforcers):
+    # The cap records of one host take about 1.4 MB; librdkafka's threads reserve their stacks.
+    # Records were reserved for SIM_MAX_HOSTS (4096) hosts whatever the number served (7 GB).
+    root = str(tmp_path / "cg")
+    cgroup(root, "batch/a")
+    e = start(enforcers, tmp_path, root)
+    status = dict(line.split(":", 1) for line in open("/proc/%d/status" % e.proc.pid).read().splitlines())
+    peak_mb = int(status["VmPeak"].split()[0]) / 1024
+    assert peak_mb < 1024, "one host's enforcer reserved %.0f MB of virtual memory" % peak_mb
