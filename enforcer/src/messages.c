@@ -8,6 +8,8 @@
 #include <cpi2/names.h>
 #include <cpi2/wire.h>
 
+#include "text.h"
+
 /* A string field with its length (Avro strings may hold NUL bytes: cgpath checks them). */
 static int get_string_len(avro_value_t *rec, const char *field, const char **s, size_t *len)
 {
@@ -145,6 +147,7 @@ static void opt_string(avro_value_t *rec, const char *field, const char *s)
 int messages_action(avro_value_t *rec, const struct action *a, const char *host,
 		    const char *action_id, int64_t at_us)
 {
+	char reason[sizeof(a->reason)];
 	int rc = 0;
 
 	avro_value_reset(rec);
@@ -170,6 +173,8 @@ int messages_action(avro_value_t *rec, const struct action *a, const char *host,
 	else
 		rc |= cpi2_value_set_null(rec, "expires_at_us");
 	opt_string(rec, "previous_limit", a->previous_limit[0] ? a->previous_limit : NULL);
-	rc |= cpi2_value_set_string(rec, "reason", a->reason);
+	/* a reason cut by its buffer inside a character: up to that character */
+	text_printable(reason, sizeof(reason), a->reason, strlen(a->reason));
+	rc |= cpi2_value_set_string(rec, "reason", reason);
 	return rc ? -EINVAL : 0;
 }

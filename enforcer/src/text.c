@@ -3,15 +3,34 @@
 
 #include <string.h>
 
+#include <cpi2/wire.h>
+
 char *text_printable(char *dst, size_t dstsz, const char *src, size_t len)
 {
-	size_t i;
+	size_t i = 0, o = 0;
 
 	if (dstsz == 0)
 		return dst;
-	for (i = 0; src && i < len && i + 1 < dstsz && src[i]; i++)
-		dst[i] = ((unsigned char)src[i] < 0x20 || src[i] == 0x7f) ? '?' : src[i];
-	dst[i] = '\0';
+	while (src && i < len && src[i] && o + 1 < dstsz) {
+		int n = cpi2_utf8_char(src + i, len - i);
+
+		if (n < 0)
+			break; /* a character cut short where src ends: not copied */
+		if (n == 0 || (n == 1 && ((unsigned char)src[i] < 0x20 || src[i] == 0x7f))) {
+			dst[o++] = '?'; /* a control character, or a byte that is not UTF-8 */
+			i++;
+			continue;
+		}
+		if (o + (size_t)n >= dstsz)
+			break; /* cut before a character that does not fit, never inside it */
+		if (memchr(src + i, '\0', (size_t)n)) {
+			break;
+		}
+		memcpy(dst + o, src + i, (size_t)n);
+		o += (size_t)n;
+		i += (size_t)n;
+	}
+	dst[o] = '\0';
 	return dst;
 }
 

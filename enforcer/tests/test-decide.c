@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "../src/decide.h"
+#include "../src/messages.h"
+#include <cpi2/wire.h>
 #include "check.h"
 #include "faketree.h"
 #include "testhost.h"
@@ -91,6 +93,38 @@ static void release_all_200(void)
 			snprintf(want, sizeof(want), "max 100000");
 		CHECK(strcmp(fake_read(dir, "cpu.max"), want) == 0);
 	}
+}
+
+/* Task names of multi-byte characters too long for the action's task or reason: cut at a
+ * character boundary, so the published action is UTF-8 and decodes. */
+static void long_names(void)
+{
+	static struct host_enforcer h;
+	static char task[1200];
+	struct cpi2_codec *codec;
+	struct action a;
+	avro_value_t *dec;
+	char buf[8192], err[256];
+	size_t len, n = 0;
+
+	init(&h);
+	CHECK(cpi2_codec_open(&codec, "EnforcementAction", err, sizeof(err)) == 0);
+	for (int over = 0; over < 2; over++) {
+		/* over 1024 bytes: refused by length, the task cut; under it, a missing cgroup
+		 * whose name fills the reason */
+		n = snprintf(task, sizeof(task), "batch/x");
+		while (n + 2 < (over ? 1101u : 1000u))
+			n += snprintf(task + n, sizeof(task) - n, "\xc3\xa9");
+		struct incident_in in = test_incident(task, 0.1, 300);
+		CHECK(decide_incident(&h, &in, 1000000000, &a) == 1 &&
+		      a.kind == CPI2_ACTION_KIND_REFUSED);
+		CHECK(cpi2_utf8_valid(a.task, strlen(a.task)) && strlen(a.task) > 990);
+		CHECK(messages_action(cpi2_codec_value(codec), &a, "host-1", "act-1", 1) == 0);
+		CHECK(cpi2_codec_encode(codec, cpi2_codec_value(codec), buf, sizeof(buf), &len) ==
+		      0);
+		CHECK(cpi2_codec_decode(codec, buf, len, &dec, err, sizeof(err)) == 0);
+	}
+	cpi2_codec_close(codec);
 }
 
 int main(void)
@@ -349,6 +383,7 @@ int main(void)
 	      strstr(a[0].reason, "dry run"));
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h2.caps.n == 0);
 
+	long_names();
 	release_all_200();
 	fake_rm(root);
 	printf("test-decide: ok\n");

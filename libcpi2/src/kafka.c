@@ -423,8 +423,13 @@ int cpi2_dead_letter(struct cpi2_producer *p, const char *component, const struc
 	avro_value_t *v;
 	struct timeval tv;
 	size_t len, cap = m->len + strlen(reason) + strlen(component) + strlen(m->topic) + 128;
-	char *buf;
+	size_t ok = cpi2_utf8_prefix(reason, strlen(reason));
+	char *buf, *cut = NULL;
 	int rc = 0;
+
+	if (reason[ok] && (cut = strndup(reason, ok)) != NULL)
+		reason = cut; /* a reason cut inside a character (from a hostile message): its
+			       * UTF-8 part, so the dead letter is still written */
 
 	if (!p->dead_letters &&
 	    (rc = cpi2_codec_open(&p->dead_letters, "DeadLetter", err, sizeof(err)))) {
@@ -441,6 +446,7 @@ int cpi2_dead_letter(struct cpi2_producer *p, const char *component, const struc
 	rc |= cpi2_value_set_long(v, "offset", m->offset);
 	rc |= cpi2_value_set_string(v, "reason", reason);
 	rc |= cpi2_value_set_bytes(v, "payload", m->payload ? m->payload : "", m->len);
+	free(cut);
 	buf = malloc(cap);
 	if (rc || !buf || cpi2_codec_encode(p->dead_letters, v, buf, cap, &len)) {
 		free(buf);

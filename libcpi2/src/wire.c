@@ -179,43 +179,64 @@ static int skip(struct cursor *c, int64_t n)
 	return 0;
 }
 
-/* A string's bytes must be UTF-8 (the Avro specification; Java and Python decoders would
- * otherwise read other characters than the C agents): no overlong forms, no surrogates, nothing
- * above U+10FFFF. Consumes the string from c. */
+int cpi2_utf8_char(const char *s, size_t left)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int more;
+	uint32_t cp;
+
+	if (left == 0)
+		return 0;
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		more = 1, cp = p[0] & 0x1F;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		more = 2, cp = p[0] & 0x0F;
+	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		more = 3, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i <= more; i++) {
+		if ((size_t)i == left)
+			return -(more + 1); /* cut short by the end */
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3F);
+	}
+	if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+	    (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+		return 0;
+	return more + 1;
+}
+
+size_t cpi2_utf8_prefix(const char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		int n = cpi2_utf8_char(s + i, len - i);
+
+		if (n <= 0)
+			break;
+		i += (size_t)n;
+	}
+	return i;
+}
+
+bool cpi2_utf8_valid(const char *s, size_t len)
+{
+	return cpi2_utf8_prefix(s, len) == len;
+}
+
+/* A string's bytes must be UTF-8 (cpi2_utf8_valid). Consumes the string from c. */
 static int skip_utf8(struct cursor *c, int64_t n)
 {
-	const unsigned char *p = c->p, *end;
+	const unsigned char *p = c->p;
 
 	if (skip(c, n))
 		return -1;
-	end = c->p;
-	while (p < end) {
-		unsigned char b = *p++;
-		int more;
-		uint32_t cp;
-
-		if (b < 0x80)
-			continue;
-		if (b >= 0xC2 && b <= 0xDF)
-			more = 1, cp = b & 0x1F;
-		else if (b >= 0xE0 && b <= 0xEF)
-			more = 2, cp = b & 0x0F;
-		else if (b >= 0xF0 && b <= 0xF4)
-			more = 3, cp = b & 0x07;
-		else
-			return -1;
-		if (end - p < more)
-			return -1;
-		for (int i = 0; i < more; i++, p++) {
-			if ((*p & 0xC0) != 0x80)
-				return -1;
-			cp = cp << 6 | (*p & 0x3F);
-		}
-		if ((more == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-		    (more == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
-			return -1;
-	}
-	return 0;
+	return cpi2_utf8_valid((const char *)p, (size_t)n) ? 0 : -1;
 }
 
 static int check(avro_schema_t s, struct cursor *c, int depth)
@@ -381,7 +402,13 @@ static int branch(avro_value_t *f, bool non_null, avro_value_t *out)
 		return cpi2_value_set_##name(rec, fname, v);                                       \
 	}
 
-SETTER(string, const char *, avro_value_set_string)
+/* A string the decoders would refuse is never encoded. */
+static int set_utf8(avro_value_t *v, const char *s)
+{
+	return !s || !cpi2_utf8_valid(s, strlen(s)) ? EINVAL : avro_value_set_string(v, s);
+}
+
+SETTER(string, const char *, set_utf8)
 SETTER(long, int64_t, avro_value_set_long)
 SETTER(int, int32_t, avro_value_set_int)
 SETTER(double, double, avro_value_set_double)

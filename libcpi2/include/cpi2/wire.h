@@ -39,7 +39,17 @@ int cpi2_codec_decode(struct cpi2_codec *c, const void *buf, size_t len, avro_va
 /* Free the codec and its values. */
 void cpi2_codec_close(struct cpi2_codec *c);
 
-/* Field setters on a record value; the ["null", X] forms pick the branch. 0 or -errno. */
+/* UTF-8 as the Avro specification asks of strings (Java and Python decoders would otherwise
+ * read other characters than the C agents): no overlong forms, no surrogates, nothing above
+ * U+10FFFF. cpi2_utf8_char: the length (1..4) of the valid character at s (left bytes there), 0
+ * when the bytes are not one, -n when they begin an n-byte character that left cuts short. */
+int cpi2_utf8_char(const char *s, size_t left);
+bool cpi2_utf8_valid(const char *s, size_t len);
+/* The length of the longest prefix of s[0..len) that is UTF-8. */
+size_t cpi2_utf8_prefix(const char *s, size_t len);
+
+/* Field setters on a record value; the ["null", X] forms pick the branch. 0 or -errno; a string
+ * that is not UTF-8 is refused (-EINVAL). */
 int cpi2_value_set_string(avro_value_t *rec, const char *field, const char *s);
 int cpi2_value_set_long(avro_value_t *rec, const char *field, int64_t v);
 int cpi2_value_set_int(avro_value_t *rec, const char *field, int32_t v);
