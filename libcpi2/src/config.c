@@ -286,6 +286,13 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 					 (int)strcspn(argv[i + 1], "="), argv[i + 1]);
 				return -EINVAL;
 			}
+			if (cpi2_kafka_prop_loads_code(argv[i + 1])) {
+				snprintf(err, errsz,
+					 "-X %.*s: loads code or runs a command in this process: "
+					 "refused",
+					 (int)strcspn(argv[i + 1], "="), argv[i + 1]);
+				return -EINVAL;
+			}
 			if (nprops == CPI2_CONFIG_MAX_PROPS - 1) {
 				snprintf(
 				    err, errsz,

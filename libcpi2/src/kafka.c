@@ -57,6 +57,20 @@ int cpi2_kafka_prop_is_secret(const char *prop)
 	return 0;
 }
 
+int cpi2_kafka_prop_loads_code(const char *prop)
+{
+	static const char *const code[] = {"plugin.library.paths", "ssl.engine.location",
+					   "ssl.providers", "sasl.kerberos.kinit.cmd", NULL};
+	size_t len = strcspn(prop, "=");
+
+	while (len > 0 && (prop[len - 1] == ' ' || prop[len - 1] == '\t'))
+		len--;
+	for (int i = 0; code[i]; i++)
+		if (strlen(code[i]) == len && !memcmp(prop, code[i], len))
+			return 1;
+	return 0;
+}
+
 int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err,
 			   size_t errsz)
 {
@@ -83,6 +97,14 @@ int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n
 			 path, MAX_SIZE);
 		close(fd);
 		return -EINVAL;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errsz,
+			 "Kafka client file %s: owned by uid %u, not by this process's %u: another "
+			 "user could change what it signs in as and loads: chown it",
+			 path, (unsigned)st.st_uid, (unsigned)geteuid());
+		close(fd);
+		return -EPERM;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		snprintf(err, errsz,
@@ -122,6 +144,14 @@ int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n
 			snprintf(err, errsz, "Kafka client file %s:%d: expected key=value", path,
 				 lineno);
 			rc = -EINVAL;
+			break;
+		}
+		if (cpi2_kafka_prop_loads_code(s)) {
+			snprintf(err, errsz,
+				 "Kafka client file %s:%d: %.*s loads code or runs a command in "
+				 "this process: refused",
+				 path, lineno, (int)strcspn(s, "="), s);
+			rc = -EPERM;
 			break;
 		}
 		if (*n >= max) {

@@ -117,6 +117,37 @@ static void client_file_tests(void)
 	}
 	CHECK(!cpi2_kafka_prop_is_secret("sasl.username=u") &&
 	      !cpi2_kafka_prop_is_secret("ssl.ca.location"));
+	/* properties that load code into the (uid 0) agent or run a command: refused in the file
+	 * and with -X */
+	static const char *const code[] = {"plugin.library.paths=/tmp/evil.so",
+					   "ssl.engine.location=/tmp/evil.so", "ssl.providers=x",
+					   "sasl.kerberos.kinit.cmd=sh -c id", NULL};
+	for (int i = 0; code[i]; i++) {
+		char *a[] = {"p", "-X", (char *)code[i], NULL}, line[128];
+
+		CHECK(cpi2_config_parse_args(keys, &c, 3, a, "usage", props, err, sizeof(err)) ==
+			  -EINVAL &&
+		      strstr(err, "loads code"));
+		snprintf(line, sizeof(line), "security.protocol=SASL_SSL\n%s\n", code[i]);
+		strcpy(path, file(line));
+		char *b[] = {"p", "--kafka-client-file", path, NULL};
+		CHECK(cpi2_config_parse_args(keys, &c, 3, b, "usage", props, err, sizeof(err)) ==
+			  -EINVAL &&
+		      strstr(err, ":2:") && strstr(err, "loads code"));
+		unlink(path);
+	}
+	/* a file another user owns (it decides what the agent signs in as and loads): refused */
+	if (geteuid() == 0) {
+		strcpy(path, file("security.protocol=SASL_SSL\n"));
+		CHECK(chown(path, 65534, 65534) == 0);
+		char *d[] = {"p", "--kafka-client-file", path, NULL};
+		CHECK(cpi2_config_parse_args(keys, &c, 3, d, "usage", props, err, sizeof(err)) ==
+			  -EINVAL &&
+		      strstr(err, "owned by uid 65534"));
+		unlink(path);
+	} else {
+		printf("test-config: the owner row needs root (to give a file to another uid)\n");
+	}
 	unlink(cfg);
 }
 

@@ -34,11 +34,18 @@ struct cpi2_message {
  * a client file. */
 int cpi2_kafka_prop_is_secret(const char *prop);
 
+/* Does the librdkafka property (its key, or "key=value") load code into the process or run a
+ * command (plugin.library.paths, ssl.engine.location, ssl.providers, sasl.kerberos.kinit.cmd)?
+ * The agents refuse those, in a client file and with -X: they run as uid 0. */
+int cpi2_kafka_prop_loads_code(const char *prop);
+
 /* Read a Kafka client file (librdkafka properties, "key=value" lines, '#' comments: e.g.
  * security.protocol, sasl.mechanisms, sasl.username, sasl.password, ssl.ca.location) and append
  * its properties to props[*n...] (at most max in all; no NULL is added). The file must be a
- * regular file that neither group nor others may read or write (mode 0600 or stricter): it holds
- * a password, and any local user who can read it signs in as its principal. The strings stay
+ * regular file owned by this process's uid that neither group nor others may read or write
+ * (mode 0600 or stricter): it holds a password, any local user who can read it signs in as its
+ * principal, and its owner decides what the process loads; a property that loads code
+ * (cpi2_kafka_prop_loads_code) is refused. The strings stay
  * valid until the next call (one client file per process). Returns 0, or -errno with a reason
  * naming path (and line). */
 int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n, char *err,
