@@ -10,7 +10,7 @@
 
 /* The encoder below writes CpiSample's fields by hand, in schema order: a field added to the
  * schema stops the build here until the encoder and the JSON writer write it too. */
-_Static_assert(CPI2_CPI_SAMPLE_FIELDS_LEN == 25,
+_Static_assert(CPI2_CPI_SAMPLE_FIELDS_LEN == 27,
 	       "CpiSample's fields changed: update cpi2_sample_encode and cpi2_sample_to_json");
 
 struct out {
@@ -127,6 +127,8 @@ int cpi2_sample_encode(const struct cpi2_sample *s, void *buf, size_t bufsz, siz
 	rc |= put_opt_double(&o, s->has_memory_bandwidth, s->memory_bandwidth_bytes_per_s);
 	rc |= put_opt_double(&o, s->has_llc_mpki, s->llc_mpki);
 	rc |= put_opt_long(&o, s->has_host_cpus, s->host_cpus);
+	rc |= put_opt_double(&o, s->has_cpu_per_op, s->cpu_per_op);
+	rc |= put_opt_double(&o, s->has_latency, s->latency);
 	if (rc)
 		return -ENOSPC; /* strings and enums were checked above: only room can be short */
 	*len = (size_t)(o.p - (unsigned char *)buf);
@@ -176,7 +178,7 @@ static void opt_long(char *out, bool has, int64_t v)
 int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 {
 	const char *strs[] = {s->host, s->task, s->job, s->task_id, s->platform};
-	char opt[11][32];
+	char opt[13][32];
 	size_t o = 0;
 	int n;
 
@@ -208,6 +210,8 @@ int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 	opt_double(opt[8], s->has_memory_bandwidth, s->memory_bandwidth_bytes_per_s);
 	opt_double(opt[9], s->has_llc_mpki, s->llc_mpki);
 	opt_long(opt[10], s->has_host_cpus, s->host_cpus);
+	opt_double(opt[11], s->has_cpu_per_op, s->cpu_per_op);
+	opt_double(opt[12], s->has_latency, s->latency);
 	n = snprintf(
 	    buf + o, bufsz - o,
 	    ",\"task_class\":\"%s\",\"is_protected\":%s,\"window_start_us\":%lld,\"window_us\":%"
@@ -217,12 +221,12 @@ int cpi2_sample_to_json(const struct cpi2_sample *s, char *buf, size_t bufsz)
 	    "\"cpu_usage\":%.17g,\"cpi\":%s,\"llc_misses\":%s,\"numa_score\":%s,\"threads\":%s,"
 	    "\"cpu_pressure\":%s,\"memory_pressure\":%s,\"memory_pressure_full\":%s,"
 	    "\"llc_occupancy_bytes\":%s,\"memory_bandwidth_bytes_per_s\":%s,\"llc_mpki\":%s,"
-	    "\"host_cpus\":%s}",
+	    "\"host_cpus\":%s,\"cpu_per_op\":%s,\"latency\":%s}",
 	    cpi2_task_class_symbols[s->task_class], s->is_protected ? "true" : "false",
 	    (long long)s->window_start_us, (long long)s->window_us, (long long)s->cycles,
 	    (long long)s->instructions, cpi2_counter_source_symbols[s->counter_source],
 	    s->time_running_ratio, s->cpu_usage, opt[0], opt[1], opt[2], opt[3], opt[4], opt[5],
-	    opt[6], opt[7], opt[8], opt[9], opt[10]);
+	    opt[6], opt[7], opt[8], opt[9], opt[10], opt[11], opt[12]);
 	if (n < 0 || (size_t)n >= bufsz - o)
 		return -ENOSPC;
 	return (int)(o + (size_t)n);

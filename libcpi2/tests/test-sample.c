@@ -58,6 +58,10 @@ static void from_json(json_t *v, struct cpi2_sample *s)
 		s->has_llc_mpki = true, s->llc_mpki = json_number_value(o);
 	if ((o = json_object_get(json_object_get(v, "host_cpus"), "int")))
 		s->has_host_cpus = true, s->host_cpus = (int32_t)json_integer_value(o);
+	if ((o = json_object_get(json_object_get(v, "cpu_per_op"), "double")))
+		s->has_cpu_per_op = true, s->cpu_per_op = json_number_value(o);
+	if ((o = json_object_get(json_object_get(v, "latency"), "double")))
+		s->has_latency = true, s->latency = json_number_value(o);
 }
 
 /* an optional double or long through the codec's setters: the value, or null */
@@ -111,6 +115,8 @@ static size_t via_codec(struct cpi2_codec *c, const struct cpi2_sample *s, unsig
 	rc |= set_opt_double(v, "llc_mpki", s->has_llc_mpki, s->llc_mpki);
 	rc |= s->has_host_cpus ? cpi2_value_set_opt_int(v, "host_cpus", s->host_cpus)
 			       : cpi2_value_set_null(v, "host_cpus");
+	rc |= set_opt_double(v, "cpu_per_op", s->has_cpu_per_op, s->cpu_per_op);
+	rc |= set_opt_double(v, "latency", s->has_latency, s->latency);
 	CHECK(rc == 0);
 	CHECK(cpi2_codec_encode(c, v, buf, size, &len) == 0);
 	return len;
@@ -165,7 +171,7 @@ int main(void)
 		json_decref(back);
 		golden++;
 	}
-	CHECK(golden >= 4);
+	CHECK(golden >= 5);
 
 	/* random samples: fast path == codec */
 	srand(7);
@@ -212,7 +218,11 @@ int main(void)
 					 rand() % 2,
 					 rand() / 1e7,
 					 rand() % 2,
-					 rand() % 1024};
+					 rand() % 1024,
+					 rand() % 2,
+					 rand() / 1e12,
+					 rand() % 2,
+					 rand() / 3e8};
 		CHECK(cpi2_sample_encode(&s, got, sizeof(got), &len) == 0);
 		n = via_codec(c, &s, ref, sizeof(ref));
 		CHECK(len == n && memcmp(got, ref, n) == 0);

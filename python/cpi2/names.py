@@ -128,6 +128,8 @@ FIELDS = {
         "memory_bandwidth_bytes_per_s",
         "llc_mpki",
         "host_cpus",
+        "cpu_per_op",
+        "latency",
     ),
     "CpiSpec": (
         "job",

@@ -44,6 +44,11 @@ struct cpi2_sample {
 	double llc_mpki;
 	bool has_host_cpus;
 	int32_t host_cpus; /* CPUs online on the host: its utilisation's denominator */
+	/* the service's own signals, from its metrics endpoint (null where none is configured) */
+	bool has_cpu_per_op;
+	double cpu_per_op; /* CPU seconds per unit of work */
+	bool has_latency;
+	double latency; /* in the unit of the service's latency metric */
 };
 
 /* Encode s as C3 01 + fingerprint + payload into buf. Returns 0, -ENOSPC if bufsz is too

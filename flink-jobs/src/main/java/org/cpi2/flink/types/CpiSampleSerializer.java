@@ -42,6 +42,9 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
   private static final int LLC_MPKI = 32;
   // host_cpus (CpiSample v3): a bit of the second byte that earlier state never sets.
   private static final int HOST_CPUS = 64;
+  // Third flags byte (CpiSample v4): the service's own signals, from its metrics endpoint.
+  private static final int CPU_PER_OP = 1;
+  private static final int LATENCY = 2;
 
   @Override
   public boolean isImmutableType() {
@@ -82,6 +85,8 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     o.setMemoryBandwidthBytesPerS(from.getMemoryBandwidthBytesPerS());
     o.setLlcMpki(from.getLlcMpki());
     o.setHostCpus(from.getHostCpus());
+    o.setCpuPerOp(from.getCpuPerOp());
+    o.setLatency(from.getLatency());
     return o;
   }
 
@@ -129,6 +134,9 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
             | (memBandwidth != null ? MEMORY_BANDWIDTH : 0)
             | (llcMpki != null ? LLC_MPKI : 0)
             | (hostCpus != null ? HOST_CPUS : 0));
+    Double cpuPerOp = s.getCpuPerOp();
+    Double latency = s.getLatency();
+    out.writeByte((cpuPerOp != null ? CPU_PER_OP : 0) | (latency != null ? LATENCY : 0));
     out.writeByte(s.getTaskClass() == null ? -1 : s.getTaskClass().ordinal());
     if (source != null) {
       out.writeByte(source.ordinal());
@@ -172,6 +180,12 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     if (hostCpus != null) {
       out.writeInt(hostCpus);
     }
+    if (cpuPerOp != null) {
+      out.writeDouble(cpuPerOp);
+    }
+    if (latency != null) {
+      out.writeDouble(latency);
+    }
   }
 
   @Override
@@ -184,6 +198,7 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     s.setPlatform(Strings.read(in));
     int flags = in.readByte();
     int signals = in.readByte();
+    int service = in.readByte();
     int taskClass = in.readByte();
     s.setTaskClass(taskClass < 0 ? null : CLASSES[taskClass]);
     s.setIsProtected((flags & PROTECTED) != 0);
@@ -205,6 +220,8 @@ public final class CpiSampleSerializer extends TypeSerializerSingleton<CpiSample
     s.setMemoryBandwidthBytesPerS((signals & MEMORY_BANDWIDTH) != 0 ? in.readDouble() : null);
     s.setLlcMpki((signals & LLC_MPKI) != 0 ? in.readDouble() : null);
     s.setHostCpus((signals & HOST_CPUS) != 0 ? in.readInt() : null);
+    s.setCpuPerOp((service & CPU_PER_OP) != 0 ? in.readDouble() : null);
+    s.setLatency((service & LATENCY) != 0 ? in.readDouble() : null);
     return s;
   }
 

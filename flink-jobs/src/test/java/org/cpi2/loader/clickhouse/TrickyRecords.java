@@ -99,6 +99,9 @@ final class TrickyRecords {
         .setLlcOccupancyBytes(i % 3 == 2 ? null : rnd.nextLong())
         .setMemoryBandwidthBytesPerS(i % 4 == 1 ? null : anyDbl())
         .setLlcMpki(i % 2 == 0 ? null : anyDbl())
+        .setHostCpus(i % 3 == 0 ? null : integer())
+        .setCpuPerOp(i % 4 == 2 ? null : anyDbl())
+        .setLatency(i % 5 == 3 ? null : anyDbl())
         .build();
   }
 
