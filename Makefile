@@ -1,31 +1,42 @@
-# CPI2: every entry point. `make help` lists the targets.
+# CPI2: every entry point. `make help` lists the targets, what each installs and how long it takes.
 include mk/common.mk
 
-# Folders with a Makefile of their own, in build/test order. Each has build, test and bench.
+# Folders with a Makefile of their own, in build/test order. Each has build, test and bench; a
+# folder whose tests need tools of their own also has `tools` (built once, kept in .stack/).
 MODULES := $(patsubst %/Makefile,%,$(wildcard $(addsuffix /Makefile,schemas python libcpi2 collectors enforcer ibench lab k8s deploy flink-jobs clickhouse grafana cli docker it)))
+# What `make demo` builds: the programs the demo runs (the C agents, the Flink job, the Python tools).
+DEMO_MODULES := schemas python libcpi2 collectors enforcer flink-jobs clickhouse grafana cli
 
 .DEFAULT_GOAL := help
-.PHONY: help setup build test test-unit up down status logs demo lab bench clean
+.PHONY: help setup tools build build-demo test up down status logs demo lab bench clean
 
-##@ Getting started
+##@ Getting started (times: measured on 2 shared cores, README.md "Two commands")
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*##"} /^##@/ {printf "\n%s\n", substr($$0, 5)} /^[a-zA-Z_-]+:.*##/ {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-setup: ## Install what the project needs (idempotent): apt packages, Python venv, Maven deps, server jars, Telegraf
-	@stack/setup.sh
+demo: setup build-demo ## setup, build-demo, then the stack and a 300-host simulated fleet end to end, an HTML report
+	@it/demo.sh
 
-demo: setup build ## Bring up the stack and play a scenario end to end (see README)
-	@if [ -x it/demo.sh ]; then it/demo.sh; else echo "demo: it/demo.sh is not there yet" >&2; exit 1; fi
+setup: ## Install what the demo runs: Debian packages, .venv (requirements.txt), Kafka and Flink jars, Telegraf
+	@stack/setup.sh
 
 lab: setup build ## Real interference on this machine, detected and capped end to end (lab/README.md; root)
 	@$(MAKE) --no-print-directory -C lab lab
 
 ##@ Build and test
-build: ## Build everything: Java modules, C agents
-	@$(MAKE) --no-print-directory -C schemas build
-	@for m in $(filter-out schemas,$(MODULES)); do $(MAKE) --no-print-directory -C $$m build || exit 1; done
+build-demo: ## Build what the demo runs: the C agents, the Flink job, the Python package
+	@for m in $(DEMO_MODULES); do STEP_PREFIX=build stack/step.sh "make -C $$m build" "" \
+	  $(MAKE) --no-print-directory -C $$m build || exit 1; done
 
-test: setup build ## Run every test: unit tests, then the tests over the real local stack
+build: ## Build everything: the demo's programs and every other folder's (k8s identity, compose check, ...)
+	@for m in $(MODULES); do STEP_PREFIX=build stack/step.sh "make -C $$m build" "" \
+	  $(MAKE) --no-print-directory -C $$m build || exit 1; done
+
+tools: setup-test ## Install every test-only tool now (each folder's test does it when first needed)
+	@for m in $(MODULES); do grep -q '^tools:' $$m/Makefile || continue; \
+	  $(MAKE) --no-print-directory -C $$m tools || exit 1; done
+
+test: setup build ## Every test: setup-test and each folder's tools first, then every folder's tests over the local stack
 	@$(ROOT)/stack/run-tests.sh $(MODULES)
 
 bench: setup build ## Run every benchmark over the local stack and write bench-report/REPORT.md

@@ -11,3 +11,13 @@ MVN       ?= mvn -B -q -Dstyle.color=never -f $(ROOT)/pom.xml
 STACK_ENV ?= $(ROOT)/stack/stack.env
 include $(STACK_ENV)
 export
+
+# Every folder's tests and benches first install the tier the tests share (stack/setup.sh test:
+# pytest, chdb-core, jsonschema, ruff; clang-format, perf), a no-op once done. A folder's own
+# test-only tools are its `tools` target. Added here, the rule is nobody's default goal.
+_cpi2_default_goal := $(.DEFAULT_GOAL)
+.PHONY: setup-test
+test bench: setup-test
+setup-test:
+	@$(ROOT)/stack/setup.sh test
+.DEFAULT_GOAL := $(_cpi2_default_goal)

@@ -1,44 +1,62 @@
 #!/usr/bin/env bash
-# make setup: install everything the project needs, idempotently. Each step is skipped when
-# its result is already there, so a second run takes a few seconds.
-#   apt packages -> Python virtualenv (.venv) and the cpi2 package -> server jars (.stack/lib) -> Telegraf, kube-apiserver, helm, kubeconform (.stack/bin)
+# Installs what the project needs, by tier, idempotently: each step is skipped when its result is
+# already there (a stamp of its inputs), so a second run takes a second or two. Every slow step
+# says what it does, how long it usually takes, and its time so far (stack/step.sh).
+#
+#   stack/setup.sh [demo]      make setup: what `make demo` runs and `make up` starts: Debian
+#                              packages (build tools, C libraries, ClickHouse, Java, Maven, Go),
+#                              .venv with requirements.txt and the cpi2 package, the Kafka and
+#                              Flink jars (.stack/lib), Telegraf (.stack/bin)
+#   stack/setup.sh test        the tier every folder's `make test` shares (mk/common.mk runs it):
+#                              .venv as above plus requirements-test.txt (pytest, chdb-core,
+#                              jsonschema, ruff) and clang-format and perf from Debian
+#   stack/setup.sh apt PKG...  the Debian packages named, those missing (a folder's `make tools`)
+#
+# Tools only one folder's tests use are that folder's `make -C <folder> tools` (kube-apiserver and
+# etcd in k8s/, helm, kubeconform and the CRDs in deploy/, clang's fuzzer in enforcer/, ...),
+# built once by its test target and cached in .stack/ like the rest.
 . "$(dirname "$0")/lib.sh"
+. "$STACK_SRC/step.sh"
 
-APT_PACKAGES="build-essential cmake pkg-config libavro-dev librdkafka-dev libjansson-dev clickhouse-server
- clickhouse-client linux-perf python3-venv jq curl maven openjdk-17-jdk-headless golang-go openssl
- clang libclang-rt-14-dev clang-format etcd-server zookeeper"
+# What make demo needs from Debian. Toolchains already on the machine from elsewhere count.
+DEMO_APT="build-essential cmake pkg-config libavro-dev librdkafka-dev libjansson-dev clickhouse-server
+ clickhouse-client python3-venv jq curl maven openjdk-17-jdk-headless golang-go openssl"
+# The multi-node profile's ClickHouse cluster (STACK_ENV=stack/multi.env) needs ZooKeeper.
+if [ "${CLICKHOUSE_SHARDS:-1}" != 1 ] || [ "${CLICKHOUSE_REPLICAS:-1}" != 1 ]; then DEMO_APT="$DEMO_APT zookeeper"; fi
+# What most folders' tests use from Debian: the C format check, perf for the collector's tests.
+TEST_APT="clang-format linux-perf"
 
-step_apt() {
-  local missing=()
-  for p in $APT_PACKAGES; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  # Toolchains that are already on the machine from elsewhere count as present.
-  local want=()
-  for p in "${missing[@]}"; do
+# apt_install PKG...: installs the packages that are not installed yet.
+apt_install() {
+  local p want=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && continue
     case "$p" in
-      maven) command -v mvn >/dev/null || want+=("$p") ;;
-      openjdk-17-jdk-headless) command -v javac >/dev/null || want+=("$p") ;;
-      golang-go) command -v go >/dev/null || want+=("$p") ;;
-      *) want+=("$p") ;;
+      maven) command -v mvn >/dev/null && continue ;;
+      openjdk-17-jdk-headless) command -v javac >/dev/null && continue ;;
+      golang-go) command -v go >/dev/null && continue ;;
     esac
+    want+=("$p")
   done
   [ ${#want[@]} -eq 0 ] && return 0
-  say "installing apt packages: ${want[*]}"
-  [ "$(id -u)" = 0 ] || die "installing ${want[*]} needs root (run make setup as root, or install them yourself)"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${want[@]}" >/dev/null
+  [ "$(id -u)" = 0 ] || die "installing ${want[*]} needs root (run as root, or install them yourself)"
+  step "installing Debian packages: ${want[*]}" "1-4 min, by how many" \
+    sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null' apt "${want[@]}"
+}
+
+# pip_requirements FILE: installs FILE's pins into .venv when FILE changed since the last install.
+pip_requirements() {
+  local req="$ROOT/$1" stamp="$ROOT/.venv/.$1.sha" sha
+  sha="$(sha256sum "$req" | cut -d' ' -f1)"
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ] && return 0
+  step "installing the Python packages of $1 into .venv" "$2" \
+    "$ROOT/.venv/bin/pip" install -q --disable-pip-version-check -r "$req"
+  echo "$sha" > "$stamp"
 }
 
 step_venv() {
-  local req="$ROOT/requirements.txt" stamp="$ROOT/.venv/.requirements.sha"
   [ -x "$ROOT/.venv/bin/python" ] || { say "creating Python virtualenv .venv"; python3 -m venv "$ROOT/.venv"; }
-  [ -f "$req" ] || return 0
-  local sha; sha="$(sha256sum "$req" | cut -d' ' -f1)"
-  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ] && return 0
-  say "installing Python packages from requirements.txt"
-  "$ROOT/.venv/bin/pip" install -q --disable-pip-version-check -r "$req"
-  echo "$sha" > "$stamp"
+  pip_requirements requirements.txt "1 min cold, seconds with pip's cache"
 }
 
 # The project's own package (pyproject.toml, python/cpi2), editable: an edit needs no reinstall.
@@ -55,9 +73,9 @@ step_jars() {
   for server in kafka flink; do
     local dir="$LIB_DIR/$server" stamp="$LIB_DIR/$server.sha"
     [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ] && continue
-    say "fetching $server jars from Maven Central into $dir"
     rm -rf "$dir"; mkdir -p "$dir"
-    mvn -q -B -Dstyle.color=never -f "$STACK_SRC/jars/pom.xml" -P"$server" dependency:copy-dependencies \
+    step "fetching the $server jars from Maven Central into $dir" "1 min cold, seconds with ~/.m2" \
+      mvn -q -B -Dstyle.color=never -f "$STACK_SRC/jars/pom.xml" -P"$server" dependency:copy-dependencies \
       -DoutputDirectory="$dir" -DincludeScope=runtime \
       || die "could not fetch the $server jars (mvn dependency:copy-dependencies failed; see above)"
     echo "$sha" > "$stamp"
@@ -67,37 +85,38 @@ step_jars() {
 step_telegraf() {
   local stamp="$BIN_DIR/telegraf.version"
   [ -x "$TELEGRAF" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$TELEGRAF_VERSION" ] && return 0
-  say "building Telegraf $TELEGRAF_VERSION with only the plugins used (inputs cpu, mem, system; output kafka)"
   mkdir -p "$BIN_DIR"
-  GOBIN="$BIN_DIR" GOFLAGS=-mod=mod go install \
+  step "building Telegraf $TELEGRAF_VERSION with only the plugins used (inputs cpu, mem, system; output kafka)" \
+    "3 min cold, 1 min with the Go caches" \
+    env GOBIN="$BIN_DIR" GOFLAGS=-mod=mod go install \
     -tags "custom,inputs.cpu,inputs.mem,inputs.system,outputs.kafka,serializers.json" \
     "github.com/influxdata/telegraf/cmd/telegraf@$TELEGRAF_VERSION" \
     || die "go install of Telegraf failed (needs the Go module proxy)"
   echo "$TELEGRAF_VERSION" > "$stamp"
 }
 
-# kube-apiserver for k8s/'s tests, from the Kubernetes Go modules pinned in k8s/apiserver/go.mod
-step_kube_apiserver() {
-  local mod="$ROOT/k8s/apiserver" stamp="$BIN_DIR/kube-apiserver.sha" sha
-  sha="$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)"
-  [ -x "$BIN_DIR/kube-apiserver" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ] && return 0
-  say "building kube-apiserver from the Kubernetes Go modules (k8s/apiserver/go.mod)"
-  (cd "$mod" && go build -trimpath -buildvcs=false -ldflags=-s -o "$BIN_DIR/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) \
-    || die "go build of kube-apiserver failed (needs the Go module proxy)"
-  echo "$sha" > "$stamp"
+tier_demo() {
+  mkdir -p "$STACK_DIR" "$LIB_DIR" "$BIN_DIR"
+  # shellcheck disable=SC2086
+  apt_install $DEMO_APT
+  step_venv
+  step_package
+  step_jars
+  step_telegraf
+  say "setup done (demo tier)"
 }
 
-# helm, kubeconform and the operators' CRDs for deploy/'s tests (deploy/tools/install.sh)
-step_deploy_tools() {
-  "$ROOT/deploy/tools/install.sh" "$BIN_DIR" "$LIB_DIR" || die "deploy/tools/install.sh failed (see above)"
+tier_test() {
+  # shellcheck disable=SC2086
+  apt_install python3-venv $TEST_APT
+  step_venv
+  step_package
+  pip_requirements requirements-test.txt "1 min cold, chdb-core being large; seconds with pip's cache"
 }
 
-mkdir -p "$STACK_DIR" "$LIB_DIR" "$BIN_DIR"
-step_apt
-step_venv
-step_package
-step_jars
-step_telegraf
-step_kube_apiserver
-step_deploy_tools
-say "setup done"
+case "${1:-demo}" in
+  demo) tier_demo ;;
+  test) tier_test ;;
+  apt) shift; apt_install "$@" ;;
+  *) echo "usage: $0 [demo | test | apt PKG...]" >&2; exit 2 ;;
+esac

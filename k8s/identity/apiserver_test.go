@@ -1,6 +1,6 @@
 package main
 
-// The program against a real kube-apiserver (built by make setup from the Kubernetes Go
+// The program against a real kube-apiserver (built by make -C k8s tools from the Kubernetes Go
 // modules) over Debian's etcd, as controller-runtime's envtest runs them: two identity
 // processes, one per node, follow pods of a Deployment, a StatefulSet, a bare pod, a Job and a
 // CronJob's Job. No controller runs, so the test makes the ReplicaSet and Job objects the
@@ -86,13 +86,13 @@ func startAPIServer(t *testing.T) *apiServer {
 		kasBin, _ = filepath.Abs("../../.stack/bin/kube-apiserver")
 	}
 	if _, err := os.Stat(kasBin); err != nil {
-		t.Skipf("no kube-apiserver at %s (make setup builds it from k8s/apiserver/go.mod): %v", kasBin, err)
+		t.Skipf("no kube-apiserver at %s (make -C k8s tools builds it from k8s/apiserver/go.mod): %v", kasBin, err)
 	}
 	if etcdBin == "" {
 		etcdBin, _ = exec.LookPath("etcd")
 	}
 	if _, err := os.Stat(etcdBin); etcdBin == "" || err != nil {
-		t.Skipf("no etcd (%q): make setup installs Debian's etcd-server", etcdBin)
+		t.Skipf("no etcd (%q): make -C k8s tools installs Debian's etcd-server", etcdBin)
 	}
 	dir := t.TempDir()
 	client, peer := freePort(t), freePort(t)

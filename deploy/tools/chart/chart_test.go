@@ -25,7 +25,7 @@ const chartDir = "../../helm/cpi2"
 func tool(t *testing.T, env string) string {
 	p := os.Getenv(env)
 	if p == "" {
-		t.Skipf("$%s is not set (make -C deploy test sets it; make setup installs the tools)", env)
+		t.Skipf("$%s is not set (make -C deploy test sets it; make -C deploy tools installs the tools)", env)
 	}
 	return p
 }

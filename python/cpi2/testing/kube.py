@@ -1,5 +1,5 @@
-"""A real Kubernetes API server for tests: Debian's etcd and the kube-apiserver that `make setup`
-builds from the Kubernetes Go modules (k8s/apiserver), with a static admin token and no
+"""A real Kubernetes API server for tests: Debian's etcd and the kube-apiserver that `make -C k8s
+tools` builds from the Kubernetes Go modules (k8s/apiserver), with a static admin token and no
 controllers, as k8s/identity's TestAgainstARealAPIServer runs them. Objects are created over
 its REST API; nothing here is a fake."""
 
@@ -22,9 +22,9 @@ KUBE_APISERVER = os.environ.get("CPI2_KUBE_APISERVER") or os.path.join(stack.STA
 def missing():
     """Why a real API server cannot run here, or None."""
     if not os.access(KUBE_APISERVER, os.X_OK):
-        return "no kube-apiserver at %s (make setup builds it from k8s/apiserver/go.mod)" % KUBE_APISERVER
+        return "no kube-apiserver at %s (make -C k8s tools builds it from k8s/apiserver/go.mod)" % KUBE_APISERVER
     if not shutil.which("etcd"):
-        return "no etcd on the PATH (make setup installs Debian's etcd-server)"
+        return "no etcd on the PATH (make -C k8s tools installs Debian's etcd-server)"
     return None
 
 
