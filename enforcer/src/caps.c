@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cpi2/cgroup.h>
+#include <cpi2/clock.h>
 
 #include "statefile.h"
 #include "text.h"
@@ -54,6 +55,90 @@ static void forget(struct capset *s, int i)
 	s->n--;
 }
 
+/* The release journal (caps.h): CAPS_MAX records of a serial and its check, little-endian. */
+#define JOURNAL_RECORD 16
+#define JOURNAL_SIZE (CAPS_MAX * JOURNAL_RECORD)
+#define JOURNAL_CHECK 0x6370693272656c65ULL /* "cpi2rele" */
+
+static void journal_path(const struct capset *s, char *out, size_t outsz)
+{
+	snprintf(out, outsz, "%s.released", s->state_path);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* Record that the cap with this serial is being released (the state file could not say so). */
+static int journal_add(struct capset *s, uint64_t serial, char *err, size_t errsz)
+{
+	unsigned char rec[JOURNAL_RECORD];
+	char path[PATH_MAX + 16];
+	int rc;
+
+	if (!s->state_path)
+		return 0;
+	if (s->journal_used >= CAPS_MAX) {
+		snprintf(err, errsz, "release journal full");
+		return -ENOSPC;
+	}
+	put64(rec, serial);
+	put64(rec + 8, serial ^ JOURNAL_CHECK);
+	journal_path(s, path, sizeof(path));
+	rc = statefile_slot_write(path, (size_t)s->journal_used * JOURNAL_RECORD, rec, sizeof(rec),
+				  err, errsz);
+	if (rc == 0)
+		s->journal_used++;
+	return rc;
+}
+
+/* The caps the journal names are releasing: due now, never resumed. Makes the journal's space
+ * when there is none (a note in err when it cannot be made). Keeps next_serial above every
+ * serial seen. */
+static void journal_load(struct capset *s, char *err, size_t errsz)
+{
+	static unsigned char buf[JOURNAL_SIZE];
+	char path[PATH_MAX + 16], jerr[256];
+	ssize_t n;
+
+	journal_path(s, path, sizeof(path));
+	n = statefile_read(path, buf, sizeof(buf));
+	for (ssize_t off = 0; off + JOURNAL_RECORD <= n; off += JOURNAL_RECORD) {
+		uint64_t serial = get64(buf + off);
+
+		if (!serial || get64(buf + off + 8) != (serial ^ JOURNAL_CHECK))
+			continue;
+		if (serial >= s->next_serial)
+			s->next_serial = serial + 1;
+		for (int i = 0; i < s->n; i++)
+			if (s->caps[i].serial == serial) {
+				s->caps[i].releasing = true;
+				s->caps[i].expires_us = 0;
+			}
+	}
+	s->journal_used = 0;
+	if (!s->dry_run && statefile_slots_make(path, JOURNAL_SIZE, jerr, sizeof(jerr)) != 0) {
+		size_t l = strlen(err);
+
+		if (l < errsz)
+			snprintf(err + l, errsz - l,
+				 "%srelease journal: %s (a release the state file cannot record "
+				 "is not made)",
+				 l ? "; " : "", jerr);
+	}
+}
+
 /* Did the enforcer set the limit current of cap c? Its cap did; for a cap not written since a
  * restart, also the previous limit or, on v1, a file of each (a crash between the state file
  * and the cgroup writes). Anything else is another writer's: the kubelet's resize, ... */
@@ -88,12 +173,19 @@ static void drop(struct capset *s, int i, struct cap *out, char *err, size_t err
 	char serr[256];
 	size_t l;
 
+	uint64_t serial = s->caps[i].serial;
+
 	if (out)
 		*out = s->caps[i];
 	forget(s, i);
 	l = strlen(err);
+	/* not rewritten: the journal says the cap is over, so no restart resumes it (another
+	 * writer may put back exactly the limit it found) */
 	if (caps_save(s, serr, sizeof(serr)) && l < errsz)
-		snprintf(err + l, errsz - l, "; state file not rewritten: %s", serr);
+		snprintf(err + l, errsz - l, "; state file not rewritten: %s%s", serr,
+			 journal_add(s, serial, serr, sizeof(serr)) == 0
+			     ? " (the release journal holds its end)"
+			     : "");
 }
 
 static void set_written(struct cap *c, long quota, long period)
@@ -220,6 +312,13 @@ static int priority_restore(struct cap *c, int fd, char *err, size_t errsz)
 			rc = limits_weight_write(fd, c->version, c->weight.previous, err, errsz);
 		return rc;
 	}
+	if (c->releasing && c->loaded && c->idle.written && c->weight.written &&
+	    limits_idle_read(fd, c->version, &w) == 0 && w == 0 &&
+	    limits_weight_read(fd, c->version, &w) == 0 && w == limits_default_weight(c->version) &&
+	    w != c->weight.previous)
+		/* a release before the restart cleared cpu.idle (the kernel then sets the default
+		 * weight) and stopped before it wrote the weight back: finish it */
+		return limits_weight_write(fd, c->version, c->weight.previous, err, errsz);
 	if (c->idle.written || !c->weight.written || limits_weight_read(fd, c->version, &w) ||
 	    w != c->weight.written)
 		return 0;
@@ -240,6 +339,12 @@ static void drop_at(struct capset *s, int i, int fd, struct cap *out, char *err,
 	drop(s, i, out, err, errsz);
 }
 
+/* A cap's deadline by the monotonic clock (0: none): its duration from now. */
+static int64_t mono_deadline(const struct capset *s, const struct cap_request *r)
+{
+	return s->mono_clock_us && r->duration_us > 0 ? *s->mono_clock_us + r->duration_us : 0;
+}
+
 int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome *outcome,
 	       struct cap **capp, char *err, size_t errsz)
 {
@@ -258,6 +363,13 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 	if (rc) {
 		snprintf(err, errsz, "read the current limit of %s: %s", t->dir, strerror(-rc));
 		return rc;
+	}
+	if (i >= 0 && s->caps[i].releasing) {
+		snprintf(err, errsz,
+			 "the cap on %s is being lifted (its release failed and is tried again): "
+			 "not renewed",
+			 t->dir);
+		return -EAGAIN;
 	}
 	if (i >= 0 && !s->dry_run && !ours(&s->caps[i], current)) {
 		static struct cap dropped;
@@ -304,6 +416,10 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 		c->expires_us = r->expires_us;
 		set_written(c, quota, period);
 		set_ids(c, r);
+		if (!s->next_serial) /* never loaded (tests): unique across runs all the same */
+			s->next_serial = (uint64_t)cpi2_clock_us(CLOCK_REALTIME);
+		c->serial = s->next_serial++;
+		c->deadline_mono_us = mono_deadline(s, r);
 		s->n++;
 		/* Remember the cap (and the limit to restore) before touching the cgroup. */
 		rc = caps_save(s, err, errsz);
@@ -329,6 +445,7 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 	}
 	saved = *c;
 	c->expires_us = r->expires_us;
+	c->deadline_mono_us = mono_deadline(s, r);
 	set_ids(c, r);
 	rc = 0;
 	if (plan == 0) {
@@ -358,16 +475,32 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz)
 {
 	struct cap c = s->caps[i];
-	int rc = 0, fd = -1, pre = 0, post = 0, theirs = 0;
-	char note[512] = "", serr[256] = "", current[LIMIT_TEXT_MAX];
+	int rc = 0, fd = -1, post = 0, theirs = 0;
+	char note[512] = "", serr[256] = "", jerr[256] = "", current[LIMIT_TEXT_MAX];
+	bool journaled = false;
 
 	if (!s->dry_run) {
-		/* Saved as due (expiry 0) before the write: a crash after the write, before the
-		 * file drops the cap, must make the restart release it, never resume it (an
-		 * operator's uncap would otherwise come back). */
-		s->caps[i].expires_us = 0;
-		pre = caps_save(s, serr, sizeof(serr));
-		s->caps[i].expires_us = c.expires_us;
+		/* Recorded as releasing before anything is written: a crash after a write, before
+		 * the file drops the cap, makes the restart finish the release, never resume the
+		 * cap (an operator's uncap would otherwise come back). The state file says so, or,
+		 * when it cannot be rewritten, the release journal; with neither, nothing is lifted
+		 * (a lift that a restart would undo). */
+		if (!c.releasing) {
+			s->caps[i].releasing = true;
+			if (caps_save(s, serr, sizeof(serr)) != 0) {
+				rc = journal_add(s, c.serial, jerr, sizeof(jerr));
+				if (rc) {
+					s->caps[i].releasing = false;
+					snprintf(err, errsz,
+						 "the release cannot be recorded (state file: %s; "
+						 "release journal: %s): the cap stays in force",
+						 serr, jerr);
+					return rc;
+				}
+				journaled = true;
+			}
+			c.releasing = true;
+		}
 		rc = cgpath_reopen(s->policy, c.dir, c.dev, c.ino, &fd, note, sizeof(note));
 		if (rc == 0)
 			rc = priority_restore(&c, fd, err, errsz); /* the priority first: a retry
@@ -402,9 +535,15 @@ int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t err
 		post = caps_save(s, serr, sizeof(serr));
 	/* Lifted either way: a state file not rewritten is noted, not a failure (the entry is
 	 * gone from memory; a failure would make the caller act on another entry). */
+	if (post && !journaled && journal_add(s, c.serial, jerr, sizeof(jerr)) == 0)
+		journaled = true;
 	if (post)
-		snprintf(err, errsz, "%s%sstate file not rewritten%s: %s", note,
-			 note[0] ? "; " : "", pre ? " (a restart may put the cap back)" : "", serr);
+		snprintf(err, errsz, "%s%sstate file not rewritten: %s%s", note,
+			 note[0] ? "; " : "", serr,
+			 journaled ? " (the release journal holds the release: a restart does "
+				     "not put the cap back)"
+				   : " (it names the cap as releasing: a restart does not put it "
+				     "back)");
 	else
 		snprintf(err, errsz, "%s", note);
 	return theirs;
@@ -456,7 +595,8 @@ int caps_check(struct capset *s, int i, struct cap *out, char *err, size_t errsz
 	char current[LIMIT_TEXT_MAX], note[256];
 	int fd, rc;
 
-	if (s->dry_run || cgpath_reopen(s->policy, c->dir, c->dev, c->ino, &fd, note, sizeof(note)))
+	if (s->dry_run || c->releasing ||
+	    cgpath_reopen(s->policy, c->dir, c->dev, c->ino, &fd, note, sizeof(note)))
 		return 0;
 	rc = limits_read(fd, c->version, current, sizeof(current));
 	if (rc || ours(c, current)) {
@@ -473,10 +613,28 @@ int caps_check(struct capset *s, int i, struct cap *out, char *err, size_t errsz
 
 int caps_next_expired(const struct capset *s, int64_t now_us)
 {
-	for (int i = 0; i < s->n; i++)
-		if (s->caps[i].expires_us <= now_us)
+	const int64_t *mono = s->mono_clock_us;
+
+	for (int i = 0; i < s->n; i++) {
+		const struct cap *c = &s->caps[i];
+
+		if (mono && c->retry_mono_us > *mono)
+			continue; /* a failed release, tried again later */
+		if (c->expires_us <= now_us ||
+		    (mono && c->deadline_mono_us && *mono >= c->deadline_mono_us))
 			return i;
+	}
 	return -1;
+}
+
+void caps_retry_later(struct capset *s, int i, int64_t delay_us)
+{
+	struct cap *c = &s->caps[i];
+
+	if (s->mono_clock_us)
+		c->retry_mono_us = *s->mono_clock_us + delay_us;
+	else
+		c->expires_us += delay_us;
 }
 
 int64_t caps_next_expiry(const struct capset *s)
@@ -560,7 +718,7 @@ static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	}
 }
 
-int caps_save(const struct capset *s, char *err, size_t errsz)
+int caps_save(struct capset *s, char *err, size_t errsz)
 {
 	size_t len = 0, cap = 4096;
 	char *buf;
@@ -572,21 +730,24 @@ int caps_save(const struct capset *s, char *err, size_t errsz)
 	if (!buf)
 		return -ENOMEM;
 	rc = append(&buf, &len, &cap,
-		    "# cpi2-enforcer caps in force: cap5, task, dir, dev, inode, version, "
+		    "# cpi2-enforcer caps in force: cap6, task, dir, dev, inode, version, "
 		    "previous, written, cpu, period_us, expires_us, incident, victim, weight "
 		    "previous, weight written, idle previous, idle written (written 0: not "
-		    "lowered); budget, dev, inode, day start us, capped us\n");
+		    "lowered), serial, releasing, monotonic deadline us (of boot); budget, dev, "
+		    "inode, day start us, capped us\nboot\t%s\n",
+		    s->boot_id);
 	for (int i = 0; rc == 0 && i < s->n; i++) {
 		const struct cap *c = &s->caps[i];
 
 		rc = append(&buf, &len, &cap,
-			    "cap5\t%s\t%s\t%llu\t%llu\t%d\t%s\t%s\t%.6f\t%ld\t%lld\t%s\t%s\t%ld\t%"
-			    "ld\t%ld\t%ld\n",
+			    "cap6\t%s\t%s\t%llu\t%llu\t%d\t%s\t%s\t%.6f\t%ld\t%lld\t%s\t%s\t%ld\t%"
+			    "ld\t%ld\t%ld\t%llu\t%d\t%lld\n",
 			    c->task, c->dir, (unsigned long long)c->dev, (unsigned long long)c->ino,
 			    c->version, c->previous, c->written, c->cpu, c->period_us,
 			    (long long)c->expires_us, c->incident_id, c->victim_task,
 			    c->weight.previous, c->weight.written, c->idle.previous,
-			    c->idle.written);
+			    c->idle.written, (unsigned long long)c->serial, c->releasing ? 1 : 0,
+			    (long long)c->deadline_mono_us);
 	}
 	for (int i = 0; rc == 0 && i < s->n_budget; i++)
 		rc = append(&buf, &len, &cap, "budget\t%llu\t%llu\t%lld\t%lld\n",
@@ -598,6 +759,8 @@ int caps_save(const struct capset *s, char *err, size_t errsz)
 	else
 		snprintf(err, errsz, "write %s: %s", s->state_path, strerror(-rc));
 	free(buf);
+	if (rc == 0)
+		s->journal_used = 0; /* the file holds every release the journal recorded */
 	return rc;
 }
 
@@ -634,7 +797,8 @@ static int split(char *line, char **f, int max)
 	return line ? max + 1 : n; /* more fields than max: malformed */
 }
 
-/* A "cap5" line (a "cap4" one and cpu.idle found and written, 0 0 when not set), a "cap4" line
+/* A "cap6" line (a "cap5" one and the serial, releasing 0 or 1, the monotonic deadline), a
+ * "cap5" line (a "cap4" one and cpu.idle found and written, 0 0 when not set), a "cap4" line
  * (a "cap3" one and the weight found and written, 0 0 when none was lowered), a "cap3" line, or
  * an older one: "cap2" (no written limit: it is the cap's quota and period),
  * "cap" (no identity either: task, dir, version, previous, cpu, period, expires[, incident[,
@@ -648,10 +812,20 @@ static int parse_cap(char **f, int n, struct cap *c)
 	int k = 3;
 	long q, p;
 	char *end;
-	bool cap5 = strcmp(f[0], "cap5") == 0;
+	unsigned long long serial = 0;
+	long long releasing = 0, deadline = 0;
+	bool cap6 = strcmp(f[0], "cap6") == 0;
+	bool cap5 = cap6 || strcmp(f[0], "cap5") == 0;
 	bool cap4 = cap5 || strcmp(f[0], "cap4") == 0;
 
 	memset(c, 0, sizeof(*c));
+	if (cap6) {
+		/* read as a cap5 line and its serial, releasing flag and monotonic deadline */
+		if (n != 20 || num_ull(f[17], &serial) || !serial || num_ll(f[18], &releasing) ||
+		    (releasing != 0 && releasing != 1) || num_ll(f[19], &deadline) || deadline < 0)
+			return -EINVAL;
+		n -= 3;
+	}
 	if (cap5) {
 		/* read as a cap4 line and its idle flag */
 		if (n != 17 || num_ll(f[15], &low[1][0]) || num_ll(f[16], &low[1][1]))
@@ -708,6 +882,11 @@ static int parse_cap(char **f, int n, struct cap *c)
 			 llround(c->cpu * (double)c->period_us), c->period_us);
 	}
 	c->loaded = true;
+	c->serial = serial;
+	c->releasing = releasing;
+	c->deadline_mono_us = deadline;
+	if (c->releasing)
+		c->expires_us = 0; /* a release began: finish it now */
 	if (low[0][0] || low[0][1]) {
 		/* the lowest weight, written over one the kernel takes (the same one when only
 		 * cpu.idle was set) */
@@ -748,14 +927,27 @@ static int parse_budget(char **f, int n, struct cap_budget *b)
 	return 0;
 }
 
+/* What caps_load reads besides the caps: the boot the monotonic deadlines are of. */
+struct load {
+	struct capset *s;
+	char boot_id[40];
+};
+
 static int load_line(char *line, void *arg)
 {
-	struct capset *s = arg;
-	char *f[18];
-	int n = split(line, f, 17);
+	struct load *ld = arg;
+	struct capset *s = ld->s;
+	char *f[21];
+	int n = split(line, f, 20);
 
-	if (n < 1 || n > 17)
+	if (n < 1 || n > 20)
 		return -EINVAL;
+	if (strcmp(f[0], "boot") == 0) {
+		if (n != 2 || strlen(f[1]) >= sizeof(ld->boot_id))
+			return -EINVAL;
+		snprintf(ld->boot_id, sizeof(ld->boot_id), "%s", f[1]);
+		return 0;
+	}
 	if (strcmp(f[0], "budget") == 0) {
 		if (s->n_budget == CAPS_BUDGET_MAX || parse_budget(f, n, &s->budget[s->n_budget]))
 			return -EINVAL;
@@ -771,11 +963,31 @@ static int load_line(char *line, void *arg)
 
 int caps_load(struct capset *s, char *err, size_t errsz)
 {
+	struct load ld = {.s = s};
+	int rc;
+
 	s->n = 0;
 	s->n_budget = 0;
 	if (errsz)
 		err[0] = '\0';
 	if (!s->state_path)
 		return 0;
-	return statefile_each_line(s->state_path, PATH_MAX * 3, load_line, s, err, errsz);
+	rc = statefile_each_line(s->state_path, PATH_MAX * 3, load_line, &ld, err, errsz);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < s->n; i++) {
+		struct cap *c = &s->caps[i];
+
+		if (c->serial >= s->next_serial)
+			s->next_serial = c->serial + 1;
+		if (strcmp(ld.boot_id, s->boot_id) != 0)
+			c->deadline_mono_us = 0; /* another boot's clock: the wall clock alone */
+	}
+	journal_load(s, err, errsz); /* next_serial above the journal's serials too */
+	if (s->next_serial < (uint64_t)cpi2_clock_us(CLOCK_REALTIME))
+		s->next_serial = (uint64_t)cpi2_clock_us(CLOCK_REALTIME);
+	for (int i = 0; i < s->n; i++)
+		if (!s->caps[i].serial) /* an older line: a serial of its own now */
+			s->caps[i].serial = s->next_serial++;
+	return rc;
 }

@@ -3,9 +3,13 @@
  * crash or kill -9) restore or resume every one.
  *
  * The state file is rewritten atomically (statefile.c) BEFORE a cap is written to a cgroup,
- * before it is lifted (naming it due) and after, so at every instant the file names every cap
- * that may be in force, with the limit to restore and the identity (st_dev, inode) of the
- * directory it was written to, and no lifted cap as one to resume.
+ * before it is lifted (naming it releasing) and after, so at every instant the file names every
+ * cap that may be in force, with the limit to restore and the identity (st_dev, inode) of the
+ * directory it was written to, and no lifted cap as one to resume. Where the state file cannot
+ * be rewritten before a release (a full disk, a folder made read-only), the release is recorded
+ * in the release journal instead: a small file beside it, its space written at start, where a
+ * record (the cap's serial and a check) needs no new block; with neither, the cap is not lifted
+ * (a retry follows). A restart finishes every release begun, and resumes none of them.
  *
  * With cap_weight, a new cap also lowers the task's CPU priority: its CPU weight (v1 cpu.shares
  * to 2, v2 cpu.weight to 1) when it is above that, and, where the kernel has cpu.idle, that flag
@@ -53,8 +57,12 @@ struct cap {
 	char victim_task[CGPATH_MAX_TASK + 1];
 	struct cap_lowered weight; /* the CPU weight (v1 cpu.shares, v2 cpu.weight) */
 	struct cap_lowered idle;   /* cpu.idle */
-	bool loaded; /* read from the state file and not written since: a crash may have left
-		      * the cgroup at the previous limit, the cap, or (v1) one file of each */
+	bool loaded;	 /* read from the state file and not written since: a crash may have left
+			  * the cgroup at the previous limit, the cap, or (v1) one file of each */
+	uint64_t serial; /* this cap's own id (never reused): the release journal names it */
+	bool releasing;	 /* a release began: never resumed, a restart finishes it */
+	int64_t deadline_mono_us; /* expiry by the monotonic clock (mono_clock_us), 0: none */
+	int64_t retry_mono_us;	  /* a failed release is tried again from then (not saved) */
 };
 
 /* Time a task (a cgroup's identity) was granted caps in the day that began at window_us. */
@@ -77,11 +85,19 @@ struct capset {
 	const struct cgpath_policy *policy; /* to open a capped directory again (release) */
 	struct cap_budget budget[CAPS_BUDGET_MAX];
 	int n_budget;
+	/* The clock that bounds a cap's duration with the wall clock (CLOCK_BOOTTIME, us; NULL:
+	 * the wall clock alone, as in simulated time): a clock set back does not lengthen a cap.
+	 * A restart on the same boot (boot_id) keeps the deadlines of the state file. */
+	const int64_t *mono_clock_us;
+	char boot_id[40];
+	uint64_t next_serial;
+	int journal_used; /* release journal slots written since the last state file write */
 };
 
 /* What caps_apply asks for: a directory cgpath_open returned, and the cap. */
 struct cap_request {
-	const char *task; /* as named in the message */
+	int64_t duration_us; /* from now (the monotonic deadline); expires_us is now + that */
+	const char *task;    /* as named in the message */
 	size_t task_len;
 	const struct cgpath_target *target;
 	int version;
@@ -114,14 +130,15 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 /* Index of the cap on dir, or -1. */
 int caps_find(const struct capset *s, const char *dir);
 
-/* Restore entry i's previous limit and forget it. The state file names the cap as due (expiry
- * 0) before the limit is written, so a restart after a crash at any point releases it and never
- * puts it back. The released entry is copied to *out (may be NULL). Returns 0, with a note in
- * err when nothing was written: the cgroup is gone, or was replaced by another directory under
- * the same name (its limit is not ours to restore); or when the state file could not be
- * rewritten afterwards. Returns 1 when another writer changed the limit under the cap: it is
- * left as that writer set it, the cap forgotten, and err says what changed. Or -errno with a
- * reason (the entry is kept, due in the state file). */
+/* Restore entry i's previous limit and forget it. The state file (or, when it cannot be written,
+ * the release journal) names the cap as releasing before anything is written, so a restart after
+ * a crash at any point finishes the release and never puts the cap back; when neither can be
+ * written nothing is (-EROFS-like -errno, the cap stays in force, err says why). The released entry
+ * is copied to *out (may be NULL). Returns 0, with a note in err when nothing was written: the
+ * cgroup is gone, or was replaced by another directory under the same name (its limit is not ours
+ * to restore); or when the state file could not be rewritten afterwards. Returns 1 when another
+ * writer changed the limit under the cap: it is left as that writer set it, the cap forgotten, and
+ * err says what changed. Or -errno with a reason (the entry is kept, due in the state file). */
 int caps_release(struct capset *s, int i, struct cap *out, char *err, size_t errsz);
 
 /* After a restart: put entry i back in force where it is not (a crash may have come between
@@ -138,11 +155,15 @@ int caps_resume(struct capset *s, int i, char *err, size_t errsz);
  * with a cgroup gone or replaced). */
 int caps_check(struct capset *s, int i, struct cap *out, char *err, size_t errsz);
 
-/* Index of a cap whose expiry is at or before now_us, or -1. */
+/* Index of a cap whose expiry is at or before now_us, or whose monotonic deadline has passed,
+ * or -1. */
 int caps_next_expired(const struct capset *s, int64_t now_us);
 
 /* Earliest expiry among the caps, or INT64_MAX. */
 int64_t caps_next_expiry(const struct capset *s);
+
+/* Entry i's release failed (the entry is kept): try it again after delay_us. */
+void caps_retry_later(struct capset *s, int i, int64_t delay_us);
 
 /* Capped time (us) left today for the cgroup (dev, ino), out of per_day_us. */
 int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t now_us,
@@ -152,11 +173,13 @@ int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t n
 void caps_budget_charge(struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t granted_us);
 
 /* Write the state file atomically. Returns 0 or -errno. */
-int caps_save(const struct capset *s, char *err, size_t errsz);
+int caps_save(struct capset *s, char *err, size_t errsz);
 
-/* Read the state file (missing file = no caps). A malformed line is skipped and named in err
- * (the others are loaded: one bad line must not keep every other cap in force). Returns the
- * number of lines skipped (0 when all were read), or -errno when the file cannot be read. */
+/* Read the state file (missing file = no caps) and the release journal (the caps it names are
+ * releasing, due now); make the journal's space when it has none yet. A malformed line is
+ * skipped and named in err (the others are loaded: one bad line must not keep every other cap in
+ * force). Returns the number of lines skipped (0 when all were read), or -errno when the file
+ * cannot be read. */
 int caps_load(struct capset *s, char *err, size_t errsz);
 
 #endif

@@ -217,6 +217,7 @@ static void cap_task(struct host_enforcer *h, enum cpi2_action_cause cause, cons
 				 .cpu = cpu,
 				 .period_us = h->period_us,
 				 .expires_us = now_us + dur_us,
+				 .duration_us = dur_us,
 				 .incident_id = id,
 				 .victim_task = victim};
 	out->reason[0] = '\0';
@@ -307,9 +308,9 @@ static int release(struct host_enforcer *h, int i, enum cpi2_action_cause cause,
 		out->previous_limit[0] = '\0'; /* another writer's limit left in force */
 	if (rc < 0) {
 		out->kind = CPI2_ACTION_KIND_FAILED;
-		/* Do not retry forever on a broken cgroup: the entry is kept in the state file and
-		 * retried at the next expiry check or restart. */
-		h->caps.caps[i].expires_us += 10 * 1000000;
+		/* Do not retry forever on a broken cgroup: the entry is kept in the state file
+		 * (releasing, when it could say so) and retried in 10 s or at a restart. */
+		caps_retry_later(&h->caps, i, 10 * 1000000);
 	}
 	return 1;
 }
@@ -447,6 +448,10 @@ int decide_recover(struct host_enforcer *h, int64_t now_us, struct action *out, 
 	for (int i = 0; i < h->caps.n && n < max;) {
 		struct cap c = h->caps.caps[i];
 
+		if (c.releasing) { /* its release failed above: tried again, never resumed */
+			i++;
+			continue;
+		}
 		begin(&out[n], CPI2_ACTION_KIND_RENEWED, CPI2_ACTION_CAUSE_RECOVERY, c.task,
 		      strlen(c.task));
 		from_cap(&out[n], &c);

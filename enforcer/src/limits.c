@@ -255,6 +255,11 @@ long limits_min_weight(int version)
 	return version == LIMITS_V2 ? LIMITS_V2_MIN_WEIGHT : LIMITS_V1_MIN_WEIGHT;
 }
 
+long limits_default_weight(int version)
+{
+	return version == LIMITS_V2 ? LIMITS_V2_DEFAULT_WEIGHT : LIMITS_V1_DEFAULT_WEIGHT;
+}
+
 int limits_weight_read(int dirfd, int version, long *weight)
 {
 	char text[32];

@@ -60,6 +60,12 @@ int limits_restore(int dirfd, int version, const char *saved, char *err, size_t 
 /* The lowest weight of version's interface. */
 long limits_min_weight(int version);
 
+/* The weight the kernel gives a cgroup when its cpu.idle is cleared (its default: v1 cpu.shares
+ * 1024, v2 cpu.weight 100), whatever it had before cpu.idle was set. */
+#define LIMITS_V1_DEFAULT_WEIGHT 1024
+#define LIMITS_V2_DEFAULT_WEIGHT 100
+long limits_default_weight(int version);
+
 /* Read the CPU weight in force (v1 cpu.shares, v2 cpu.weight) into *weight. Returns 0 or
  * -errno: -ENOENT when the cgroup has no such file, -EINVAL when its content is malformed. */
 int limits_weight_read(int dirfd, int version, long *weight);

@@ -14,6 +14,7 @@
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
 #include <cpi2/signals.h>
+#include <cpi2/textfile.h>
 #include <cpi2/wire.h>
 
 #include "conf.h"
@@ -39,8 +40,10 @@ struct enforcer {
 	struct seen seen;	/* ids acted on, against replays */
 	struct sampler sampler; /* bound on dead letters and repeated refusals */
 	struct freshness incident_fresh, command_fresh;
-	struct optin optin;    /* the cgroups incidents may cap (enforce_file) */
-	int64_t rate_clock_us; /* monotonic: the hosts' rate limits */
+	struct optin optin; /* the cgroups incidents may cap (enforce_file) */
+	int64_t mono_us;    /* CLOCK_BOOTTIME: the hosts' rate limits, and caps' durations with the
+			     * wall clock (a clock set back does not lengthen a cap) */
+	char boot_id[40];
 	int lock_fd;
 	struct cpi2_producer *producer;
 	struct cpi2_consumer *consumer;
@@ -400,7 +403,10 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		h->max_cap_us_per_day = (int64_t)c->max_cap_s_per_task_day * 1000000;
 		decide_bucket_init(&h->new_caps, c->cap_rate_per_s, c->cap_burst);
 		decide_bucket_init(&h->renewals, c->renew_rate_per_s, c->renew_burst);
-		h->rate_clock_us = &e->rate_clock_us;
+		h->rate_clock_us = &e->mono_us;
+		if (!c->clock_file[0]) /* simulated time runs at its own speed */
+			h->caps.mono_clock_us = &e->mono_us;
+		snprintf(h->caps.boot_id, sizeof(h->caps.boot_id), "%s", e->boot_id);
 		if (asprintf((char **)&h->caps.state_path, "%s/%s.caps", c->state_dir, h->host) <
 		    0) {
 			n = -ENOMEM;
@@ -444,7 +450,10 @@ int main(int argc, char **argv)
 	}
 	e.conf = &conf;
 	e.started_us = cpi2_clock_us(CLOCK_REALTIME);
-	e.rate_clock_us = cpi2_clock_us(CLOCK_MONOTONIC);
+	e.mono_us = cpi2_clock_us(CLOCK_BOOTTIME);
+	/* the boot the monotonic deadlines in the state files are of (another boot: none kept) */
+	if (cpi2_read_text("/proc/sys/kernel/random/boot_id", e.boot_id, sizeof(e.boot_id)) > 0)
+		e.boot_id[strcspn(e.boot_id, "\n")] = '\0';
 	if (mkdir(conf.state_dir, 0700) != 0 && errno != EEXIST) {
 		fprintf(stderr, "cpi2-enforcer: create state_dir %s: %s\n", conf.state_dir,
 			strerror(errno));
@@ -545,7 +554,7 @@ int main(int argc, char **argv)
 				    "the configuration is read at start only (restart to "
 				    "change it); caps in force are kept");
 		rc = cpi2_consumer_poll(e.consumer, conf.poll_ms, &m);
-		e.rate_clock_us = cpi2_clock_us(CLOCK_MONOTONIC);
+		e.mono_us = cpi2_clock_us(CLOCK_BOOTTIME);
 		if (rc == 1) {
 			if (strcmp(m.topic, conf.incidents_topic) == 0)
 				on_incident(&e, &m);
@@ -556,9 +565,9 @@ int main(int argc, char **argv)
 			cpi2_log(CPI2_LOG_WARN, "enforcer", "kafka consumer: %s", strerror(-rc));
 		}
 		expire(&e);
-		if (conf.limit_check_s > 0 && e.rate_clock_us >= next_check) {
+		if (conf.limit_check_s > 0 && e.mono_us >= next_check) {
 			check_limits(&e);
-			next_check = e.rate_clock_us + (int64_t)conf.limit_check_s * 1000000;
+			next_check = e.mono_us + (int64_t)conf.limit_check_s * 1000000;
 		}
 		report_suppressed(&e);
 		cpi2_producer_poll(e.producer);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cpi2/textfile.h>
@@ -29,9 +30,25 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* fsync the folder of path (a file made or renamed there is durable only then). */
+static int sync_dir(const char *path)
+{
+	char dirbuf[PATH_MAX];
+	int fd, rc = 0;
+
+	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
+	fd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (fsync(fd) != 0)
+			rc = -errno;
+		close(fd);
+	}
+	return rc;
+}
+
 int statefile_write(const char *path, const void *buf, size_t len, char *err, size_t errsz)
 {
-	char tmp[PATH_MAX], dirbuf[PATH_MAX];
+	char tmp[PATH_MAX];
 	int fd, rc;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
@@ -56,17 +73,97 @@ int statefile_write(const char *path, const void *buf, size_t len, char *err, si
 		snprintf(err, errsz, "write %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	fd = open(dirname(dirbuf), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		/* the rename itself is durable only once the folder is */
-		if (fsync(fd) != 0)
-			rc = -errno;
-		close(fd);
-	}
+	/* the rename itself is durable only once the folder is */
+	rc = sync_dir(path);
 	if (rc)
 		snprintf(err, errsz, "fsync the folder of %s: %s", path, strerror(-rc));
 	return rc;
+}
+
+int statefile_slots_make(const char *path, size_t size, char *err, size_t errsz)
+{
+	struct stat st;
+	char *zero;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		rc = -errno;
+		snprintf(err, errsz, "open %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	if (S_ISREG(st.st_mode) && (size_t)st.st_size == size) {
+		close(fd);
+		return 0; /* made before: its records are kept */
+	}
+	zero = calloc(1, size);
+	if (!zero) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* every block written (not a hole, not fallocate's unwritten extents): a record written
+	 * later needs no new block, even on a full disk */
+	if (!S_ISREG(st.st_mode) || ftruncate(fd, 0) != 0)
+		rc = S_ISREG(st.st_mode) ? -errno : -EINVAL;
+	if (rc == 0)
+		rc = write_all(fd, zero, size);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = -errno;
+	free(zero);
+	close(fd);
+	if (rc == 0)
+		rc = sync_dir(path);
+	if (rc)
+		snprintf(err, errsz, "make %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+int statefile_slot_write(const char *path, size_t off, const void *buf, size_t len, char *err,
+			 size_t errsz)
+{
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), rc = 0;
+	ssize_t n;
+
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "open %s: %s", path, strerror(errno));
+		return rc;
+	}
+	do
+		n = pwrite(fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)len)
+		rc = n < 0 ? -errno : -EIO;
+	else if (fdatasync(fd) != 0)
+		rc = -errno;
+	close(fd);
+	if (rc)
+		snprintf(err, errsz, "write %s: %s", path, strerror(-rc));
+	return rc;
+}
+
+ssize_t statefile_read(const char *path, void *buf, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (got < max && (n = read(fd, (char *)buf + got, max - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		got += (size_t)n;
+	}
+	close(fd);
+	return (ssize_t)got;
 }
 
 int statefile_each_line(const char *path, size_t max_line, int (*fn)(char *line, void *arg),

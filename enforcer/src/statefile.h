@@ -9,9 +9,21 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Replace path with len bytes of buf atomically. Returns 0 or -errno with a reason in err. */
 int statefile_write(const char *path, const void *buf, size_t len, char *err, size_t errsz);
+
+/* Slots: a file of size bytes whose every block is written at once (zeros), so that a record
+ * written into it later (statefile_slot_write: pwrite, fdatasync) needs no new block and no
+ * write permission on the folder: it still works on a full disk or a folder made read-only.
+ * statefile_slots_make makes it (or leaves one of that size as it is); statefile_read reads at
+ * most max bytes of a file (no symlink), returning the count or -errno. Each returns 0 or
+ * -errno with a reason in err. */
+int statefile_slots_make(const char *path, size_t size, char *err, size_t errsz);
+int statefile_slot_write(const char *path, size_t off, const void *buf, size_t len, char *err,
+			 size_t errsz);
+ssize_t statefile_read(const char *path, void *buf, size_t max);
 
 /* Read path line by line (missing file: no line), skipping empty lines and '#' comments, and
  * call fn(line without its newline, arg) for each; a line fn refuses (non-zero) or one longer

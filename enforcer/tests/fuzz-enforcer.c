@@ -36,7 +36,7 @@
 #define MAX_FILES 64
 
 static char base[PATH_MAX], root[PATH_MAX + 8], outside[PATH_MAX + 16], state[PATH_MAX + 16],
-    prot[PATH_MAX + 16];
+    prot[PATH_MAX + 16], journal[PATH_MAX + 32];
 static struct cpi2_codec *incident_codec, *command_codec;
 static bool cluster_off;
 
@@ -197,6 +197,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(root, sizeof(root), "%s/root", base);
 	snprintf(outside, sizeof(outside), "%s/outside", base);
 	snprintf(state, sizeof(state), "%s/fuzz-host.caps", base);
+	snprintf(journal, sizeof(journal), "%s.released", state);
 	snprintf(prot, sizeof(prot), "%s/fuzz-host.protection", base);
 	/* limit files without a trailing newline, as the enforcer writes them: compared byte for
 	 * byte */
@@ -273,6 +274,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[512];
 
 	unlink(state);
+	unlink(journal);
 	unlink(prot);
 	cluster_off = false;
 	init_host(&h, &rate_clock);

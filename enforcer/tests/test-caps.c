@@ -406,7 +406,7 @@ static void fresh(struct capset *s, const char *state)
 
 /* The CPU priority with the cap (cap_weight): a new cap lowers the weight to the lowest the
  * kernel takes (v1 cpu.shares 2, v2 cpu.weight 1) and sets cpu.idle, the values found go to the
- * state file (cap5) before the writes, and every end of the cap puts back exactly those values;
+ * state file (cap6) before the writes, and every end of the cap puts back exactly those values;
  * a weight at or below the lowest is never raised; another writer's value under the cap is left
  * as it is and never fought; a restart puts back a lowering a crash interrupted; cap3 and cap4
  * lines (no weight, no idle flag) still load and lift without touching what they did not write;
@@ -442,8 +442,8 @@ static void weights(int version)
 	CHECK(strcmp(fake_read(a, "cpu.idle"), "1") == 0 && cap->idle.previous == 0 &&
 	      cap->idle.written == 1);
 	CHECK(strstr(err, "lowered") != NULL && strstr(err, "cpu.idle set") != NULL, "%s", err);
-	snprintf(text, sizeof(text), "\tw-1\tls/v\t%ld\t%s\t0\t1\n", found, low);
-	CHECK(state_has(state, "cap5\t") && state_has(state, text));
+	snprintf(text, sizeof(text), "\tw-1\tls/v\t%ld\t%s\t0\t1\t", found, low);
+	CHECK(state_has(state, "cap6\t") && state_has(state, text));
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 2000, "w-2", &out, &cap, err, sizeof(err)) == 0 &&
 	      out == CAPS_RENEWED && cap->weight.written == atol(low));
 	CHECK(strcmp(fake_read(a, wfile), low) == 0 && strcmp(fake_read(a, "cpu.idle"), "1") == 0);
@@ -461,6 +461,25 @@ static void weights(int version)
 	CHECK(strcmp(fake_read(a, "cpu.idle"), "0") == 0);
 	CHECK(version == 2 ? strcmp(fake_read(a, "cpu.max"), "max 100000") == 0
 			   : limit_is(a, version, -1, 100000));
+
+	/* a crash in a release after cpu.idle was cleared (the kernel then gives the default
+	 * weight) and before the weight found was written back: the restart finishes it */
+	fake_write(a, wfile, version == 2 ? "250\n" : "8192\n");
+	fresh(&s, state);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-2b", &out, &cap, err, sizeof(err)) == 0 &&
+	      cap->idle.written == 1);
+	s.caps[0].releasing = true; /* what caps_release records before its first write */
+	CHECK(caps_save(&s, err, sizeof(err)) == 0);
+	fake_write(a, "cpu.idle", "0\n");
+	fake_write(a, wfile, version == 2 ? "100\n" : "1024\n");
+	again = restarted(state);
+	CHECK(again->n == 1 && again->caps[0].releasing && caps_next_expired(again, 1) == 0);
+	CHECK(caps_release(again, 0, NULL, err, sizeof(err)) == 0, "%s", err);
+	CHECK(atol(fake_read(a, wfile)) == (version == 2 ? 250 : 8192), "%s", fake_read(a, wfile));
+	CHECK(strcmp(fake_read(a, "cpu.idle"), "0") == 0);
+	set_limit(a, version, -1, 100000);
+	snprintf(text, sizeof(text), "%ld\n", found);
+	fake_write(a, wfile, text);
 
 	/* a crash between the state file and the weight write: the restart lowers it again */
 	fresh(&s, state);
@@ -485,7 +504,7 @@ static void weights(int version)
 	fake_write(a, "cpu.idle", "0\n"); /* the writer cleared it first, as it must */
 	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 && s.n == 1);
 	CHECK(s.caps[0].weight.written == 0 && s.caps[0].idle.written == 0 &&
-	      state_has(state, "\tw-4\tls/v\t0\t0\t0\t0\n"));
+	      state_has(state, "\tw-4\tls/v\t0\t0\t0\t0\t"));
 	CHECK(caps_check(&s, 0, &gone, err, sizeof(err)) == 0 &&
 	      strcmp(fake_read(a, wfile), "300") == 0);
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
@@ -523,7 +542,7 @@ static void weights(int version)
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-6", &out, &cap, err, sizeof(err)) == 0 &&
 	      out == CAPS_APPLIED && cap->weight.written == atol(low) &&
 	      cap->weight.previous == atol(low) && cap->idle.written == 1);
-	snprintf(text, sizeof(text), "\tw-6\tls/v\t%s\t%s\t0\t1\n", low, low);
+	snprintf(text, sizeof(text), "\tw-6\tls/v\t%s\t%s\t0\t1\t", low, low);
 	CHECK(strcmp(fake_read(a, wfile), low) == 0 && state_has(state, text), "%s", text);
 	fake_write(a, wfile, "1024\n"); /* what clearing cpu.idle does to the weight */
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
@@ -535,7 +554,7 @@ static void weights(int version)
 	CHECK(unlink(line) == 0);
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-6b", &out, &cap, err, sizeof(err)) == 0 &&
 	      out == CAPS_APPLIED && cap->weight.written == 0 && cap->idle.written == 0);
-	CHECK(state_has(state, "\tw-6b\tls/v\t0\t0\t0\t0\n"));
+	CHECK(state_has(state, "\tw-6b\tls/v\t0\t0\t0\t0\t"));
 	fake_write(a, wfile, "2\n");
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
 	      strcmp(fake_read(a, wfile), "2") == 0);

@@ -127,6 +127,92 @@ static void long_names(void)
 	cpi2_codec_close(codec);
 }
 
+/* The state file cannot be rewritten at a release (a full disk, a folder made read-only: here a
+ * directory where its temporary file goes): the release journal records it, the cap is lifted,
+ * and the restart does not put it back. Shutdown, an operator's uncap, an expiry, the kill
+ * switch. With neither the state file nor the journal, nothing is lifted. */
+static void lifted_caps_stay_lifted(void)
+{
+	static struct host_enforcer h, h2;
+	static struct action a[CAPS_MAX + 1];
+	char dir[3][PATH_MAX], name[32], err[256], tmp[PATH_MAX + 32], journal[PATH_MAX + 32];
+	const int64_t t = 1000000000;
+	int n;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", state);
+	snprintf(journal, sizeof(journal), "%s.released", state);
+	for (int how = 0; how < 5; how++) {
+		init(&h);
+		CHECK(decide_recover(&h, t, a, CAPS_MAX + 1, err, sizeof(err)) == 0); /* at start */
+		for (int i = 0; i < 3; i++) {
+			snprintf(name, sizeof(name), "full/t%d", i);
+			fake_cgroup(root, name, 2, dir[i], sizeof(dir[i]));
+			struct incident_in in = test_incident(name, 0.1, 300);
+			in.incident_id = name;
+			CHECK(decide_incident(&h, &in, t, &a[0]) == 1 &&
+			      a[0].kind == CPI2_ACTION_KIND_APPLIED);
+		}
+		fake_sh("mkdir '%s'", tmp); /* every state file write fails from now on */
+		if (how == 4)
+			fake_sh("rm -f '%s' && mkdir '%s'", journal, journal); /* and the journal */
+		if (how == 0) {
+			n = decide_release_all(&h, CPI2_ACTION_CAUSE_SHUTDOWN, a, CAPS_MAX + 1);
+		} else if (how == 1) {
+			n = 0;
+			for (int i = 0; i < 3; i++) {
+				snprintf(name, sizeof(name), "full/t%d", i);
+				struct command_in un = {.command_id = name,
+							.command = CPI2_COMMAND_KIND_UNCAP,
+							.host = "host-1",
+							.task = name,
+							.task_len = strlen(name)};
+				n += decide_command(&h, &un, t, &a[n], 8);
+			}
+		} else if (how == 2) {
+			for (n = 0; decide_expiry(&h, t + 301000000, &a[n]) == 1; n++)
+				;
+		} else {
+			struct command_in off = {.command_id = "off",
+						 .command = CPI2_COMMAND_KIND_PROTECTION_OFF,
+						 .host = NULL};
+			cluster_off = true; /* the cluster's switch: its file is elsewhere */
+			n = decide_command(&h, &off, t, a, CAPS_MAX + 1);
+			cluster_off = false;
+		}
+		for (int i = 0; i < n; i++)
+			CHECK(a[i].kind ==
+				  (how == 4 ? CPI2_ACTION_KIND_FAILED : CPI2_ACTION_KIND_RELEASED),
+			      "%d: %s", how, a[i].reason);
+		CHECK(n == 3, "%d: %d actions", how, n);
+		for (int i = 0; i < 3; i++)
+			CHECK(strcmp(fake_read(dir[i], "cpu.max"),
+				     how == 4 ? "25000 250000" : "max 100000") == 0);
+		if (how < 4)
+			CHECK(strstr(a[0].reason, "release journal holds"), "%s", a[0].reason);
+		else
+			CHECK(strstr(a[0].reason, "stays in force") && h.caps.n == 3, "%s",
+			      a[0].reason);
+		/* space again; a restart: what was lifted stays lifted (what was not, resumes) */
+		fake_sh("rmdir '%s'", tmp);
+		if (how == 4)
+			fake_sh("rmdir '%s'", journal);
+		init(&h2);
+		n = decide_recover(&h2, t + 1000000, a, CAPS_MAX + 1, err, sizeof(err));
+		CHECK(n == 3, "%d: %d", how, n);
+		for (int i = 0; i < 3; i++) {
+			CHECK(a[i].kind ==
+				  (how == 4 ? CPI2_ACTION_KIND_RENEWED : CPI2_ACTION_KIND_RELEASED),
+			      "%d: %s", how, a[i].reason);
+			CHECK(strcmp(fake_read(dir[i], "cpu.max"),
+				     how == 4 ? "25000 250000" : "max 100000") == 0,
+			      "%d: %s", how, fake_read(dir[i], "cpu.max"));
+		}
+		CHECK(decide_release_all(&h2, CPI2_ACTION_CAUSE_SHUTDOWN, a, CAPS_MAX + 1) ==
+		      (how == 4 ? 3 : 0));
+		fake_sh("rm -rf '%s/full'", root);
+	}
+}
+
 int main(void)
 {
 	static struct host_enforcer h, h2;
@@ -217,6 +303,32 @@ int main(void)
 	CHECK(decide_expiry(&h, t + 301000000, &a[0]) == 1 &&
 	      a[0].kind == CPI2_ACTION_KIND_RELEASED && a[0].cause == CPI2_ACTION_CAUSE_EXPIRY);
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h.caps.n == 0);
+
+	/* the wall clock set back an hour under a cap: the monotonic clock ends it on time, in the
+	 * enforcer and after a restart on the same boot */
+	int64_t mono = 5000000, back = t - 3600000000LL;
+	h.caps.mono_clock_us = &mono;
+	for (int restart = 0; restart < 2; restart++) {
+		CHECK(decide_incident(&h, &in, t, &a[0]) == 1 &&
+		      a[0].kind == CPI2_ACTION_KIND_APPLIED);
+		mono += 300000000 - 1;
+		CHECK(decide_expiry(&h, back + 300000000, &a[0]) == 0);
+		mono += 1;
+		if (!restart) {
+			CHECK(decide_expiry(&h, back + 300000000, &a[0]) == 1 &&
+			      a[0].kind == CPI2_ACTION_KIND_RELEASED &&
+			      a[0].cause == CPI2_ACTION_CAUSE_EXPIRY);
+			continue;
+		}
+		init(&h2);
+		h2.caps.mono_clock_us = &mono;
+		CHECK(decide_recover(&h2, back + 300000000, a, 8, err, sizeof(err)) == 1 &&
+		      a[0].kind == CPI2_ACTION_KIND_RELEASED &&
+		      a[0].cause == CPI2_ACTION_CAUSE_RECOVERY && h2.caps.n == 0);
+		init(&h);
+	}
+	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0);
+	h.caps.mono_clock_us = NULL;
 
 	/* cluster kill switch refuses incidents; host switch releases caps in force */
 	cluster_off = true;
@@ -383,6 +495,7 @@ int main(void)
 	      strstr(a[0].reason, "dry run"));
 	CHECK(strcmp(fake_read(dir, "cpu.max"), "max 100000") == 0 && h2.caps.n == 0);
 
+	lifted_caps_stay_lifted();
 	long_names();
 	release_all_200();
 	fake_rm(root);

@@ -7,7 +7,9 @@
  * the period written first, and its restore, go through; a limit the kubelet writes under a cap
  * (a resize, a quota lowered) is left in force, neither fought nor replaced at expiry. The CPU
  * weight (cpu.shares) a cap lowers to 2, and cpu.idle it sets where the kernel has it (which
- * resets the weight when cleared), are back exactly at expiry; the kubelet's weight is left.
+ * resets the weight when cleared), are back exactly at expiry; the kubelet's weight is left; a
+ * release that stopped between clearing cpu.idle and writing the weight back is finished at the
+ * restart.
  * Exit 77 (ctest: skipped) with the reason where this cannot run. */
 #include <errno.h>
 #include <signal.h>
@@ -108,7 +110,8 @@ static bool is(const char *dir, const char *quota, const char *period)
 /* Children of a parent limited to 0.5 CPU (50 ms in 100 ms). */
 static void hierarchy(void)
 {
-	char parent[PATH_MAX], c[4][PATH_MAX + 8], name[4][64], state[PATH_MAX], err[512];
+	char parent[PATH_MAX], c[4][PATH_MAX + 8], name[4][64], state[PATH_MAX], err[512],
+	    idle[PATH_MAX + 32];
 	static struct capset s;
 	struct cgpath_policy p = {0};
 	enum caps_outcome out;
@@ -192,10 +195,38 @@ static void hierarchy(void)
 	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 && s.n == 0);
 	CHECK(is(c[3], "40000", "100000") && strcmp(fake_read(c[3], "cpu.shares"), "512") == 0);
 
+	/* a release that stopped after it cleared cpu.idle (the kernel then gives the default
+	 * weight: 8192 -> 1024) and before it wrote the weight back: the restart finishes it */
+	snprintf(idle, sizeof(idle), "%s/cpu.idle", c[3]);
+	if (access(idle, F_OK) == 0) {
+		static struct capset again;
+
+		fake_write(c[3], "cpu.shares", "8192\n");
+		CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 &&
+		      out == CAPS_APPLIED && s.caps[0].idle.written == 1);
+		s.caps[0].releasing = true; /* what caps_release records before its first write */
+		CHECK(caps_save(&s, err, sizeof(err)) == 0);
+		fake_write(c[3], "cpu.idle", "0\n");
+		CHECK(strcmp(fake_read(c[3], "cpu.shares"), "1024") == 0);
+		memset(&again, 0, sizeof(again));
+		again.max_caps = 8;
+		again.state_path = state;
+		again.policy = &p;
+		CHECK(caps_load(&again, err, sizeof(err)) == 0 && again.n == 1 &&
+		      again.caps[0].releasing);
+		CHECK(caps_release(&again, 0, NULL, err, sizeof(err)) == 0 && again.n == 0);
+		CHECK(is(c[3], "40000", "100000") &&
+			  strcmp(fake_read(c[3], "cpu.shares"), "8192") == 0,
+		      "cpu.shares %s", fake_read(c[3], "cpu.shares"));
+		s.n = 0;
+	}
+
 	for (int i = 3; i >= 0; i--)
 		rmdir(c[i]);
 	rmdir(parent);
 	unlink(state);
+	snprintf(idle, sizeof(idle), "%s.released", state);
+	unlink(idle);
 	printf("test-real-v1: under a parent at 0.5 CPU: no raise, refused caps leave the limit "
 	       "exact%s, "
 	       "period-first cap and its restore, the kubelet's limits left in force\n",
