@@ -13,6 +13,7 @@
 #include <cpi2/cgroup.h>
 #include <cpi2/clock.h>
 
+#include "persist.h"
 #include "statefile.h"
 #include "text.h"
 
@@ -54,6 +55,8 @@ static void forget(struct capset *s, int i)
 	s->caps[i] = s->caps[s->n - 1];
 	s->n--;
 }
+
+static int save(struct capset *s, bool now, char *err, size_t errsz);
 
 /* The release journal (caps.h): CAPS_MAX records of a serial and its check, little-endian. */
 #define JOURNAL_RECORD 16
@@ -461,7 +464,9 @@ int caps_apply(struct capset *s, const struct cap_request *r, enum caps_outcome 
 	}
 	if (rc == 0) {
 		priority_hold(s, c, t->fd);
-		rc = caps_save(s, err, errsz);
+		/* a lower cap written must be in the file before the next check tells it from
+		 * another writer's; a later expiry alone may wait (a crash ends the cap sooner) */
+		rc = save(s, plan == 0, err, errsz);
 	}
 	if (rc) {
 		*c = saved;
@@ -718,7 +723,9 @@ static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	}
 }
 
-int caps_save(struct capset *s, char *err, size_t errsz)
+/* Write the state file atomically: now (before returning), or later (through persist: a renewal
+ * that wrote no lower cap changes only what may be lost in a crash, its later expiry). */
+static int save(struct capset *s, bool now, char *err, size_t errsz)
 {
 	size_t len = 0, cap = 4096;
 	char *buf;
@@ -754,14 +761,26 @@ int caps_save(struct capset *s, char *err, size_t errsz)
 			    (unsigned long long)s->budget[i].dev,
 			    (unsigned long long)s->budget[i].ino, (long long)s->budget[i].window_us,
 			    (long long)s->budget[i].used_us);
-	if (rc == 0)
-		rc = statefile_write(s->state_path, buf, len, err, errsz);
-	else
+	if (rc) {
 		snprintf(err, errsz, "write %s: %s", s->state_path, strerror(-rc));
-	free(buf);
-	if (rc == 0)
+		free(buf);
+		return rc;
+	}
+	if (s->persist) { /* it takes buf */
+		rc = persist_write(s->persist, s->persist_slot, s->state_path, buf, len, now, err,
+				   errsz);
+	} else {
+		rc = statefile_write(s->state_path, buf, len, err, errsz);
+		free(buf);
+	}
+	if (rc == 0 && (now || !s->persist))
 		s->journal_used = 0; /* the file holds every release the journal recorded */
 	return rc;
+}
+
+int caps_save(struct capset *s, char *err, size_t errsz)
+{
+	return save(s, true, err, errsz);
 }
 
 static int num_ll(const char *s, long long *v)

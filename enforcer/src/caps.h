@@ -91,7 +91,9 @@ struct capset {
 	const int64_t *mono_clock_us;
 	char boot_id[40];
 	uint64_t next_serial;
-	int journal_used; /* release journal slots written since the last state file write */
+	int journal_used;	 /* release journal slots written since the last state file write */
+	struct persist *persist; /* writes the state file (slot persist_slot); NULL: directly */
+	int persist_slot;
 };
 
 /* What caps_apply asks for: a directory cgpath_open returned, and the cap. */
@@ -172,7 +174,7 @@ int64_t caps_budget_left(const struct capset *s, dev_t dev, ino_t ino, int64_t n
 /* Count granted_us of capped time for (dev, ino) (saved with the next caps_save). */
 void caps_budget_charge(struct capset *s, dev_t dev, ino_t ino, int64_t now_us, int64_t granted_us);
 
-/* Write the state file atomically. Returns 0 or -errno. */
+/* Write the state file atomically, before returning. Returns 0 or -errno. */
 int caps_save(struct capset *s, char *err, size_t errsz);
 
 /* Read the state file (missing file = no caps) and the release journal (the caps it names are

@@ -22,6 +22,7 @@
 #include "latency.h"
 #include "messages.h"
 #include "optin.h"
+#include "persist.h"
 #include "privs.h"
 #include "sampler.h"
 #include "seen.h"
@@ -37,8 +38,9 @@ struct enforcer {
 	int n_hosts;
 	bool cluster_protection_off;
 	char cluster_switch_path[PATH_MAX];
-	struct seen seen;	/* ids acted on, against replays */
-	struct sampler sampler; /* bound on dead letters and repeated refusals */
+	struct seen seen;	 /* ids acted on, against replays */
+	struct persist *persist; /* durable writes off the incident-to-cap path */
+	struct sampler sampler;	 /* bound on dead letters and repeated refusals */
 	struct freshness incident_fresh, command_fresh;
 	struct optin optin; /* the cgroups incidents may cap (enforce_file) */
 	int64_t mono_us;    /* CLOCK_BOOTTIME: the hosts' rate limits, and caps' durations with the
@@ -51,6 +53,7 @@ struct enforcer {
 	long seq;
 	int64_t started_us;
 	struct latency latency; /* incident arrival in Kafka -> cgroup write */
+	struct latency inside;	/* the message received from the consumer -> cgroup write */
 	char buf[65536];
 };
 
@@ -234,6 +237,7 @@ static void refresh_optin(struct enforcer *e)
 
 static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 {
+	int64_t received_us = cpi2_clock_us(CLOCK_REALTIME);
 	struct incident_in in;
 	struct host_enforcer *h;
 	struct action a;
@@ -273,10 +277,12 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 	refresh_optin(e);
 	if (decide_incident(h, &in, sim_now_us(e->conf), &a) == 1) {
 		if ((a.kind == CPI2_ACTION_KIND_APPLIED || a.kind == CPI2_ACTION_KIND_RENEWED) &&
-		    m->timestamp_ms > 0)
-			latency_add(&e->latency, (double)(cpi2_clock_us(CLOCK_REALTIME) -
-							  m->timestamp_ms * 1000) /
-						     1000.0);
+		    m->timestamp_ms > 0) {
+			int64_t now = cpi2_clock_us(CLOCK_REALTIME);
+
+			latency_add(&e->latency, (double)(now - m->timestamp_ms * 1000) / 1000.0);
+			latency_add(&e->inside, (double)(now - received_us) / 1000.0);
+		}
 		remember(e, 'i', in.incident_id);
 		if (a.kind != CPI2_ACTION_KIND_REFUSED || sample(e, a.reason))
 			publish(e, h, &a);
@@ -389,6 +395,7 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 	n = sim_hosts(c, &found, err, errsz);
 	if (n > 0 && !(e->hosts = calloc((size_t)n, sizeof(*e->hosts))))
 		n = -ENOMEM;
+
 	for (int i = 0; i < n; i++) {
 		struct host_enforcer *h = &e->hosts[e->n_hosts];
 
@@ -407,6 +414,7 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		if (!c->clock_file[0]) /* simulated time runs at its own speed */
 			h->caps.mono_clock_us = &e->mono_us;
 		snprintf(h->caps.boot_id, sizeof(h->caps.boot_id), "%s", e->boot_id);
+
 		if (asprintf((char **)&h->caps.state_path, "%s/%s.caps", c->state_dir, h->host) <
 		    0) {
 			n = -ENOMEM;
@@ -487,7 +495,7 @@ int main(int argc, char **argv)
 								     : conf.max_detection_age_s) +
 		      conf.clock_skew_s) *
 		1000000,
-	    cpi2_clock_us(CLOCK_REALTIME), err, sizeof(err));
+	    cpi2_clock_us(CLOCK_REALTIME), NULL, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "cpi2-enforcer: %s\n", err);
 		return 1;
@@ -502,6 +510,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cpi2-enforcer: dropping capabilities: %s\n", err);
 		return 1;
 	}
+	/* the writer thread, once the capabilities are gone (a thread keeps its own) */
+	rc = persist_start(&e.persist, e.n_hosts);
+	if (rc) {
+		fprintf(stderr, "cpi2-enforcer: start the writer thread: %s\n", strerror(-rc));
+		return 1;
+	}
+	for (int i = 0; i < e.n_hosts; i++) {
+		e.hosts[i].caps.persist = e.persist;
+		e.hosts[i].caps.persist_slot = i;
+	}
+	e.seen.persist = e.persist;
+	persist_set_log(e.persist, e.seen.fd);
 	privs_names(keep, kept, sizeof(kept));
 	cpi2_log(CPI2_LOG_INFO, "enforcer", "capabilities kept: %s; no_new_privs set%s%s", kept,
 		 err[0] ? "; " : "", err);
@@ -583,12 +603,14 @@ int main(int argc, char **argv)
 				 text_log(0, e.hosts[i].host), e.hosts[i].caps.n);
 	}
 	latency_report(&e.latency, "incident-to-cap latency (Kafka arrival to cgroup write)");
+	latency_report(&e.inside, "of which in the enforcer (message received to cgroup write)");
 	cpi2_consumer_close(e.consumer);
 	cpi2_producer_close(e.producer, 10000);
 	cpi2_codec_close(e.incident_codec);
 	cpi2_codec_close(e.command_codec);
 	cpi2_codec_close(e.action_codec);
 	seen_close(&e.seen);
+	persist_stop(e.persist); /* every write asked for is on disk */
 	optin_free(&e.optin);
 	return 0;
 }
