@@ -251,7 +251,8 @@ static void priority_lower(struct capset *s, struct cap *c, int fd, char *err, s
 	} else if (w == min) {
 		c->weight = (struct cap_lowered){w, w}; /* to put back after cpu.idle */
 	}
-	if (c->weight.written && limits_idle_read(fd, c->version, &v) == 0 && v == 0) {
+	if (s->cap_idle && c->weight.written && limits_idle_read(fd, c->version, &v) == 0 &&
+	    v == 0) {
 		c->idle = (struct cap_lowered){0, LIMITS_IDLE};
 		if (caps_save(s, werr, sizeof(werr)) == 0 &&
 		    limits_idle_write(fd, c->version, LIMITS_IDLE, werr, sizeof(werr)) == 0) {

@@ -81,6 +81,8 @@ struct capset {
 	bool cap_weight; /* a new cap also lowers the task's CPU weight to the lowest and sets
 			  * cpu.idle, restored with the limit (only lowered, never fought: see
 			  * priority_hold in caps.c) */
+	bool cap_idle;	 /* with cap_weight: cpu.idle too (the kernel refuses other writers'
+			  * weight writes while it is set) */
 	const char *state_path;
 	const struct cgpath_policy *policy; /* to open a capped directory again (release) */
 	struct cap_budget budget[CAPS_BUDGET_MAX];

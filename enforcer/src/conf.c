@@ -44,6 +44,11 @@ static const struct cpi2_config_key keys[] = {
      "cpu.idle to 1 where the kernel has it), restored with the limit, so a task that wakes "
      "beside it is not delayed by its quota (--no-cap-weight: the limit alone)",
      0},
+    {"cap_idle", NUM(CPI2_CFG_BOOL, cap_idle), "true",
+     "with cap_weight, also set cpu.idle (the kernel then refuses other writers' weight writes, "
+     "a kubelet's in-place resize among them, until the cap ends; --no-cap-idle: the weight "
+     "alone)",
+     0},
     {"enforce_file", STR(enforce_file), "",
      "per-namespace opt-in: incidents cap only the cgroups this file lists, one path a line "
      "(cpi2-k8s-identity --enforce-file writes it; reread when it changes); empty: every task",

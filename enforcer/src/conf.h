@@ -26,6 +26,7 @@ struct conf {
 				       */
 	bool dry_run;		      /* decide and report, write nothing */
 	bool cap_weight;	      /* a cap also lowers the task's CPU weight (caps.h) */
+	bool cap_idle;		      /* ... and sets cpu.idle */
 	char enforce_file[PATH_MAX];  /* the cgroups incidents may cap (optin.h); "": every one */
 	char group_id[256];	      /* Kafka consumer group (default: cpi2-enforcer-<host>) */
 	char incidents_topic[128], control_topic[128], actions_topic[128];

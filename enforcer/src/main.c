@@ -405,6 +405,7 @@ static int load_hosts(struct enforcer *e, char *err, size_t errsz)
 		h->caps.max_caps = c->max_caps;
 		h->caps.dry_run = c->dry_run;
 		h->caps.cap_weight = c->cap_weight;
+		h->caps.cap_idle = c->cap_idle;
 		h->caps.policy = &h->policy;
 		h->min_cap_cpu = c->min_cap_cpu;
 		h->max_cap_us_per_day = (int64_t)c->max_cap_s_per_task_day * 1000000;

@@ -181,6 +181,7 @@ static void init_host(struct host_enforcer *h, int64_t *rate_clock)
 	decide_bucket_init(&h->renewals, 2, 4);
 	h->rate_clock_us = rate_clock;
 	h->caps.cap_weight = true; /* as cpi2-enforcer's default */
+	h->caps.cap_idle = true;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -402,6 +402,7 @@ static void fresh(struct capset *s, const char *state)
 	s->state_path = state;
 	s->policy = &pol;
 	s->cap_weight = true;
+	s->cap_idle = true;
 }
 
 /* The CPU priority with the cap (cap_weight): a new cap lowers the weight to the lowest the
@@ -560,6 +561,17 @@ static void weights(int version)
 	      strcmp(fake_read(a, wfile), "2") == 0);
 	fake_write(a, "cpu.idle", "0\n");
 
+	/* cap_idle off (--no-cap-idle): the weight alone, cpu.idle left at 0 */
+	s.cap_idle = false;
+	snprintf(text, sizeof(text), "%ld\n", found);
+	fake_write(a, wfile, text);
+	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-6c", &out, &cap, err, sizeof(err)) == 0 &&
+	      out == CAPS_APPLIED && cap->weight.written == atol(low) && cap->idle.written == 0 &&
+	      strcmp(fake_read(a, "cpu.idle"), "0") == 0 && strcmp(fake_read(a, wfile), low) == 0);
+	CHECK(caps_release(&s, 0, NULL, err, sizeof(err)) == 0 &&
+	      atol(fake_read(a, wfile)) == found);
+	s.cap_idle = true;
+
 	/* off: the limit alone */
 	s.cap_weight = false;
 	snprintf(text, sizeof(text), "%ld\n", found);
@@ -572,6 +584,7 @@ static void weights(int version)
 
 	/* a kernel without cpu.idle: the weight alone, and the cap goes on */
 	s.cap_weight = true;
+	s.cap_idle = true;
 	snprintf(line, sizeof(line), "%s/cpu.idle", a);
 	CHECK(unlink(line) == 0);
 	CHECK(apply(&s, "batch/a", 0.1, 10000, 1000, "w-8", &out, &cap, err, sizeof(err)) == 0 &&

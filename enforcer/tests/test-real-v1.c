@@ -12,6 +12,7 @@
  * restart.
  * Exit 77 (ctest: skipped) with the reason where this cannot run. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -182,6 +183,7 @@ static void hierarchy(void)
 	 * where the cap set it: the kernel takes no weight while it is set): its weight stays, the
 	 * one from before the cap is not put back over it */
 	s.cap_weight = true;
+	s.cap_idle = true;
 	limit(c[3], "40000", "100000\n", NULL);
 	fake_write(c[3], "cpu.shares", "1024\n");
 	CHECK(apply(&s, &p, name[3], 0.2, 250000, &out, err, sizeof(err)) == 0 &&
@@ -272,6 +274,7 @@ int main(void)
 	memset(&s, 0, sizeof(s));
 	s.max_caps = 4;
 	s.cap_weight = true;
+	s.cap_idle = true;
 	struct cgpath_policy pol = {.root = CPU_ROOT};
 	struct cgpath_target t;
 	char task[64];
@@ -296,10 +299,19 @@ int main(void)
 	 * reports its own idle weight) */
 	has_idle = access(idle, F_OK) == 0;
 	CHECK(cap->weight.previous == 8192 && cap->weight.written == 2);
-	if (has_idle)
+	if (has_idle) {
+		char shares[PATH_MAX + 16];
+		int fd;
+
 		CHECK(strcmp(fake_read(cpu, "cpu.idle"), "1") == 0 && cap->idle.written == 1 &&
 		      strcmp(fake_read(cpu, "cpu.shares"), "2") != 0);
-	else
+		/* while cpu.idle is set the kernel refuses every weight write: a kubelet's in-place
+		 * resize of this pod fails until the cap ends (enforcer/README.md, cap_idle) */
+		snprintf(shares, sizeof(shares), "%s/cpu.shares", cpu);
+		fd = open(shares, O_WRONLY);
+		CHECK(fd >= 0 && write(fd, "4096\n", 5) == -1 && errno == EINVAL);
+		close(fd);
+	} else
 		CHECK(strcmp(fake_read(cpu, "cpu.shares"), "2") == 0);
 	usleep(200000); /* within a period or two the cap bites */
 	capped = usage(acct, 2.0);
