@@ -126,7 +126,7 @@ static void journal_load(struct capset *s, char *err, size_t errsz)
 			s->next_serial = serial + 1;
 		for (int i = 0; i < s->n; i++)
 			if (s->caps[i].serial == serial) {
-				s->caps[i].releasing = true;
+				s->caps[i].releasing = s->caps[i].release_loaded = true;
 				s->caps[i].expires_us = 0;
 			}
 	}
@@ -316,7 +316,7 @@ static int priority_restore(struct cap *c, int fd, char *err, size_t errsz)
 			rc = limits_weight_write(fd, c->version, c->weight.previous, err, errsz);
 		return rc;
 	}
-	if (c->releasing && c->loaded && c->idle.written && c->weight.written &&
+	if (c->release_loaded && c->idle.written && c->weight.written &&
 	    limits_idle_read(fd, c->version, &w) == 0 && w == 0 &&
 	    limits_weight_read(fd, c->version, &w) == 0 && w == limits_default_weight(c->version) &&
 	    w != c->weight.previous)
@@ -903,7 +903,7 @@ static int parse_cap(char **f, int n, struct cap *c)
 	}
 	c->loaded = true;
 	c->serial = serial;
-	c->releasing = releasing;
+	c->releasing = c->release_loaded = releasing;
 	c->deadline_mono_us = deadline;
 	if (c->releasing)
 		c->expires_us = 0; /* a release began: finish it now */

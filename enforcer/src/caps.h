@@ -61,6 +61,7 @@ struct cap {
 			  * the cgroup at the previous limit, the cap, or (v1) one file of each */
 	uint64_t serial; /* this cap's own id (never reused): the release journal names it */
 	bool releasing;	 /* a release began: never resumed, a restart finishes it */
+	bool release_loaded;	  /* ... before the restart (the state file or the journal) */
 	int64_t deadline_mono_us; /* expiry by the monotonic clock (mono_clock_us), 0: none */
 	int64_t retry_mono_us;	  /* a failed release is tried again from then (not saved) */
 };

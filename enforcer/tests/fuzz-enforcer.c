@@ -2,17 +2,23 @@
  * (in /dev/shm when there is one, else /tmp), with its clock and expiries.
  *
  * An input is a sequence of records: kind (1 byte), clock step (1 byte, in 10 s), length (2
- * bytes, little-endian), then that many bytes. kind % 4: 0 an Incident, 1 a ControlCommand (Avro
+ * bytes, little-endian), then that many bytes. kind % 5: 0 an Incident, 1 a ControlCommand (Avro
  * single-object bytes, decoded as cpi2-enforcer decodes them), 2 the clock only, 3 a restart
- * (a new enforcer recovers from the state file). Messages for host "fuzz-host" (or the cluster)
- * are decided and applied exactly as in cpi2-enforcer; expiries run at every step.
+ * (a new enforcer recovers from the state file), 4 the kubelet (another writer) on one of the
+ * tasks with cpu.idle, by the kernel's rules: its first byte picks the task, its second what it
+ * does (write a CPU weight of its own, refused while cpu.idle is 1; or clear cpu.idle, which
+ * gives the default weight). Messages for host "fuzz-host" (or the cluster) are decided and
+ * applied exactly as in cpi2-enforcer; expiries run at every step.
  *
  * Invariants, checked after every record (abort on violation):
  * - no file outside the root changes; inside it, only cpu.max / cpu.cfs_quota_us /
- *   cpu.cfs_period_us / cpu.weight / cpu.shares of a leaf task cgroup that is not protected;
- * - no limit and no CPU weight is above the one the tree started with (caps only lower);
+ *   cpu.cfs_period_us / cpu.weight / cpu.shares / cpu.idle of a leaf task cgroup that is not
+ *   protected;
+ * - no limit and no CPU weight is above the one the tree started with or the kubelet wrote, and
+ *   cpu.idle is never cleared where the kubelet left it 0 or set (caps only lower);
  * and at the end of the input, once the clock is past every expiry, the whole tree (outside
- * included) is byte for byte what it was. Leak detection is on (libFuzzer checks every input that
+ * included) is byte for byte what it was, but for what the kubelet wrote: that is left as it
+ * wrote it, never fought nor undone. Leak detection is on (libFuzzer checks every input that
  * allocates more than it frees): lsan.h tells LeakSanitizer to scan the unaligned words libavro
  * keeps a union's branch in. */
 #include <dirent.h>
@@ -49,6 +55,17 @@ static int n_initial;
 
 /* Leaf task cgroups that may be written, with their starting limit in CPUs (-1 none). */
 static const char *const writable[] = {"batch/a", "batch/b", "batch/c", "kube/pod/ctr"};
+
+/* The tasks with cpu.idle (where the kubelet acts), their version, and the weights it writes:
+ * never the lowest nor the default, which a cap's own values would not be told apart from. */
+static const struct {
+	const char *task;
+	int version;
+} kubelet_tasks[] = {{"batch/a", 2}, {"batch/c", 1}, {"kube/pod/ctr", 2}};
+static const char *const kubelet_weights[2][2] = {{"700", "5000"}, {"300", "40"}}; /* v1, v2 */
+
+/* What each file must hold at the end: the tree's start, or what the kubelet wrote. */
+static struct file expected[MAX_FILES];
 
 static void snapshot(struct file *out, int *n, const char *dir)
 {
@@ -125,7 +142,7 @@ static void check_tree(bool end)
 		abort();
 	}
 	for (int i = 0; i < n; i++) {
-		const struct file *f = find(initial, n_initial, now[i].path);
+		const struct file *f = find(expected, n_initial, now[i].path);
 		const char *name = strrchr(now[i].path, '/') + 1;
 		char dir[PATH_MAX];
 		bool ok = false;
@@ -135,7 +152,9 @@ static void check_tree(bool end)
 		if (strcmp(f->text, now[i].text) == 0)
 			continue;
 		if (end) {
-			fprintf(stderr, "fuzz: %s is '%s' after every expiry, '%s' at start\n",
+			fprintf(stderr,
+				"fuzz: %s is '%s' after every expiry, '%s' at start or as the "
+				"kubelet left it\n",
 				now[i].path, now[i].text, f->text);
 			abort();
 		}
@@ -155,6 +174,15 @@ static void check_tree(bool end)
 			}
 			continue;
 		}
+		if (ok && strcmp(name, "cpu.idle") == 0) {
+			/* set with a cap where it was 0, never cleared where it was set */
+			if (atol(now[i].text) < atol(f->text)) {
+				fprintf(stderr, "fuzz: %s cleared from %s to %s\n", now[i].path,
+					f->text, now[i].text);
+				abort();
+			}
+			continue;
+		}
 		if (!ok || (strcmp(name, "cpu.max") && strcmp(name, "cpu.cfs_quota_us") &&
 			    strcmp(name, "cpu.cfs_period_us"))) {
 			fprintf(
@@ -163,7 +191,7 @@ static void check_tree(bool end)
 			    now[i].path);
 			abort();
 		}
-		double was = limit_of(initial, n_initial, dir), is = limit_of(now, n, dir);
+		double was = limit_of(expected, n_initial, dir), is = limit_of(now, n, dir);
 
 		if (was >= 0 &&
 		    (is < 0 || is > was + 1e-9)) { /* was < 0: no limit, nothing to raise */
@@ -209,15 +237,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	} tree[] = {
 	    {root, "batch/a", 2, "cpu.max", "max 100000"},
 	    {root, "batch/a", 2, "cpu.weight", "100"},
+	    {root, "batch/a", 2, "cpu.idle", "0"},
 	    {root, "batch/b", 2, "cpu.max", "50000 100000"},
 	    {root, "batch/b", 2, "cpu.weight", "1"},
 	    {root, "batch/c", 1, "cpu.cfs_quota_us", "30000"},
 	    {root, "batch/c", 1, "cpu.cfs_period_us", "100000"},
 	    {root, "batch/c", 1, "cpu.shares", "8192"},
+	    {root, "batch/c", 1, "cpu.idle", "0"},
 	    {root, "kube/pod", 2, "cpu.max", "max 100000"},
 	    {root, "kube/pod", 2, "cpu.weight", "100"},
 	    {root, "kube/pod/ctr", 2, "cpu.max", "20000 100000"},
 	    {root, "kube/pod/ctr", 2, "cpu.weight", "39"},
+	    {root, "kube/pod/ctr", 2, "cpu.idle", "0"},
 	    {root, "system.slice/sshd", 2, "cpu.max", "max 100000"},
 	    {root, "system.slice/sshd", 2, "cpu.weight", "100"},
 	    {outside, "x", 2, "cpu.max", "max 100000"},
@@ -232,12 +263,53 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		"../../outside/x/cpu.max '%s/batch/a/evil'",
 		root, root, root);
 	snapshot(initial, &n_initial, base);
+	memcpy(expected, initial, sizeof(expected));
 	if (cpi2_codec_open(&incident_codec, "Incident", err, sizeof(err)) ||
 	    cpi2_codec_open(&command_codec, "ControlCommand", err, sizeof(err))) {
 		fprintf(stderr, "fuzz: %s\n", err);
 		abort();
 	}
 	return 0;
+}
+
+/* Set file (below root/task) to text, and what it must hold at the end. */
+static void kubelet_write(const char *task, const char *file, const char *text)
+{
+	char dir[PATH_MAX + 64], path[PATH_MAX + 96];
+
+	snprintf(dir, sizeof(dir), "%s/%s", root, task);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fake_write(dir, file, text);
+	for (int i = 0; i < n_initial; i++)
+		if (strcmp(expected[i].path, path) == 0)
+			snprintf(expected[i].text, sizeof(expected[i].text), "%s", text);
+}
+
+/* The kubelet on a task with cpu.idle, by the kernel's rules. */
+static void kubelet(const uint8_t *p, size_t len)
+{
+	size_t k;
+	int version;
+	const char *weight_file, *idle;
+	char dir[PATH_MAX + 64];
+
+	if (len < 2)
+		return;
+	k = p[0] % (sizeof(kubelet_tasks) / sizeof(kubelet_tasks[0]));
+	version = kubelet_tasks[k].version;
+	weight_file = version == 2 ? "cpu.weight" : "cpu.shares";
+	snprintf(dir, sizeof(dir), "%s/%s", root, kubelet_tasks[k].task);
+	idle = fake_read(dir, "cpu.idle");
+	if (p[1] % 3 < 2) {
+		/* a weight of its own (a pod's resize): refused while cpu.idle is set */
+		if (strcmp(idle, "1") != 0)
+			kubelet_write(kubelet_tasks[k].task, weight_file,
+				      kubelet_weights[version - 1][p[1] % 3]);
+	} else if (strcmp(idle, "1") == 0) {
+		/* cpu.idle cleared: the kernel gives the default weight */
+		kubelet_write(kubelet_tasks[k].task, "cpu.idle", "0");
+		kubelet_write(kubelet_tasks[k].task, weight_file, version == 2 ? "100" : "1024");
+	}
 }
 
 static void message(struct host_enforcer *h, int kind, const uint8_t *p, size_t len, int64_t now)
@@ -278,9 +350,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unlink(journal);
 	unlink(prot);
 	cluster_off = false;
+	/* the tree as it started (the kubelet's writes of the last input undone) */
+	for (int i = 0; i < n_initial; i++) {
+		FILE *f = fopen(initial[i].path, "w");
+
+		if (!f || fputs(initial[i].text, f) == EOF || fclose(f) != 0)
+			abort();
+	}
+	memcpy(expected, initial, sizeof(expected));
 	init_host(&h, &rate_clock);
 	while (size >= 4) {
-		int kind = data[0] % 4;
+		int kind = data[0] % 5;
 		int64_t step = (int64_t)data[1] * 10 * 1000000;
 		size_t len = (size_t)data[2] | (size_t)data[3] << 8;
 
@@ -296,6 +376,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			decide_recover(&h, now, a, CAPS_MAX + 1, err, sizeof(err));
 		} else if (kind < 2) {
 			message(&h, kind, data, len, now);
+		} else if (kind == 4) {
+			kubelet(data, len);
 		}
 		while (decide_expiry(&h, now, &a[0]) == 1)
 			;

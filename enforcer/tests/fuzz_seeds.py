@@ -12,7 +12,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 HOST = "fuzz-host"
 T = 1700000000 * 10**6
-INCIDENT, COMMAND, CLOCK, RESTART = 0, 1, 2, 3
+INCIDENT, COMMAND, CLOCK, RESTART, KUBELET = 0, 1, 2, 3, 4
+# the kubelet's record: the task (0 batch/a, 1 batch/c, 2 kube/pod/ctr) and what it does (0 or 1
+# a weight of its own, refused while cpu.idle is 1; 2 clear cpu.idle)
+KUBELET_WEIGHT, KUBELET_CLEAR_IDLE = 0, 2
 
 
 def incident(task, cap=0.1, duration=300, iid="i-1", host=HOST, decision="THROTTLE"):
@@ -109,6 +112,22 @@ SEEDS = {
         for i, t in enumerate(["batch/a", "batch/b", "batch/c", "kube/pod/ctr"] * 3)
     ]
     + [record(CLOCK, step=200)],
+    "kubelet-clears-idle-under-cap": [
+        record(INCIDENT, incident("batch/c")),
+        record(KUBELET, bytes([1, KUBELET_WEIGHT])),  # refused: cpu.idle is set
+        record(KUBELET, bytes([1, KUBELET_CLEAR_IDLE])),
+        record(KUBELET, bytes([1, KUBELET_WEIGHT])),
+        record(INCIDENT, incident("batch/c", iid="i-2"), 1),
+        record(CLOCK, step=31),
+    ],
+    "kubelet-resize-then-restart": [
+        record(KUBELET, bytes([0, KUBELET_WEIGHT])),
+        record(INCIDENT, incident("batch/a")),
+        record(RESTART, step=1),
+        record(KUBELET, bytes([0, KUBELET_CLEAR_IDLE])),
+        record(RESTART, step=1),
+        record(CLOCK, step=31),
+    ],
     "other-host": [
         record(INCIDENT, incident("batch/a", host="elsewhere")),
         record(INCIDENT, incident("batch/a", host="fuzz-host\0x")),
