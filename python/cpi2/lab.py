@@ -290,7 +290,10 @@ def main(argv=None):
         help="seconds from an antagonist's start to its cap's write, at most (default 5)",
     )
     r.add_argument("--build", help="the C release build (default build/c)")
-    r.add_argument("--out", help="where the table, plot and files go (default build/lab/<time>)")
+    r.add_argument(
+        "--out",
+        help="a new folder (or an empty one of yours) for the table, plot and files (default build/lab/<time>-XXXXXX)",
+    )
     args = ap.parse_args(argv)
     if args.cmd == "quiet-vs-antagonist":
         quiet_vs_antagonist(args)

@@ -19,7 +19,8 @@ On this host, under the cgroup `cpi2-lab` (the same path in cgroup v2 and the v1
 The quiet phase lasts at least `--schedule`'s first figure and until the job has published a
 usable cpu_pressure spec of the victims' job (the antagonist comes once detection can act).
 
-It writes, under `build/lab/<time>/`: table.txt (per phase: the victims' p50/p99, the
+It writes, under `build/lab/<time>-XXXXXX/` (a new private folder; `run_folder` says when it
+is elsewhere): table.txt (per phase: the victims' p50/p99, the
 antagonists' CPU from the collector's samples, the caps in force), lab.png (victim latency over
 time, antagonist CPU, caps shaded), the victims' CSVs, the incidents and actions seen, and the
 agents' logs. It checks, from the victims' CSVs and the enforcer's actions on cpi2.actions:
@@ -35,8 +36,10 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -158,6 +161,60 @@ def _raise_interrupted(signum, _frame):
     raise Interrupted("signal %d" % signum)
 
 
+def _others_may_swap(path):
+    """Could a user other than root and us rename or replace what is in the folder path (or one
+    of its ancestors), putting a symlink where the lab writes as root? A folder they own, or one
+    group or others may write without the sticky bit (/tmp has it: a name there is its owner's)."""
+    me = os.geteuid()
+    path = os.path.abspath(path)
+    while True:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            return "%s is not a folder (a symlink?)" % path
+        if st.st_uid not in (0, me):
+            return "%s belongs to uid %d" % (path, st.st_uid)
+        if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            return "%s may be written by others (mode %04o)" % (path, st.st_mode & 0o7777)
+        if path == os.path.dirname(path):
+            return None
+        path = os.path.dirname(path)
+
+
+def run_folder(out=None):
+    """The run's folder, fresh and private (0700): --out (made if missing; one that exists must be
+    an empty folder of ours), or a new build/lab/<time>-XXXXXX. Its ancestors must be folders no
+    other user may rename into (else a new folder in the system's temporary folder): the lab
+    writes there as root."""
+    if out:
+        out = os.path.abspath(out)
+        try:
+            os.mkdir(out, 0o700)
+        except FileExistsError:
+            st = os.lstat(out)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or os.listdir(out):
+                raise SystemExit(
+                    "lab: --out %s exists and is not an empty folder of this user: choose a new one" % out
+                ) from None
+            os.chmod(out, 0o700)
+        why = _others_may_swap(out)
+        if why:
+            raise SystemExit("lab: --out %s is not private: %s" % (out, why))
+        return out
+    prefix = time.strftime("%Y%m%d-%H%M%S-")
+    parent = os.path.join(ROOT, "build", "lab")
+    try:
+        why = _others_may_swap(ROOT)  # before anything is made in it
+        if not why:
+            os.makedirs(parent, exist_ok=True)
+            why = _others_may_swap(parent)
+    except OSError as e:
+        why = str(e)
+    if why:
+        print("lab: not under %s (%s): the run goes to the system's temporary folder" % (parent, why))
+        return tempfile.mkdtemp(prefix="cpi2-lab-" + prefix)
+    return tempfile.mkdtemp(prefix=prefix, dir=parent)
+
+
 def bins(build):
     b = {
         "victim": os.path.join(build, "lab", "cpi2-lab-victim"),
@@ -235,9 +292,7 @@ class Lab:
         self.victim_job, self.antagonist_job, self.batch_job, self.frontend_job = (
             "%s-%s" % (job, self.run_id) for job in (VICTIM_JOB, ANTAGONIST_JOB, BATCH_JOB, FRONTEND_JOB)
         )
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.out = os.path.abspath(args.out or os.path.join(ROOT, "build", "lab", stamp))
-        os.makedirs(self.out, exist_ok=True)
+        self.out = run_folder(args.out)
         ncpu = os.cpu_count()
         self.cpu = args.cpu if args.cpu is not None else ncpu - 1
         self.other_cpu = 0 if self.cpu != 0 else 1
