@@ -98,45 +98,48 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* Free p and what it holds (NULL: nothing). */
+static void persist_free(struct persist *p)
+{
+	if (!p)
+		return;
+	free(p->jobs);
+	free(p->gen_done);
+	free(p->rc);
+	free(p->err);
+	free(p);
+}
+
 int persist_start(struct persist **out, int n_slots)
 {
 	struct persist *p = calloc(1, sizeof(*p));
 	int rc;
 
 	*out = NULL;
-	if (!p || n_slots < 1)
-		goto nomem;
+	if (!p || n_slots < 1) {
+		persist_free(p);
+		return -ENOMEM;
+	}
 	p->n_slots = n_slots;
 	p->log_fd = -1;
 	p->jobs = calloc((size_t)n_slots, sizeof(*p->jobs));
 	p->gen_done = calloc((size_t)n_slots, sizeof(*p->gen_done));
 	p->rc = calloc((size_t)n_slots, sizeof(*p->rc));
 	p->err = calloc((size_t)n_slots, sizeof(*p->err));
-	if (!p->jobs || !p->gen_done || !p->rc || !p->err)
-		goto nomem;
+	if (!p->jobs || !p->gen_done || !p->rc || !p->err) {
+		persist_free(p);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done, NULL);
 	rc = pthread_create(&p->thread, NULL, run, p);
 	if (rc) {
-		free(p->jobs);
-		free(p->gen_done);
-		free(p->rc);
-		free(p->err);
-		free(p);
+		persist_free(p);
 		return -rc;
 	}
 	*out = p;
 	return 0;
-nomem:
-	if (p) {
-		free(p->jobs);
-		free(p->gen_done);
-		free(p->rc);
-		free(p->err);
-	}
-	free(p);
-	return -ENOMEM;
 }
 
 int persist_write(struct persist *p, int slot, const char *path, char *buf, size_t len, bool now,
@@ -198,9 +201,5 @@ void persist_stop(struct persist *p)
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	pthread_join(p->thread, NULL);
-	free(p->jobs);
-	free(p->gen_done);
-	free(p->rc);
-	free(p->err);
-	free(p);
+	persist_free(p);
 }
