@@ -45,7 +45,7 @@ def _read_back(bootstrap, partition, offset, topic=control.TOPIC):
 
 def _send(cli, kafka, topic, *argv):
     who = () if topic == control.TOPIC else ADMIN  # cpi2.control: as operator, the default
-    code, out, err = cli("--kafka", kafka, *who, *argv, "--topic", topic, "--json")
+    code, out, err = cli("--kafka", kafka, *who, *argv, "--topic", topic, "-o", "json")
     assert code == 0, err
     sent = json.loads(out)
     assert sent["topic"] == topic
@@ -103,7 +103,7 @@ def test_uncap_and_protection_commands(cli, kafka, topic):
         None,
     )
 
-    sent, m = _send(cli, kafka, topic, "protection", "off", "--cluster")
+    sent, m = _send(cli, kafka, topic, "protection", "off", "--cluster", "--yes")
     got = control.decode(m.value())
     assert m.key() == b"*"
     assert (got["command"], got["host"], got["task"]) == ("PROTECTION_OFF", None, None)
@@ -150,6 +150,82 @@ def test_bad_commands_are_refused_before_sending(cli, argv, message):
     assert message in err and out == ""
 
 
+def test_protection_off_for_the_cluster_is_confirmed(cli, kafka, topic, monkeypatch):
+    """Not on a terminal (as here) and without --yes: refused, nothing sent; on a terminal the
+    operator's answer decides."""
+    before = _end(kafka, topic)
+    code, out, err = cli("--kafka", kafka, *ADMIN, "protection", "off", "--cluster", "--topic", topic)
+    assert code == 2 and "add --yes" in err and out == ""
+    assert _end(kafka, topic) == before
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    for answer, sent in (("n", False), ("y", True)):
+        monkeypatch.setattr("builtins.input", lambda a=answer: a)
+        code, out, err = cli("--kafka", kafka, *ADMIN, "protection", "off", "--cluster", "--topic", topic)
+        assert (code == 0) == sent and ("not confirmed" in err) != sent, (answer, err)
+        assert "[y/N]" in err
+    assert _end(kafka, topic) == before + 1
+
+
+def _end(bootstrap, topic):
+    """The sum of the topic's end offsets."""
+    c = Consumer(fixtures.kafka_conf(bootstrap, **{"group.id": "cpi2ctl-test-ends"}))
+    try:
+        parts = c.list_topics(topic, timeout=10).topics[topic].partitions
+        return sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts)
+    finally:
+        c.close()
+
+
+def test_protection_status_reads_the_kill_switches(cli, kafka):
+    """On cpi2.control itself, as principal operator (its READ ACL), for a host that does not exist:
+    switched off, the host is listed off and --host says so; switched on again, it is not listed."""
+    host = f"cpi2ctl-test-no-such-host-{os.getpid()}"
+    sent, _ = _send(cli, kafka, control.TOPIC, "protection", "off", "--host", host, "--reason", "status test")
+    code, out, err = cli("--kafka", kafka, "protection", "status", "-o", "json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert rows[0]["scope"] == "cluster" and rows[0]["host"] == "*"
+    mine = [r for r in rows if r["host"] == host]
+    assert mine == [
+        {
+            "scope": "host",
+            "host": host,
+            "protection": "off",
+            "since_us": sent["issued_at_us"],
+            "operator": sent["operator"],
+            "reason": "status test",
+            "command_id": sent["command_id"],
+        }
+    ]
+    code, out, err = cli("--kafka", kafka, "protection", "status", "--host", host)
+    assert code == 0 and out.splitlines()[1].split()[:3] == ["host", host, "off"], out
+    on, _ = _send(cli, kafka, control.TOPIC, "protection", "on", "--host", host)
+    code, out, err = cli("--kafka", kafka, "protection", "status", "-o", "json")
+    assert host not in [r["host"] for r in json.loads(out)]
+    code, out, err = cli("--kafka", kafka, "protection", "status", "--host", host, "-o", "yaml")
+    assert "protection: 'on'" in out and on["command_id"] in out
+
+
+def test_status_folds_commands_in_order():
+    def cmd(kind, host, t):
+        return {"command": kind, "host": host, "issued_at_us": t, "operator": "o", "reason": "", "command_id": str(t)}
+
+    records = [
+        cmd("PROTECTION_OFF", "h1", 1),
+        cmd("PROTECTION_OFF", None, 2),
+        cmd("CAP", "h2", 3),
+        cmd("PROTECTION_OFF", "h2", 4),
+        cmd("PROTECTION_ON", "h1", 5),
+    ]
+    rows = control.status_rows(records)
+    assert [(r[0], r[1], r[2]) for r in rows] == [("cluster", "*", "off"), ("host", "h2", "off")]
+    assert control.status_rows(records, "h1")[0][2] == "off"  # the cluster is off
+    records.append(cmd("PROTECTION_ON", None, 6))
+    assert control.status_rows(records, "h1")[0][:3] == ("host", "h1", "on")
+    assert control.status_rows(records, "h2")[0][:3] == ("host", "h2", "off")
+    assert control.status_rows([])[0][:3] == ("cluster", "*", "on")
+
+
 def test_protection_needs_a_target(cli):
     with pytest.raises(SystemExit) as e:
         cli("protection", "off")
@@ -166,12 +242,14 @@ def test_client_file_others_may_read_is_refused(cli, kafka, tmp_path):
     assert code == 1 and "mode 0644" in err and "chmod 600" in err and "sasl.password=x" not in err
 
 
-def test_default_client_file_is_the_stacks_operator():
+def test_default_client_file_is_the_stacks_operator(monkeypatch, tmp_path):
     from cpi2 import repo
-    from cpi2.cli import main
+    from cpi2.cli import config, main
 
     path = fixtures.kafka_client_file("operator")
+    monkeypatch.setenv("CPI2_CONFIG", str(tmp_path / "none.yaml"))
     if os.environ.get("CPI2_KAFKA_CLIENT_FILE") is None:
-        assert main.parser().parse_args(["protection", "on", "--cluster"]).kafka_client_file == path
+        args = main.parser().parse_args(["protection", "on", "--cluster"])
+        assert config.resolve(args).kafka_client_file == path
     if path:
         assert repo.read_client_file(path)["sasl.username"] == "operator"

@@ -19,11 +19,12 @@ def test_table_ranks_pairs_by_evidence(cli, db):
     assert first[:2] == ["websearch", "mapreduce"] and first[-1] == "1.25" and "numa_node" in first
 
 
-def test_score_file(cli, db, tmp_path):
-    path = tmp_path / "advice.json"
-    code, _, err = cli("--database", db, "advise", *WINDOW, "--format", "json", "-o", str(path))
+def test_score_file(cli, db):
+    code, out, err = cli("--database", db, "advise", *WINDOW, "-o", "json")
     assert code == 0, err
-    doc = json.loads(path.read_text())
+    doc = json.loads(out)
+    code, out, err = cli("--database", db, "advise", *WINDOW, "-o", "yaml")
+    assert code == 0 and __import__("yaml").safe_load(out) == doc
     assert doc["kind"] == "cpi2.placement-advice/v1" and doc["from_us"] == 4102444800000000
     # the false positives' pairs (score 0) are not advised
     assert [p["jobs"] for p in doc["pairs"]] == [
@@ -40,7 +41,7 @@ def test_score_file(cli, db, tmp_path):
 
 
 def test_kubernetes_anti_affinity(cli, db):
-    code, out, err = cli("--database", db, "advise", *WINDOW, "--format", "k8s-json", "--label-key", "job")
+    code, out, err = cli("--database", db, "advise", *WINDOW, "--anti-affinity", "-o", "json", "--label-key", "job")
     assert code == 0, err
     aa = json.loads(out)
     assert sorted(aa) == ["bigtable", "mapreduce", "video", "websearch"]
@@ -59,7 +60,7 @@ def test_kubernetes_anti_affinity(cli, db):
     ] == ["mapreduce"]
     mr = aa["mapreduce"]["podAntiAffinity"]
     assert len(mr["requiredDuringSchedulingIgnoredDuringExecution"]) == 2  # bigtable, video
-    code, yaml_out, _ = cli("--database", db, "advise", *WINDOW, "--format", "k8s-yaml", "--label-key", "job")
+    code, yaml_out, _ = cli("--database", db, "advise", *WINDOW, "--anti-affinity", "--label-key", "job")
     assert code == 0 and '"podAntiAffinity":' in yaml_out and '- "labelSelector":' in yaml_out
 
 

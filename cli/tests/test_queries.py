@@ -21,7 +21,7 @@ def test_every_forensics_query_has_a_subcommand(cli):
 
 
 def test_top_antagonists_json_matches_the_query_file(cli, db, ch):
-    code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "websearch", *WINDOW, "--json")
+    code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "websearch", *WINDOW, "-o", "json")
     assert code == 0, err
     rows = json.loads(out)
     cols, expected = forensics.run(
@@ -57,7 +57,8 @@ def test_options_are_passed_and_validated(cli, db):
         *WINDOW,
         "--min-correlation",
         "0.6",
-        "--json",
+        "-o",
+        "json",
     )
     assert code == 0, err
     rows = json.loads(out)
@@ -67,7 +68,7 @@ def test_options_are_passed_and_validated(cli, db):
 
 
 def test_unknown_job_gives_no_rows(cli, db):
-    code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "no-such-job", *WINDOW, "--json")
+    code, out, err = cli("--database", db, "query", "top-antagonists", "--job", "no-such-job", *WINDOW, "-o", "json")
     assert (code, json.loads(out)) == (0, [])
 
 
@@ -117,7 +118,7 @@ def test_sql_option_prints_the_rendered_query(cli):
 
 def test_signal_filters_the_incidents(cli, db):
     """--signal: the fixture's incidents are all of CPI, so cpi finds them and cpu_pressure none."""
-    args = ("--database", db, "query", "victim-incidents", "--victim-task", "websearch/0", *WINDOW, "--json")
+    args = ("--database", db, "query", "victim-incidents", "--victim-task", "websearch/0", *WINDOW, "-o", "json")
     code, everything, err = cli(*args)
     assert code == 0, err
     code, cpi, err = cli(*args, "--signal", "cpi")

@@ -170,6 +170,7 @@ SIGNAL_QUERIES = [
 
 def test_queries_that_filter_by_signal():
     assert set(SIGNAL_QUERIES) == {
+        "incidents",
         "top_antagonists",
         "victim_incidents",
         "fp_rates_by_threshold",

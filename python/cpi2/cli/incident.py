@@ -6,8 +6,8 @@ itself is looked up here."""
 import datetime as dt
 import re
 
-from cpi2.cli import output, timerange
-from cpi2.clickhouse import chclient, forensics
+from cpi2.cli import output, tasks, timerange
+from cpi2.clickhouse import forensics
 
 # One incident by id, with its rank-1 suspect for incidents that capped nobody.
 _LOOKUP = """
@@ -30,23 +30,18 @@ class IncidentError(Exception):
     """Unknown incident, or nothing to plot; str() says which."""
 
 
-def lookup(incident_id, url, database):
+def lookup(incident_id, ch, database):
+    """The incident as a dict (IncidentError when there is none)."""
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", database):
         raise IncidentError(f"database name {database!r} is not a plain identifier")
     sql = _LOOKUP.format(db=database, id=forensics.literal("String", incident_id))
-    out = chclient.connect(url).query(sql, "TabSeparatedWithNames").splitlines()
-    if len(out) < 2:
-        raise IncidentError(f"unknown incident {incident_id!r} (not in {database}.incidents at {url})")
-    cols, vals = out[0].split("\t"), out[1].split("\t")
-    inc = dict(zip(cols, vals))
-    for k in ("detected_at_us", "window_start_us", "window_end_us", "cap_duration_s"):
-        inc[k] = int(inc[k])
-    for k in ("victim_cpi", "cpi_threshold"):
-        inc[k] = float(inc[k])
-    return inc
+    cols, rows = forensics.select(ch, sql, "incident lookup")
+    if not rows:
+        raise IncidentError(f"unknown incident {incident_id!r} (not in {database}.incidents at {ch.url})")
+    return dict(zip(cols, rows[0]))
 
 
-def series(inc, url, database, before_s, after_s, bucket_s, antagonist=None):
+def series(inc, ch, database, before_s, after_s, bucket_s, antagonist=None):
     """(antagonist task, from_us, to_us, columns, rows) of victim_vs_antagonist around the incident."""
     ant = antagonist or inc["antagonist_task"] or inc["top_suspect"]
     if not ant:
@@ -64,8 +59,8 @@ def series(inc, url, database, before_s, after_s, bucket_s, antagonist=None):
             "bucket_s": bucket_s,
             "signal": inc["signal"],
         },
-        url=url,
         database=database,
+        ch=ch,
     )
     if not rows:
         raise IncidentError(
@@ -148,17 +143,19 @@ def default_path(incident_id):
     return "incident-" + re.sub(r"[^A-Za-z0-9._-]+", "_", incident_id) + ".png"
 
 
-def add_parsers(sub):
+def add_parsers(sub, parents=()):
     p = sub.add_parser("incident", help="look at one incident")
     s = p.add_subparsers(dest="incident_cmd", metavar="COMMAND", required=True)
     show = s.add_parser(
         "show",
         help="plot victim CPI vs antagonist CPU usage with caps shaded (PNG)",
-        description="Plot the victim's CPI and the antagonist's CPU usage around incident ID, "
-        "with the antagonist's caps shaded (paper figure 9), to a PNG.",
+        description="The incident, and a plot of the victim's CPI and the antagonist's CPU usage around "
+        "it, with the antagonist's caps shaded (paper figure 9), in a PNG. -o json/yaml: the incident and "
+        "the plotted series.",
+        parents=list(parents),
     )
-    show.add_argument("incident_id", metavar="ID", help="incident id (see `cpi2ctl query victim-incidents`)")
-    show.add_argument("-o", "--output", help="PNG path (default incident-<ID>.png)")
+    show.add_argument("incident_id", metavar="ID", help="incident id (see `cpi2ctl incidents`)")
+    show.add_argument("--png", metavar="FILE", help="the plot's path (default incident-<ID>.png)")
     show.add_argument("--antagonist", help="task to plot against the victim (default: the capped one, else suspect 1)")
     show.add_argument(
         "--before", type=int, default=600, help="seconds shown before the correlation window (default %(default)s)"
@@ -167,7 +164,7 @@ def add_parsers(sub):
         "--after", type=int, default=600, help="seconds shown after detection + cap duration (default %(default)s)"
     )
     show.add_argument("--bucket", type=int, default=60, help="seconds per point (default %(default)s)")
-    show.add_argument("--json", action="store_true", help="also print the plotted series as JSON")
+    output.add_option(show)
     show.set_defaults(func=run)
 
 
@@ -177,19 +174,27 @@ def run(args, out):
             raise timerange.TimeError(
                 f"--{name} {getattr(args, name)}: must be {'positive' if name == 'bucket' else '0 or more'}"
             )
-    inc = lookup(args.incident_id, args.clickhouse, args.database)
+    ch = args.settings.clickhouse_client()
+    inc = lookup(args.incident_id, ch, args.database)
     ant, from_us, to_us, cols, rows = series(
-        inc, args.clickhouse, args.database, args.before, args.after, args.bucket, args.antagonist
+        inc, ch, args.database, args.before, args.after, args.bucket, args.antagonist
     )
-    path = args.output or default_path(inc["incident_id"])
+    path = args.png or default_path(inc["incident_id"])
     spans = plot(inc, ant, cols, rows, args.bucket, path)
-    if args.json:
-        print(output.as_json(cols, rows), file=out)
-    print(
+    names = tasks.pod_names(ch, args.database, [inc["victim_task"], ant], from_us, to_us, [inc["host"]])
+    line = (
         f"incident {inc['incident_id']} on {inc['host']} at {timerange.iso(inc['detected_at_us'])}: "
-        f"victim {inc['victim_task']} ({signal_label(inc)} {inc['victim_cpi']:g}, threshold {inc['cpi_threshold']:g}), "
-        f"antagonist {ant}, decision {inc['decision']}; {len(rows)} points, {len(spans)} cap interval(s) "
-        f"from {timerange.iso(from_us)} to {timerange.iso(to_us)} -> {path}",
-        file=out,
+        f"victim {names.get(inc['victim_task'], inc['victim_task'])} ({signal_label(inc)} {inc['victim_cpi']:g}, "
+        f"threshold {inc['cpi_threshold']:g}), antagonist {names.get(ant, ant)}, decision {inc['decision']}; "
+        f"{len(rows)} points, {len(spans)} cap interval(s) from {timerange.iso(from_us)} to {timerange.iso(to_us)} "
+        f"-> {path}"
     )
+    record = dict(
+        inc,
+        antagonist_plotted=ant,
+        png=path,
+        cap_intervals_us=[list(s) for s in spans],
+        series=[dict(zip(cols, r)) for r in rows],
+    )
+    print(output.record_text(args.output, record, line), file=out)
     return 0

@@ -1,18 +1,34 @@
-"""Query results on the terminal: an aligned table (times as ISO 8601) or JSON."""
+"""What every cpi2ctl command prints, in one of three forms chosen with -o/--output:
+table (aligned columns, times as ISO 8601), json (an array of objects, values as ClickHouse typed
+them: times in microseconds) or yaml (the same objects)."""
 
 import json
 
 from cpi2.cli import timerange
 
+FORMATS = ("table", "json", "yaml")
+
+
+def add_option(p):
+    """-o/--output on a command's parser (every command has it, the one spelling)."""
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=FORMATS,
+        default="table",
+        help="table (default; times as ISO 8601), json or yaml (times in microseconds)",
+    )
+
 
 def table(cols, rows, raw_times=False):
-    """Aligned text table; columns named *_us hold times and are shown as ISO 8601 unless raw_times."""
+    """Aligned text table; columns named *_us hold times and are shown as ISO 8601 unless raw_times
+    (0 as empty: a time not set)."""
 
     def cell(col, v):
         if v is None:
             return "NULL"
         if not raw_times and col.endswith("_us") and isinstance(v, int):
-            return timerange.iso(v)
+            return timerange.iso(v) if v else ""
         if isinstance(v, float):
             return f"{v:g}"
         return str(v)
@@ -28,3 +44,27 @@ def table(cols, rows, raw_times=False):
 def as_json(cols, rows):
     """A JSON array of objects, one per row, values as ClickHouse typed them (times in microseconds)."""
     return json.dumps([dict(zip(cols, r)) for r in rows], indent=1)
+
+
+def as_yaml(obj):
+    import yaml
+
+    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=True).rstrip("\n")
+
+
+def rows_text(fmt, cols, rows, raw_times=False):
+    """Rows in the chosen form."""
+    if fmt == "json":
+        return as_json(cols, rows)
+    if fmt == "yaml":
+        return as_yaml([dict(zip(cols, r)) for r in rows])
+    return table(cols, rows, raw_times)
+
+
+def record_text(fmt, record, line):
+    """One record (a dict): json or yaml as such, the table form as one line of text."""
+    if fmt == "json":
+        return json.dumps(record, indent=1)
+    if fmt == "yaml":
+        return as_yaml(record)
+    return line

@@ -4,6 +4,8 @@
 Both return the result as text in the requested format (TabSeparated by default) and
 raise ClickHouseError with the server's message on any failure."""
 
+import re
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -14,11 +16,39 @@ class ClickHouseError(Exception):
 
 
 class HttpClickHouse:
-    """A ClickHouse server's HTTP interface, e.g. http://127.0.0.1:8123."""
+    """A ClickHouse server's HTTP interface, e.g. http://127.0.0.1:8123 or https://ch:8443.
+    user and password sign in (X-ClickHouse-User/-Key headers; the server's default user when
+    user is None). Over https the server's certificate is checked against ca_file (else the
+    system's CAs); cert_file and key_file are a client certificate for servers that ask one."""
 
-    def __init__(self, url="http://127.0.0.1:8123", timeout=60.0):
+    def __init__(
+        self,
+        url="http://127.0.0.1:8123",
+        timeout=60.0,
+        user=None,
+        password=None,
+        ca_file=None,
+        cert_file=None,
+        key_file=None,
+    ):
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.user = user
+        self._headers = {}
+        if user:
+            self._headers["X-ClickHouse-User"] = user
+        if password:
+            self._headers["X-ClickHouse-Key"] = password
+        self._ssl = None
+        if self.url.startswith("https:"):
+            try:
+                self._ssl = ssl.create_default_context(cafile=ca_file or None)
+                if cert_file:
+                    self._ssl.load_cert_chain(cert_file, key_file or None)
+            except (OSError, ssl.SSLError) as e:
+                raise ClickHouseError(f"TLS files for {self.url}: {e}") from None
+        elif ca_file or cert_file:
+            raise ClickHouseError(f"TLS files given for {self.url}, which is not https: use an https:// URL")
 
     def __repr__(self):
         return f"HttpClickHouse({self.url})"
@@ -29,17 +59,21 @@ class HttpClickHouse:
         if fmt and _returns_rows(text):
             text += f"\nFORMAT {fmt}"
         if data is None:
-            req = urllib.request.Request(self.url + "/", data=text.encode(), method="POST")
+            req = urllib.request.Request(self.url + "/", data=text.encode(), method="POST", headers=self._headers)
         else:
             params = urllib.parse.urlencode({"query": text, "input_format_skip_unknown_fields": 1})
-            req = urllib.request.Request(f"{self.url}/?{params}", data=data.encode(), method="POST")
+            req = urllib.request.Request(
+                f"{self.url}/?{params}", data=data.encode(), method="POST", headers=self._headers
+            )
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=self._ssl) as resp:
                 return resp.read().decode()
         except urllib.error.HTTPError as e:
-            raise ClickHouseError(
-                f"{self.url}: {e.read().decode(errors='replace').strip()}\nstatement: {_short(text)}"
-            ) from None
+            body = e.read().decode(errors="replace").strip()
+            if re.match(r"Code: (192|193|194|516)\b", body):  # unknown user, wrong or missing password
+                who = f"user {self.user}" if self.user else "the default user"
+                raise ClickHouseError(f"ClickHouse at {self.url} refused the sign-in of {who}: {body}") from None
+            raise ClickHouseError(f"{self.url}: {body}\nstatement: {_short(text)}") from None
         except (urllib.error.URLError, OSError) as e:
             raise ClickHouseError(f"ClickHouse unreachable at {self.url}: {e}") from None
 
@@ -77,11 +111,12 @@ class ChdbClickHouse:
         self._session.close()
 
 
-def connect(url):
-    """'chdb:' (temporary), 'chdb:/some/dir' or an http(s) URL."""
+def connect(url, **sign_in):
+    """'chdb:' (temporary), 'chdb:/some/dir' or an http(s) URL; sign_in: HttpClickHouse's user,
+    password, ca_file, cert_file, key_file (ignored by chdb)."""
     if url.startswith("chdb:"):
         return ChdbClickHouse(url[5:] or None)
-    return HttpClickHouse(url)
+    return HttpClickHouse(url, **sign_in)
 
 
 def _returns_rows(sql):

@@ -144,11 +144,16 @@ def render(name, values, database="cpi2"):
 def run(name, values, url="http://127.0.0.1:8123", database="cpi2", ch=None):
     """Runs a query; returns (column names, rows) with values typed (int, float, str, None).
     Raises ParamError for bad parameters and chclient.ClickHouseError for server failures."""
-    ch = ch or connect(url)
-    out = ch.query(render(name, values, database), "TabSeparatedWithNamesAndTypes")
+    return select(ch or connect(url), render(name, values, database), name)
+
+
+def select(ch, sql, what="query"):
+    """Runs any SELECT on a chclient connection; returns (column names, rows) typed as run() types
+    them. what names the statement in an error."""
+    out = ch.query(sql, "TabSeparatedWithNamesAndTypes")
     lines = out.splitlines()
     if len(lines) < 2:
-        raise ClickHouseError(f"{name}: unexpected answer {out[:200]!r}")
+        raise ClickHouseError(f"{what}: unexpected answer {out[:200]!r}")
     cols, types = lines[0].split("\t"), lines[1].split("\t")
     rows = [tuple(_value(t, v) for t, v in zip(types, line.split("\t"))) for line in lines[2:]]
     return cols, rows

@@ -71,7 +71,7 @@ def dashboard():
                 description="clickhouse/queries/placement_advice.sql, as cpi2ctl advise shows it: ranked by "
                 "(true positives + 0.5 x incidents not judged) x (victim CPI / spec mean - 1); scope numa_node "
                 "when the victim's memory is local (NUMA score >= 0.9), else machine. "
-                "`cpi2ctl advise --format k8s-yaml` writes them as pod anti-affinity.",
+                "`cpi2ctl advise --anti-affinity` writes them as pod anti-affinity.",
             ),
         ],
     )
