@@ -8,7 +8,7 @@ MODULES := $(patsubst %/Makefile,%,$(wildcard $(addsuffix /Makefile,schemas pyth
 DEMO_MODULES := schemas python libcpi2 collectors enforcer flink-jobs clickhouse grafana cli
 
 .DEFAULT_GOAL := help
-.PHONY: help setup tools build build-demo test up down status logs demo lab bench clean
+.PHONY: help setup tools build build-demo test up down status logs demo lab bench clean images
 
 ##@ Getting started (times: measured on 2 shared cores, README.md "Two commands")
 help: ## List the targets
@@ -41,6 +41,9 @@ test: setup build ## Every test: setup-test and each folder's tools first, then 
 
 bench: setup build ## Run every benchmark over the local stack and write bench-report/REPORT.md
 	@$(ROOT)/stack/run-bench.sh $(MODULES)
+
+images: ## Build every image of the chart and docker-compose.yml with buildah (docker/README.md; root)
+	@$(MAKE) --no-print-directory -C docker images
 
 clean: ## Remove build outputs (not the stack's state)
 	rm -rf build target */target

@@ -1,13 +1,12 @@
-"""What docker-compose.yml and docker/agents.Dockerfile must satisfy, as functions of the resolved
+"""What docker-compose.yml and the Containerfiles of docker/ must satisfy, as functions of the resolved
 project (compose-check's JSON) that list what breaks the rule. The tests run each rule on the real
 file (no problem) and on broken copies (the problem is named)."""
 
-import fnmatch
 import pathlib
 import re
 
 HOST_PATHS = {"/proc", "/sys", "/sys/fs/cgroup"}  # bind mounts of the host itself (agents, Telegraf)
-ONE_SHOT = {"kafka-secrets", "kafka-topics", "clickhouse-schema", "flink-build", "flink-submit"}
+ONE_SHOT = {"kafka-secrets", "kafka-topics", "clickhouse-schema", "flink-submit"}
 HEALTHY = {"kafka", "clickhouse", "jobmanager", "taskmanager", "grafana"}  # long-running servers others wait on
 
 
@@ -29,24 +28,8 @@ def dockerfile_stages(path):
     return stages
 
 
-def let_in(path, ignore_text):
-    """Whether .dockerignore (ignore_text) lets the context path (relative, posix) into the build:
-    the last pattern matching the path or a folder above it decides."""
-    parts = path.strip("/").split("/")
-    candidates = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-    verdict = True
-    for pat in ignore_text.splitlines():
-        pat = pat.strip()
-        if not pat or pat.startswith("#"):
-            continue
-        negate = pat.startswith("!")
-        pat = pat.lstrip("!").strip("/")
-        if any(fnmatch.fnmatch(c, pat) or fnmatch.fnmatch(c, pat.replace("**/", "")) for c in candidates):
-            verdict = negate
-    return verdict
-
-
-def image_problems(project, env):
+def image_problems(project, env, built):
+    """BUILT: {image: Containerfile} of docker/images.sh --list (the project's images)."""
     images = {n: s["image"] for n, s in project["services"].items()}
     out = [f"{n}: image {i} is not pinned" for n, i in images.items() if not pinned(i)]
     want = {
@@ -54,41 +37,12 @@ def image_problems(project, env):
         "kafka-topics": f"apache/kafka:{env['KAFKA_VERSION']}",
         "telegraf": f"telegraf:{env['TELEGRAF_VERSION'].lstrip('v')}",
     }
-    want.update({n: f"flink:{env['FLINK_VERSION']}-java17" for n in ("jobmanager", "taskmanager", "flink-submit")})
     out += [f"{n}: image {images.get(n)} is not {i} (stack/stack.env)" for n, i in want.items() if images.get(n) != i]
-    return out
-
-
-def build_problems(project, ignore_text=None):
-    out = []
-    for name, s in project["services"].items():
-        if "build" not in s:
-            continue
-        b = s["build"]
-        ctx = pathlib.Path(b["context"])
-        dockerfile = ctx / b.get("dockerfile", "Dockerfile")
-        if not dockerfile.is_file():
-            out.append(f"{name}: no Dockerfile {dockerfile}")
-            continue
-        ignore = (
-            ignore_text
-            if ignore_text is not None
-            else ((ctx / ".dockerignore").read_text() if (ctx / ".dockerignore").exists() else "")
-        )
-        stages = dockerfile_stages(dockerfile)
-        names = [n for n, _, _ in stages]
-        if b.get("target") not in names:
-            out.append(f"{name}: build target {b.get('target')} is not a stage of {dockerfile} ({names})")
-        for _stage, base, lines in stages:
-            if base not in names and not pinned(base):
-                out.append(f"{dockerfile}: base image {base} is not pinned")
-            for line in lines:
-                if line.startswith("COPY ") and "--from=" not in line:
-                    for src in line.split()[1:-1]:
-                        if not (ctx / src).exists():
-                            out.append(f"{dockerfile}: COPY {src} is not in the build context")
-                        elif not let_in(src, ignore):
-                            out.append(f"{dockerfile}: COPY {src} is left out by .dockerignore")
+    for n, i in images.items():
+        if i.startswith("cpi2/") and i not in built:
+            out.append(f"{n}: image {i} is not one make images builds ({sorted(built)})")
+        if "build" in project["services"][n]:
+            out.append(f"{n}: builds its image itself (make images builds every cpi2/ image)")
     return out
 
 

@@ -44,6 +44,19 @@ def project():
     return p
 
 
+def image_list():
+    """docker/images.sh --list: {image: (Containerfile, target, context)}, every image make images builds."""
+    r = subprocess.run([str(DOCKER / "images.sh"), "--list"], capture_output=True, text=True, check=True, timeout=60)
+    return {
+        i: (ROOT / f, None if t == "-" else t, c) for i, f, t, c in (line.split() for line in r.stdout.splitlines())
+    }
+
+
+@pytest.fixture(scope="session")
+def built():
+    return image_list()
+
+
 @pytest.fixture(scope="session")
 def raw():
     return yaml.safe_load(COMPOSE.read_text())
