@@ -5,7 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.CapOutcome;
@@ -18,6 +23,7 @@ import org.cpi2.schema.Incident;
 import org.cpi2.schema.TaskClass;
 import org.cpi2.schema.Verdict;
 import org.cpi2.wire.Wire;
+import org.cpi2.wire.WireFormatException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -78,17 +84,23 @@ class Cpi2JobIT {
     return RawRecord.of("cpi2.samples", 0, offset, null, wire.encode(s));
   }
 
-  @Test
-  void bytesInIncidentsSpecsOutcomesAndDeadLettersOut() throws Exception {
+  /** The enforcer's cap of video/0 at minute 36, for 5 minutes, and a record that is not one. */
+  static List<RawRecord> actions() {
     EnforcementAction cap =
         Fixtures.applied("a1", "h0", "video/0", "web/0", T0 + 36 * MIN, T0 + 41 * MIN);
-    List<RawRecord> actions =
-        List.of(
-            RawRecord.of("cpi2.actions", 0, 0, null, Wire.of(EnforcementAction.class).encode(cap)),
-            RawRecord.of("cpi2.actions", 0, 1, null, new byte[0]));
-    List<RawRecord> seeds =
-        List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1}));
-    GraphRun run = GraphRun.run(OPTIONS, samples(), actions, seeds);
+    return List.of(
+        RawRecord.of("cpi2.actions", 0, 0, null, Wire.of(EnforcementAction.class).encode(cap)),
+        RawRecord.of("cpi2.actions", 0, 1, null, new byte[0]));
+  }
+
+  /** A spec seed that is not one. */
+  static List<RawRecord> seeds() {
+    return List.of(RawRecord.of("cpi2.specs", 0, 0, null, new byte[] {(byte) 0xC3, 1}));
+  }
+
+  @Test
+  void bytesInIncidentsSpecsOutcomesAndDeadLettersOut() throws Exception {
+    GraphRun run = GraphRun.run(OPTIONS, samples(), actions(), seeds());
 
     List<Incident> got = run.incidents;
     assertEquals(1, got.size(), "incidents: " + got);
@@ -131,5 +143,92 @@ class Cpi2JobIT {
     assertEquals(
         1, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.actions")).count());
     assertEquals(1, letters.stream().filter(d -> d.getSourceTopic().equals("cpi2.specs")).count());
+  }
+
+  /**
+   * The job decides on event time only: the same records in orders a Kafka cluster may deliver them
+   * (the hosts' samples of a minute interleaved differently; the actions' topic read before the
+   * samples' or after all of them) give the same incidents, specs, outcomes and dead letters.
+   */
+  @Test
+  void everyOrderOfDeliveryGivesTheSameOutput() throws Exception {
+    List<String> reference = outputs(GraphRun.run(OPTIONS, samples(), actions(), seeds()));
+    assertTrue(reference.stream().anyMatch(o -> o.contains("TRUE_POSITIVE")), "" + reference);
+    for (GraphRun.ActionsAt at :
+        List.of(GraphRun.ActionsAt.AFTER_SAMPLES, GraphRun.ActionsAt.BEFORE_SAMPLES)) {
+      GraphRun run = GraphRun.run(OPTIONS, samples(), actions(), seeds(), null, at);
+      assertSameOutputs(reference, outputs(run), "actions " + at);
+    }
+    for (long seed : new long[] {1, 2}) {
+      GraphRun run =
+          GraphRun.run(OPTIONS, shuffledWithinMinutes(samples(), seed), actions(), seeds());
+      assertSameOutputs(reference, outputs(run), "samples of each minute shuffled, seed " + seed);
+    }
+  }
+
+  /** Fails naming the records only one of the two has. */
+  static void assertSameOutputs(List<String> expected, List<String> got, String what) {
+    List<String> missing = new ArrayList<>(expected);
+    missing.removeAll(got);
+    List<String> extra = new ArrayList<>(got);
+    extra.removeAll(expected);
+    assertTrue(
+        expected.equals(got), what + ": only in the reference " + missing + "; only here " + extra);
+  }
+
+  /**
+   * {@code records} with each minute's records (the samples of one window start, and the records
+   * that are not samples among them) in a random order; the minutes keep theirs.
+   */
+  static List<RawRecord> shuffledWithinMinutes(List<RawRecord> records, long seed) {
+    Wire<CpiSample> wire = Wire.of(CpiSample.class);
+    Random random = new Random(seed);
+    List<RawRecord> out = new ArrayList<>();
+    List<RawRecord> minute = new ArrayList<>();
+    long time = Long.MIN_VALUE;
+    for (RawRecord r : records) {
+      long t = time;
+      try {
+        t = wire.decode(r.value).getWindowStartUs();
+      } catch (WireFormatException | RuntimeException notASample) {
+        // stays in the minute it was given in
+      }
+      if (t != time) {
+        Collections.shuffle(minute, random);
+        out.addAll(minute);
+        minute.clear();
+        time = t;
+      }
+      minute.add(r);
+    }
+    Collections.shuffle(minute, random);
+    out.addAll(minute);
+    return out;
+  }
+
+  /**
+   * Everything a run wrote, one line per record, sorted, without the dead letters' wall-clock
+   * times; numbers to 9 significant digits (a spec's moments are sums whose order of addition
+   * follows the checkpoints).
+   */
+  static List<String> outputs(GraphRun run) {
+    return Stream.of(run.incidents, run.specs, run.outcomes, run.deadLetters)
+        .flatMap(List::stream)
+        .map(r -> canonical((SpecificRecord) r))
+        .sorted(Comparator.naturalOrder())
+        .toList();
+  }
+
+  static String canonical(SpecificRecord r) {
+    String text = r.getClass().getSimpleName() + " " + r;
+    text = text.replaceAll("\"at_us\": \\d+", "\"at_us\": _");
+    StringBuilder out = new StringBuilder();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("-?\\d+\\.\\d+(E-?\\d+)?").matcher(text);
+    while (m.find()) {
+      m.appendReplacement(out, String.format("%.9g", Double.parseDouble(m.group())));
+    }
+    m.appendTail(out);
+    return out.toString();
   }
 }

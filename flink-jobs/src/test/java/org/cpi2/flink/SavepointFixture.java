@@ -42,14 +42,18 @@ public final class SavepointFixture {
       throw new IllegalArgumentException(target + " exists; a fixture is never overwritten");
     }
     ArrayList<byte[]> input = new ArrayList<>();
-    for (RawRecord r : Cpi2JobIT.samples(1, SAVEPOINT_MINUTE)) {
+    ArrayList<Integer> partitions = new ArrayList<>();
+    for (RawRecord r : GraphRun.published(Cpi2JobIT.samples(1, SAVEPOINT_MINUTE))) {
       input.add(r.value);
+      partitions.add(r.partition);
     }
     byte[] idle = {0};
     GeneratorFunction<Long, RawRecord> gen =
         i ->
-            RawRecord.of(
-                "cpi2.samples", 0, i, null, i < input.size() ? input.get(i.intValue()) : idle);
+            i < input.size()
+                ? RawRecord.of(
+                    "cpi2.samples", partitions.get(i.intValue()), i, null, input.get(i.intValue()))
+                : RawRecord.of("cpi2.samples", 0, i, null, idle);
     DataGeneratorSource<RawRecord> source =
         new DataGeneratorSource<>(
             gen, Long.MAX_VALUE, new AfterInput(input.size()), TypeInformation.of(RawRecord.class));
@@ -64,9 +68,10 @@ public final class SavepointFixture {
           @Override
           public DataStream<RawRecord> samples(
               StreamExecutionEnvironment e, WatermarkStrategy<RawRecord> watermarks) {
-            return e.fromSource(source, watermarks, "fixture samples")
-                .uid("fixture-samples")
-                .setParallelism(1);
+            return GraphRun.byPartition(
+                e.fromSource(source, watermarks, "fixture samples")
+                    .uid("fixture-samples")
+                    .setParallelism(1));
           }
 
           @Override

@@ -312,7 +312,13 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   public void onTimer(long timestampMs, OnTimerContext ctx, Collector<Incident> out)
       throws Exception {
     judgeDue(ctx.getCurrentKey(), timestampMs, ctx);
-    prune(timestampMs * 1000 - windowUs);
+    // The watermark at its end (the samples' input ended: a bounded run, a drained stop) is no
+    // evidence that a task left: the series stay, so that an action read after it (the actions'
+    // stream holds no time back) is judged from the samples it covers, as it would have been on
+    // time.
+    if (ctx.timerService().currentWatermark() != Long.MAX_VALUE) {
+      prune(timestampMs * 1000 - windowUs);
+    }
     if (!pending.isEmpty()) {
       analyseDue(ctx.getCurrentKey(), timestampMs, timestampMs, ctx, out);
     }

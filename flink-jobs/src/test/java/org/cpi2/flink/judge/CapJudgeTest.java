@@ -106,6 +106,36 @@ class CapJudgeTest {
     h.close();
   }
 
+  /**
+   * The end of the samples' input (watermark at its end: a bounded run, a drained stop) fires every
+   * timer; a cap read after it is judged from the samples it covers, the same as on time.
+   */
+  @Test
+  void anActionReadAfterTheSamplesEndedIsJudgedFromTheSamplesItCovers() throws Exception {
+    List<CapOutcome> judged = new java.util.ArrayList<>();
+    for (boolean actionFirst : new boolean[] {true, false}) {
+      var h = harness();
+      HostEvent cap =
+          HostEvent.of(Fixtures.applied("a1", "h1", "video/7", "web/0", 20 * MIN, 25 * MIN));
+      if (actionFirst) {
+        h.processElement(cap, 20 * MIN / 1000);
+      }
+      for (int i = 0; i < 10; i++) {
+        ScoredSample s = victim((16 + i) * MIN, i < 4 ? 2.0 : 1.0, 0.8);
+        h.processElement(HostEvent.of(s), s.timeUs / 1000);
+      }
+      h.processWatermark(Long.MAX_VALUE);
+      if (!actionFirst) {
+        h.processElement(cap, 20 * MIN / 1000);
+      }
+      assertEquals(1, outcomes(h).size());
+      judged.add(outcomes(h).get(0));
+      h.close();
+    }
+    assertEquals(Verdict.TRUE_POSITIVE, judged.get(1).getVerdict(), judged.get(1).toString());
+    assertEquals(judged.get(0), judged.get(1));
+  }
+
   @Test
   void cpiRiseIsAFalsePositiveAndSmallChangeIsNoise() throws Exception {
     assertEquals(Verdict.FALSE_POSITIVE, judge(2.5).getVerdict());
