@@ -14,6 +14,8 @@ samples. Needs root, cgroup v2 (PSI) and the v1 cpu controller; the C programs f
 Usage: python -m cpi2.lab quiet-vs-antagonist [--phase-s S] [--rate R] [--cpu C] [--build DIR]
        python -m cpi2.lab run [--schedule Q,ON,OFF...] [--rate R] [--threads N] (the lab end to end:
        cpi2.lab_loop, make lab)
+       python -m cpi2.lab calibrate [--services redis,nginx] [--rows NAME/WORKERS@same|other,...] (real
+       services beside stress-ng antagonists, uncapped and capped: cpi2.lab_calibrate)
 """
 
 import argparse
@@ -43,11 +45,13 @@ def nearest_rank(values, q):
 
 
 class Cgroup:
-    """One task's cgroup, the same path in v2 and in the v1 cpu hierarchy."""
+    """One task's cgroup, the same path in v2 and in the v1 cpu hierarchy (v2 alone with
+    v1=False: a task counted by the lab, scheduled where it started, e.g. under SCHED_FIFO, which
+    a v1 cpu child cgroup without a real-time budget refuses)."""
 
-    def __init__(self, name):
+    def __init__(self, name, v1=True):
         self.name = name
-        self.dirs = [os.path.join(V2, TOP, name), os.path.join(V1, TOP, name)]
+        self.dirs = [os.path.join(V2, TOP, name)] + ([os.path.join(V1, TOP, name)] if v1 else [])
         for d in self.dirs:
             os.makedirs(d, exist_ok=True)
 
@@ -56,47 +60,91 @@ class Cgroup:
             with open(os.path.join(d, "cgroup.procs"), "w") as f:
                 f.write(str(pid))
 
-    def cap(self, cpus):
-        """Write the v1 quota directly: cpus CPU-sec/sec (the enforcer's own path comes later)."""
-        quota = max(1000, int(cpus * PERIOD_US))
-        with open(os.path.join(self.dirs[1], "cpu.cfs_period_us"), "w") as f:
-            f.write(str(PERIOD_US))
-        with open(os.path.join(self.dirs[1], "cpu.cfs_quota_us"), "w") as f:
-            f.write(str(quota))
+    def set_v1(self, key, value):
+        """Write a v1 cpu controller file of this cgroup; False where the kernel has no such file."""
+        path = os.path.join(self.dirs[-1], key)
+        if len(self.dirs) < 2 or not os.path.exists(path):
+            return False
+        with open(path, "w") as f:
+            f.write(str(value))
+        return True
+
+    def cap(self, cpus, period_us=PERIOD_US, lower_priority=False):
+        """Write the v1 quota directly: cpus CPU-sec/sec in periods of period_us; with
+        lower_priority also what the enforcer writes with a cap (its cap_weight: cpu.shares 2,
+        then cpu.idle 1 where the kernel has it). Returns the quota."""
+        quota = max(1000, int(cpus * period_us))
+        self.set_v1("cpu.cfs_period_us", period_us)
+        self.set_v1("cpu.cfs_quota_us", quota)
+        if lower_priority:
+            self.set_v1("cpu.shares", 2)
+            self.set_v1("cpu.idle", 1)
         return quota
+
+
+def _procs(dirs):
+    pids = set()
+    for d in dirs:
+        try:
+            with open(os.path.join(d, "cgroup.procs")) as f:
+                pids.update(int(p) for p in f.read().split())
+        except OSError:
+            pass
+    return pids
+
+
+def _populated(d):
+    """Whether the v2 cgroup d still holds a task, a dying one included (cgroup.events)."""
+    try:
+        with open(os.path.join(d, "cgroup.events")) as f:
+            return "populated 1" in f.read()
+    except OSError:
+        return False
+
+
+def kill_cgroup(cg, timeout=30):
+    """Lift any cap (a capped task dies slowly: its exit runs in its quota), SIGKILL whatever is
+    in cg (v2 and v1) and wait until the v2 cgroup holds nothing, dying tasks included. False
+    when something is still there after timeout seconds."""
+    cg.set_v1("cpu.idle", 0)
+    cg.set_v1("cpu.cfs_quota_us", -1)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        pids = _procs(cg.dirs)
+        if not pids and not _populated(cg.dirs[0]):
+            return True
+        for pid in pids:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    return False
 
 
 def remove_all():
     """Kill what is left in the experiment's cgroups and remove them (rmdir only, leaves first)."""
+    names = set()
+    for base in (V2, V1):
+        top = os.path.join(base, TOP)
+        if os.path.isdir(top):
+            names.update(d for d in os.listdir(top) if os.path.isdir(os.path.join(top, d)))
+    for name in sorted(names):
+        kill_cgroup(Cgroup(name))
     for base in (V2, V1):
         top = os.path.join(base, TOP)
         if not os.path.isdir(top):
             continue
-        for d in sorted(os.listdir(top)):
-            path = os.path.join(top, d)
-            if not os.path.isdir(path):
-                continue
-            try:
-                with open(os.path.join(path, "cgroup.procs")) as f:
-                    for pid in f.read().split():
-                        try:
-                            os.kill(int(pid), 9)
-                        except ProcessLookupError:
-                            pass
-            except OSError:
-                pass
-    time.sleep(0.3)
-    for base in (V2, V1):
-        top = os.path.join(base, TOP)
-        if os.path.isdir(top):
-            for d in os.listdir(top):
-                if not os.path.isdir(os.path.join(top, d)):
-                    continue
+        for d in sorted(names):
+            if os.path.isdir(os.path.join(top, d)):
                 try:
                     os.rmdir(os.path.join(top, d))
                 except OSError as e:
                     print("lab: rmdir %s: %s" % (os.path.join(top, d), e), file=sys.stderr)
+        try:
             os.rmdir(top)
+        except OSError as e:
+            print("lab: rmdir %s: %s" % (top, e), file=sys.stderr)
 
 
 def start_in(cgroup, argv, **kw):
@@ -294,7 +342,36 @@ def main(argv=None):
         "--out",
         help="a new folder (or an empty one of yours) for the table, plot and files (default build/lab/<time>-XXXXXX)",
     )
+    c = sub.add_parser(
+        "calibrate",
+        help="real services (redis, nginx) quiet, beside each antagonist, and capped by hand: the calibration table",
+    )
+    c.add_argument(
+        "--services", default="redis,nginx", help="the kinds of victims, one after the other (default redis,nginx)"
+    )
+    c.add_argument(
+        "--rows",
+        default=None,
+        help="antagonists: NAME/WORKERS@same|other,... NAME a stress-ng stressor (cpu, cache, l1cache, stream, "
+        "memcpy) or ibench:<kernel> (default: each stressor on the victims' CPU, the cache and memory ones "
+        "also on the other)",
+    )
+    c.add_argument("--rate", type=float, default=1000.0, help="requests/s to each replica (default 1000)")
+    c.add_argument("--phase-s", type=float, default=10.0, help="length of each phase (default 10)")
+    c.add_argument("--settle-s", type=float, default=1.0, help="left out after each change (default 1)")
+    c.add_argument("--warmup-s", type=float, default=3.0, help="after the services and load start (default 3)")
+    c.add_argument("--cpu", type=int, default=None, help="the victims' CPU (default the last)")
+    c.add_argument("--build", help="the C release build (default build/c)")
+    c.add_argument("--out", help="where calibration.json goes (default build/lab/calibration-<time>)")
+    c.add_argument("--report", help="also write the table into this markdown file (between its markers)")
+    c.add_argument("--keep-csv", action="store_true", help="keep the load generator's CSVs")
     args = ap.parse_args(argv)
+    if args.cmd == "calibrate":
+        from cpi2 import lab_calibrate  # it imports this module
+
+        if args.rows is None:
+            args.rows = lab_calibrate.DEFAULT_ROWS
+        sys.exit(lab_calibrate.run(args))
     if args.cmd == "quiet-vs-antagonist":
         quiet_vs_antagonist(args)
     elif args.cmd == "run":

@@ -75,6 +75,15 @@ TOP_SHARES = 10240
 CAP_PERIOD_US = 10000
 
 
+def weigh_top():
+    """The lab's top v1 cgroup at TOP_SHARES (where the v1 cpu controller is mounted)."""
+    top_v1 = os.path.join(lab.V1, lab.TOP)
+    if os.path.exists(os.path.join(lab.V1, "cpu.shares")):
+        os.makedirs(top_v1, exist_ok=True)
+        with open(os.path.join(top_v1, "cpu.shares"), "w") as f:
+            f.write(str(TOP_SHARES))
+
+
 class Interrupted(Exception):
     pass
 
@@ -361,11 +370,7 @@ class Lab:
         print("lab: detection job %s submitted: %s" % (self.job, " ".join(options)))
         root, version = enforcer_root()
         os.makedirs(root, exist_ok=True)
-        top_v1 = os.path.join(lab.V1, lab.TOP)
-        if os.path.exists(os.path.join(lab.V1, "cpu.shares")):
-            os.makedirs(top_v1, exist_ok=True)
-            with open(os.path.join(top_v1, "cpu.shares"), "w") as f:
-                f.write(str(TOP_SHARES))
+        weigh_top()
         self.enforcer = self.agent(
             "enforcer",
             [self.bins["enforcer"], "--host", self.host, "--cgroup-root", root, "--cgroup-version", str(version)]
@@ -411,11 +416,7 @@ class Lab:
     def weigh(self, task):
         """The antagonist's v1 cpu.shares: 1024 per thread, as Kubernetes weighs a pod by its CPU
         request; beside five victims of 1024 each, it takes more than their share of the CPU."""
-        lab.Cgroup(task)
-        path = os.path.join(lab.V1, lab.TOP, task, "cpu.shares")
-        if os.path.exists(path):
-            with open(path, "w") as f:
-                f.write(str(1024 * self.args.threads))
+        lab.Cgroup(task).set_v1("cpu.shares", 1024 * self.args.threads)
 
     def wait(self, seconds):
         """Sleep while following the output topics; fail early when an agent died."""
