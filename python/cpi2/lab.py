@@ -81,6 +81,18 @@ class Cgroup:
             self.set_v1("cpu.idle", 1)
         return quota
 
+    def uncap(self, shares):
+        """Undo cap(): cpu.idle 0 first (clearing it resets the weight), then shares, no quota."""
+        self.set_v1("cpu.idle", 0)
+        self.set_v1("cpu.shares", shares)
+        self.set_v1("cpu.cfs_quota_us", -1)
+
+    def freeze(self, frozen):
+        """Freeze or thaw every task of the cgroup (v2 cgroup.freeze): a frozen antagonist is
+        there, its memory too, and does nothing."""
+        with open(os.path.join(self.dirs[0], "cgroup.freeze"), "w") as f:
+            f.write("1" if frozen else "0")
+
 
 def _procs(dirs):
     pids = set()
@@ -357,7 +369,14 @@ def main(argv=None):
         "also on the other)",
     )
     c.add_argument("--rate", type=float, default=1000.0, help="requests/s to each replica (default 1000)")
-    c.add_argument("--phase-s", type=float, default=10.0, help="length of each phase (default 10)")
+    c.add_argument("--phase-s", type=float, default=5.0, help="length of each phase (default 5)")
+    c.add_argument(
+        "--cycles",
+        type=int,
+        default=3,
+        help="quiet, uncapped, capped this many times per row, pooled: the machine's own bursts spread over "
+        "the three (default 3)",
+    )
     c.add_argument("--settle-s", type=float, default=1.0, help="left out after each change (default 1)")
     c.add_argument("--warmup-s", type=float, default=3.0, help="after the services and load start (default 3)")
     c.add_argument("--cpu", type=int, default=None, help="the victims' CPU (default the last)")

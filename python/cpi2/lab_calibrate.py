@@ -5,9 +5,11 @@ machine, and which kinds a cap can fix at all.
 For each service kind (redis, nginx: REPLICAS replicas with their exporters, each in its own
 cgroup, on the victims' CPU) the open-loop load generator runs on another CPU for the whole
 calibration, and for each antagonist row (a stress-ng stressor or an ibench kernel, its workers,
-and its placement: the victims' CPU, `same`, or another, `other`) three phases follow each other:
+and its placement: the victims' CPU, `same`, or another, `other`) the antagonist starts and
+three phases follow each other, --cycles times, each kind pooled over its cycles (a burst of the
+machine's other load then falls in all three, not in one):
 
-- quiet: no antagonist;
+- quiet: the antagonist frozen (v2 cgroup.freeze: there, its memory too, doing nothing);
 - uncapped: the antagonist beside the victims, its v1 cpu.shares 1024 a worker (as Kubernetes
   weighs a pod by its CPU request);
 - capped: the same antagonist capped by hand as the enforcer caps a batch task (the job's batch
@@ -108,32 +110,49 @@ class Snapshot:
         self.busy = cpu_busy_s(cpus)
 
 
-def phase_figures(a, b, lat, placement, cpu, other_cpu):
-    """What one phase [a, b] measured (a, b: Snapshots; lat: the load generator's rows)."""
-    d = b.t - a.t
-    inside = sorted(x[1] for x in lat if a.t <= x[0] < b.t and x[3])
-    failed = sum(1 for x in lat if a.t <= x[0] < b.t and not x[3])
-    ops = sum(b.stats[n]["ops"] - a.stats[n]["ops"] for n in a.stats)
+def phase_figures(spans, lat, windows, placement, cpu, other_cpu):
+    """What one kind of phase measured over its spans [(a, b)] (a, b: Snapshots; lat: the load
+    generator's rows; windows: the replicas' 1 s windows of pressure and CPU), pooled."""
+    d = sum(b.t - a.t for a, b in spans)
+
+    def inside(t):
+        return any(a.t <= t < b.t for a, b in spans)
+
+    def delta(f):
+        return sum(f(b) - f(a) for a, b in spans)
+
+    names = list(spans[0][0].psi)
+    win = [w for w in windows if any(a.t < w[0] <= b.t + 0.1 for a, b in spans)]
+    pw = [w[2] for w in win]
+    ok = sorted(x[1] for x in lat if x[3] and inside(x[0]))
+    failed = sum(1 for x in lat if not x[3] and inside(x[0]))
+    ops = delta(lambda s: sum(s.stats[n]["ops"] for n in names))
     own = None
-    if all(a.stats[n]["usec"] is not None for n in a.stats):
-        own = sum(b.stats[n]["usec"] - a.stats[n]["usec"] for n in a.stats) / ops if ops else float("nan")
-    victims_cpu = sum(b.cpu[n] - a.cpu[n] for n in a.cpu) / 1e6
-    ant = (b.ant - a.ant) / 1e6
-    load = (b.load - a.load) / 1e6
-    busy_v = b.busy[cpu] - a.busy[cpu]
-    busy_o = b.busy[other_cpu] - a.busy[other_cpu]
+    if all(spans[0][0].stats[n]["usec"] is not None for n in names):
+        own = delta(lambda s: sum(s.stats[n]["usec"] for n in names)) / ops if ops else float("nan")
+    victims_cpu = delta(lambda s: sum(s.cpu.values())) / 1e6
+    ant = delta(lambda s: s.ant) / 1e6
+    load = delta(lambda s: s.load) / 1e6
+    busy_v = delta(lambda s: s.busy[cpu])
+    busy_o = delta(lambda s: s.busy[other_cpu])
     ant_here = ant if placement == "same" else 0.0
     ant_there = ant if placement == "other" else 0.0
     return {
         "seconds": d,
-        "requests": len(inside),
+        "requests": len(ok),
         "failed": failed,
-        "p50_us": lab.nearest_rank(inside, 50),
-        "p99_us": lab.nearest_rank(inside, 99),
-        "p999_us": lab.nearest_rank(inside, 99.9),
+        "p50_us": lab.nearest_rank(ok, 50),
+        "p99_us": lab.nearest_rank(ok, 99),
+        "p999_us": lab.nearest_rank(ok, 99.9),
         "own_us_per_op": own,
         "cpu_us_per_op": victims_cpu * 1e6 / ops if ops else float("nan"),
-        "pressure": sum(b.psi[n] - a.psi[n] for n in a.psi) / len(a.psi) / 1e6 / d,
+        "pressure": delta(lambda s: sum(s.psi.values())) / len(names) / 1e6 / d,
+        # per replica and 1 s window, as the collector's cpu_pressure
+        "pressure_windows": len(pw),
+        "pressure_p50": lab.nearest_rank(pw, 50),
+        "pressure_p90": lab.nearest_rank(pw, 90),
+        "pressure_max": max(pw, default=float("nan")),
+        "cpu_per_replica": sum(w[3] for w in win) / len(win) if win else float("nan"),
         "antagonist_cpu": ant / d,
         "other_load_victims_cpu": max(0.0, busy_v - victims_cpu - ant_here) / d,
         "other_load_other_cpu": max(0.0, busy_o - load - ant_there) / d,
@@ -175,6 +194,7 @@ class Calibration:
         self.tmp = tempfile.mkdtemp(prefix="cpi2-lab-cal-")
         self.services = self.load = None
         self.results = []
+        self.windows = []  # (wall s at the window's end, replica, pressure, CPU)
 
     def run(self):
         lab_services.ensure_packages(["stress-ng"] + self.kinds)
@@ -209,10 +229,9 @@ class Calibration:
         marks = []
         for n, (name, threads, placement) in enumerate(self.rows):
             cg = lab.Cgroup("antagonist-%s-%d" % (kind, n))
-            cg.set_v1("cpu.shares", 1024 * threads)
-            s0 = Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))
-            time.sleep(a.phase_s)
-            s1 = Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))
+            shares = 1024 * threads
+            cg.set_v1("cpu.shares", shares)
+            cg.freeze(True)  # started frozen: the first phase is quiet
             where = self.cpu if placement == "same" else self.other_cpu
             ant = lab.start_in(
                 cg,
@@ -220,36 +239,55 @@ class Calibration:
                 stdout=subprocess.DEVNULL,
                 stderr=open(os.path.join(self.out, "antagonist-%s-%d.log" % (kind, n)), "w"),
             )
-            time.sleep(a.settle_s)
-            s2 = Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))
-            time.sleep(a.phase_s)
-            s3 = Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))
-            cg.cap(BATCH_CAP, lab_loop.CAP_PERIOD_US, lower_priority=True)
-            time.sleep(a.settle_s)
-            s4 = Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))
-            time.sleep(a.phase_s)
-            s5 = Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))
+            spans = {"quiet": [], "uncapped": [], "capped": []}
+            for _cycle in range(a.cycles):
+                for phase in ("quiet", "uncapped", "capped"):
+                    if phase == "quiet":
+                        cg.freeze(True)
+                        cg.uncap(shares)
+                    elif phase == "uncapped":
+                        cg.freeze(False)
+                    else:
+                        cg.cap(BATCH_CAP, lab_loop.CAP_PERIOD_US, lower_priority=True)
+                    time.sleep(a.settle_s)
+                    s0 = Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))
+                    self.sample_windows(replicas, a.phase_s)
+                    spans[phase].append((s0, Snapshot(replicas, cg, load_cg, (self.cpu, self.other_cpu))))
             if ant.poll() is not None:
                 print("lab: the antagonist %s ended early (exit %d)" % (name, ant.returncode), file=sys.stderr)
+            cg.freeze(False)
             if not lab.kill_cgroup(cg):
                 print("lab: the antagonist %s did not end within 30 s" % name, file=sys.stderr)
             ant.wait(timeout=10)
-            marks.append((name, threads, placement, (s0, s1), (s2, s3), (s4, s5)))
+            marks.append((name, threads, placement, spans))
             print("lab: %s %s/%d@%s measured" % (kind, name, threads, placement), flush=True)
-            time.sleep(a.settle_s)
         self.load.send_signal(signal.SIGTERM)
         stdout, _ = self.load.communicate(timeout=60)
         report = lab_services.load_report(stdout)
         self.services.stop()
         self.services = self.load = None
         lat = lab_services.read_load(csv_path, report["start_unix_us"] / 1e6)
-        for name, threads, placement, quiet, uncapped, capped in marks:
+        for name, threads, placement, spans in marks:
             row = {"service": kind, "antagonist": name, "threads": threads, "placement": placement}
-            for phase, (x, y) in (("quiet", quiet), ("uncapped", uncapped), ("capped", capped)):
-                row[phase] = phase_figures(x, y, lat, placement, self.cpu, self.other_cpu)
+            for phase, sp in spans.items():
+                row[phase] = phase_figures(sp, lat, self.windows, placement, self.cpu, self.other_cpu)
             self.results.append(verdict(row))
         if not a.keep_csv:
             os.remove(csv_path)
+
+    def sample_windows(self, replicas, seconds):
+        """Sleep for seconds, reading each replica's pressure and CPU every second: the 1 s
+        windows the collector would publish, (wall s, pressure, CPU) per replica."""
+        end = time.time() + seconds
+        last = {r.name: (time.time(), psi_total(r.cgroup), r.cpu_usec()) for r in replicas}
+        while time.time() < end - 0.05:
+            time.sleep(min(1.0, max(0.0, end - time.time())))
+            for r in replicas:
+                t, p, c = time.time(), psi_total(r.cgroup), r.cpu_usec()
+                t0, p0, c0 = last[r.name]
+                if t - t0 >= 0.5:
+                    self.windows.append((t, r.name, (p - p0) / 1e6 / (t - t0), (c - c0) / 1e6 / (t - t0)))
+                last[r.name] = (t, p, c)
 
     def stop(self):
         if self.load and self.load.poll() is None:
@@ -293,9 +331,10 @@ class Calibration:
             "replica, 2 keep-alive connections each (redis: GET of one of 10000 keys of 256 bytes; nginx: "
             "GET of a 900-byte file)"
             % (lab.REPLICAS, self.cpu, self.other_cpu, lab_services.LOAD_RT_PRIORITY, self.args.rate),
-            "- phases of %g s (quiet, uncapped, capped by hand: %g CPU-sec/sec in %d us periods, cpu.shares 2, "
-            "cpu.idle 1), %g s settling after each change; the antagonist's cpu.shares 1024 a worker"
-            % (self.args.phase_s, BATCH_CAP, lab_loop.CAP_PERIOD_US, self.args.settle_s),
+            "- per row, %d cycles of three phases of %g s, pooled: quiet (the antagonist frozen), uncapped, capped "
+            "by hand (%g CPU-sec/sec in %d us periods, cpu.shares 2, cpu.idle 1); %g s left out after each change; "
+            "the antagonist's cpu.shares 1024 a worker"
+            % (self.args.cycles, self.args.phase_s, BATCH_CAP, lab_loop.CAP_PERIOD_US, self.args.settle_s),
         ]
 
     def table(self):
@@ -310,7 +349,7 @@ class Calibration:
             key = "own_us_per_op" if r["work_measure"] == "own time" else "cpu_us_per_op"
             lines.append(
                 "| %s | %s | %d | %s | %.0f | %.0f (%.2f) | %.0f (%.2f) | %s %.1f / %.1f / %.1f us (%.2f) "
-                "| %.3f / %.3f / %.3f | %.2f / %.2f | %.2f / %.2f | %s | %s | %s |"
+                "| %.2f / %.2f / %.2f (p90 %.2f / %.2f / %.2f) | %.2f / %.2f | %.2f / %.2f | %s | %s | %s |"
                 % (
                     r["service"],
                     r["antagonist"],
@@ -329,6 +368,9 @@ class Calibration:
                     q["pressure"],
                     u["pressure"],
                     c["pressure"],
+                    q["pressure_p90"],
+                    u["pressure_p90"],
+                    c["pressure_p90"],
                     u["antagonist_cpu"],
                     c["antagonist_cpu"],
                     max(q["other_load_victims_cpu"], u["other_load_victims_cpu"], c["other_load_victims_cpu"]),
@@ -349,7 +391,7 @@ class Calibration:
             "hurts: p99 uncapped >= %g x quiet; cap fixes: p99 capped <= %g x quiet; reaches (cross-core rows): the "
             "service's own time per request (redis INFO commandstats usec per GET) or, where it has none (nginx), "
             "its CPU per request rises >= %g x (else the interference reaches only its clients); pressure: the "
-            "victims' mean v2 cpu.pressure some, share of the time; other load: the most, over the row's phases, "
+            "victims' mean v2 cpu.pressure some, share of the time, and the p90 of the replicas' 1 s windows; other load: the most, over the row's phases, "
             "of each CPU's busy time not used by the lab's victims, load generator and antagonist (CPU-sec/sec)"
             % (HURTS, CAPPED_WITHIN, REACHES),
         ]
