@@ -8,6 +8,8 @@
 
 #include <cpi2/log.h>
 
+#include "common.h"
+
 #define STR(f) CPI2_CFG_STR, offsetof(struct victim_conf, f), sizeof(((struct victim_conf *)0)->f)
 #define NUM(t, f) t, offsetof(struct victim_conf, f), 0
 
@@ -46,23 +48,12 @@ int victim_conf_parse(struct victim_conf *c, int argc, char **argv, char *err, s
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = cpi2_config_parse_args(keys, c, argc, argv, usage, c->props, err, errsz);
+	rc = lab_parse_args(keys, c, argc, argv, usage, c->props, "cpi2-lab-victim", err, errsz);
 	if (rc)
 		return rc;
-	if (c->props[0]) {
-		snprintf(err, errsz, "%s: cpi2-lab-victim takes no Kafka properties (-X)",
-			 c->props[0]);
-		return -EINVAL;
-	}
-	if (!(c->rate > 0 && c->rate <= 1e6)) {
-		snprintf(err, errsz, "rate must be above 0 and at most 1000000 per second, not %g",
-			 c->rate);
-		return -EINVAL;
-	}
-	if (!(c->duration_s >= 0 && c->duration_s <= 30 * 86400.0)) {
-		snprintf(err, errsz, "duration_s must be 0 to 30 days, not %g", c->duration_s);
-		return -EINVAL;
-	}
+	rc = lab_check_common(c->rate, c->duration_s, c->cpu, c->report, c->log_level, err, errsz);
+	if (rc)
+		return rc;
 	if (c->cpu_ops < 0 || c->cache_loads < 0 || c->cpu_ops + c->cache_loads == 0 ||
 	    c->cpu_ops > 1000000000L || c->cache_loads > 1000000000L) {
 		snprintf(err, errsz,
@@ -70,13 +61,5 @@ int victim_conf_parse(struct victim_conf *c, int argc, char **argv, char *err, s
 			 "does some work)");
 		return -EINVAL;
 	}
-	if (c->cpu < -1 || c->cpu > 4095) {
-		snprintf(err, errsz, "cpu must be -1 or a CPU number, not %ld", c->cpu);
-		return -EINVAL;
-	}
-	if (strcmp(c->report, "json") && strcmp(c->report, "text")) {
-		snprintf(err, errsz, "report must be json or text, not '%s'", c->report);
-		return -EINVAL;
-	}
-	return cpi2_log_set_level_name(c->log_level, err, errsz) ? -EINVAL : 0;
+	return 0;
 }

@@ -25,6 +25,7 @@
 #include <cpi2/signals.h>
 #include <cpi2/stats.h>
 
+#include "common.h"
 #include "load_conf.h"
 #include "reply.h"
 #include "report.h"
@@ -460,15 +461,6 @@ static int preload(char *err, size_t errsz)
 	return 0;
 }
 
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
-
 static void report(double run_s, double cpu_s, const char *stopped_by)
 {
 	struct ibench_report r;
@@ -539,17 +531,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (conf.cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET((int)conf.cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set)) {
-			cpi2_log(CPI2_LOG_ERR, MODULE, "pin to CPU %ld: %s", conf.cpu,
-				 strerror(errno));
-			return 2;
-		}
-	}
+	if (lab_pin(MODULE, conf.cpu))
+		return 2;
 	if (conf.rt_priority > 0) {
 		struct sched_param sp = {.sched_priority = (int)conf.rt_priority};
 
@@ -679,7 +662,7 @@ int main(int argc, char **argv)
 		cpi2_log(CPI2_LOG_ERR, MODULE, "write %s: %s", conf.out, strerror(errno));
 		rc = 1;
 	}
-	report(run_s, cpu_seconds(), stopped_by);
+	report(run_s, lab_cpu_seconds(), stopped_by);
 	for (int i = 0; i < conf.ntargets; i++) {
 		free(targets[i].conns);
 		free(targets[i].lat.v);

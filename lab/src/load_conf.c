@@ -9,6 +9,8 @@
 
 #include <cpi2/log.h>
 
+#include "common.h"
+
 #define STR(f) CPI2_CFG_STR, offsetof(struct load_conf, f), sizeof(((struct load_conf *)0)->f)
 #define NUM(t, f) t, offsetof(struct load_conf, f), 0
 
@@ -104,14 +106,9 @@ int load_conf_parse(struct load_conf *c, int argc, char **argv, char *err, size_
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	rc = cpi2_config_parse_args(keys, c, argc, argv, usage, c->props, err, errsz);
+	rc = lab_parse_args(keys, c, argc, argv, usage, c->props, "cpi2-lab-load", err, errsz);
 	if (rc)
 		return rc;
-	if (c->props[0]) {
-		snprintf(err, errsz, "%s: cpi2-lab-load takes no Kafka properties (-X)",
-			 c->props[0]);
-		return -EINVAL;
-	}
 	if (!strcmp(c->protocol, "redis"))
 		c->proto = LOAD_REDIS;
 	else if (!strcmp(c->protocol, "http"))
@@ -126,15 +123,9 @@ int load_conf_parse(struct load_conf *c, int argc, char **argv, char *err, size_
 		snprintf(err, errsz, "arrivals must be poisson or uniform, not '%s'", c->arrivals);
 		return -EINVAL;
 	}
-	if (!(c->rate > 0 && c->rate <= 1e6)) {
-		snprintf(err, errsz, "rate must be above 0 and at most 1000000 per second, not %g",
-			 c->rate);
-		return -EINVAL;
-	}
-	if (!(c->duration_s >= 0 && c->duration_s <= 30 * 86400.0)) {
-		snprintf(err, errsz, "duration_s must be 0 to 30 days, not %g", c->duration_s);
-		return -EINVAL;
-	}
+	rc = lab_check_common(c->rate, c->duration_s, c->cpu, c->report, c->log_level, err, errsz);
+	if (rc)
+		return rc;
 	if (!(c->drain_s >= 0 && c->drain_s <= 3600)) {
 		snprintf(err, errsz, "drain_s must be 0 to 3600, not %g", c->drain_s);
 		return -EINVAL;
@@ -156,19 +147,9 @@ int load_conf_parse(struct load_conf *c, int argc, char **argv, char *err, size_
 			 c->path);
 		return -EINVAL;
 	}
-	if (c->cpu < -1 || c->cpu > 4095) {
-		snprintf(err, errsz, "cpu must be -1 or a CPU number, not %ld", c->cpu);
-		return -EINVAL;
-	}
 	if (c->rt_priority < 0 || c->rt_priority > 99) {
 		snprintf(err, errsz, "rt_priority must be 0 to 99, not %ld", c->rt_priority);
 		return -EINVAL;
 	}
-	if (strcmp(c->report, "json") && strcmp(c->report, "text")) {
-		snprintf(err, errsz, "report must be json or text, not '%s'", c->report);
-		return -EINVAL;
-	}
-	if (cpi2_log_set_level_name(c->log_level, err, errsz))
-		return -EINVAL;
 	return split_targets(c, err, errsz);
 }

@@ -18,6 +18,7 @@
 #include <cpi2/signals.h>
 #include <cpi2/stats.h>
 
+#include "common.h"
 #include "conf.h"
 #include "machine.h"
 #include "probe.h"
@@ -54,15 +55,6 @@ static int record_add(struct record *r, uint64_t latency, uint64_t service)
 	r->latency[r->n] = latency;
 	r->service[r->n++] = service;
 	return 0;
-}
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
 }
 
 /* sleep until the monotonic time t (ns); false when a stop signal came first */
@@ -130,17 +122,8 @@ int main(int argc, char **argv)
 		cpi2_log(CPI2_LOG_ERR, MODULE, "%s", err);
 		return 2;
 	}
-	if (conf.cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET((int)conf.cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set)) {
-			cpi2_log(CPI2_LOG_ERR, MODULE, "pin to CPU %ld: %s", conf.cpu,
-				 strerror(errno));
-			return 2;
-		}
-	}
+	if (lab_pin(MODULE, conf.cpu))
+		return 2;
 	if (conf.cache_dir[0])
 		snprintf(cache_dir, sizeof(cache_dir), "%s", conf.cache_dir);
 	else
@@ -172,7 +155,7 @@ int main(int argc, char **argv)
 		cpi2_log(CPI2_LOG_ERR, MODULE, "signal handlers: %s", strerror(-rc));
 		return 1;
 	}
-	double cpu0 = cpu_seconds(), interval_ns = 1e9 / conf.rate;
+	double cpu0 = lab_cpu_seconds(), interval_ns = 1e9 / conf.rate;
 	int64_t t0 = cpi2_clock_ns(CLOCK_MONOTONIC), end_ns = t0 + (int64_t)(conf.duration_s * 1e9);
 	const char *stopped_by = "duration";
 
@@ -209,7 +192,7 @@ int main(int argc, char **argv)
 	/* the chains' results, so the compiler keeps the work */
 	cpi2_log(CPI2_LOG_DEBUG, MODULE, "chains ended at %llx %p", (unsigned long long)cpu.x,
 		 (void *)cache.cursor);
-	report(&conf, &cache, &rec, late, run_s, cpu_seconds() - cpu0, stopped_by);
+	report(&conf, &cache, &rec, late, run_s, lab_cpu_seconds() - cpu0, stopped_by);
 	ibench_probe_free(&cpu);
 	ibench_probe_free(&cache);
 	free(rec.latency);

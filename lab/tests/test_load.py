@@ -12,9 +12,7 @@ are counted and not ok; broken answers, a refused port and SIGTERM end with a re
 Usage: test_load.py PATH/TO/cpi2-lab-load
 """
 
-import csv
 import json
-import math
 import os
 import signal
 import socket
@@ -23,6 +21,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from labtest import int_rows, nearest_rank
 
 BIN = None
 
@@ -151,14 +151,7 @@ def load(server, tmp, name, *args, protocol=None, timeout=60):
         timeout=timeout,
     )
     assert r.returncode == 0, r
-    with open(out) as f:
-        rows = [{k: int(v) for k, v in row.items()} for row in csv.DictReader(f)]
-    return json.loads(r.stdout), rows
-
-
-def nearest_rank(values, q):
-    v = sorted(values)
-    return v[max(1, min(len(v), math.ceil(q / 100 * len(v)))) - 1]
+    return json.loads(r.stdout), int_rows(out)
 
 
 def check_help_and_errors():

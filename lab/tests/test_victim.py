@@ -8,9 +8,7 @@ SIGTERM ends the run with the report and a complete CSV.
 Usage: test_victim.py PATH/TO/cpi2-lab-victim
 """
 
-import csv
 import json
-import math
 import os
 import signal
 import subprocess
@@ -18,21 +16,14 @@ import sys
 import tempfile
 import time
 
+from labtest import int_rows as rows
+from labtest import nearest_rank
+
 BIN = None
 
 
 def run(*args, timeout=60):
     return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def rows(path):
-    with open(path) as f:
-        return [{k: int(v) for k, v in r.items()} for r in csv.DictReader(f)]
-
-
-def nearest_rank(values, q):
-    v = sorted(values)
-    return v[max(1, min(len(v), math.ceil(q / 100 * len(v)))) - 1]
 
 
 def check_help_and_errors():

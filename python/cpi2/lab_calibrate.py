@@ -422,19 +422,7 @@ def run(args):
         print("lab: cannot run here: %s" % why, file=sys.stderr)
         return 2
     cal = Calibration(args)
-    old = {s: signal.signal(s, lab_loop._raise_interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        cal.run()
-    except (lab_loop.Interrupted, KeyboardInterrupt) as e:
-        print("lab: interrupted (%s): stopping everything it started" % e, file=sys.stderr)
-        cal.stop()
+    if lab_loop.guarded(cal.run, cal.stop):
         return 130
-    except BaseException:
-        cal.stop()
-        raise
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-    cal.stop()
     cal.write()
     return 0

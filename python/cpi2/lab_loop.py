@@ -795,27 +795,34 @@ class Lab:
         return failed
 
 
+def guarded(body, stop):
+    """Run body() with SIGTERM and SIGINT raising Interrupted, then stop(), whatever happened
+    (stop ends every process and cgroup the run started). True when it was interrupted."""
+    old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        body()
+    except (Interrupted, KeyboardInterrupt) as e:
+        print("lab: interrupted (%s): stopping everything it started" % e, file=sys.stderr)
+        stop()
+        return True
+    except BaseException:
+        stop()
+        raise
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    stop()
+    return False
+
+
 def run(args):
     why = cannot_run()
     if why:
         print("lab: cannot run here: %s" % why, file=sys.stderr)
         return 2
     lb = Lab(args)
-    old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        lb.setup()
-        lb.play()
-    except (Interrupted, KeyboardInterrupt) as e:
-        print("lab: interrupted (%s): stopping everything it started" % e, file=sys.stderr)
-        lb.stop()
+    if guarded(lambda: (lb.setup(), lb.play()), lb.stop):
         return 130
-    except BaseException:
-        lb.stop()
-        raise
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-    lb.stop()
     result = lb.report()
     failed = lb.check(*result)
     for f in failed:
