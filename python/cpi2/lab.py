@@ -381,7 +381,9 @@ def main(argv=None):
     c.add_argument("--warmup-s", type=float, default=3.0, help="after the services and load start (default 3)")
     c.add_argument("--cpu", type=int, default=None, help="the victims' CPU (default the last)")
     c.add_argument("--build", help="the C release build (default build/c)")
-    c.add_argument("--out", help="where calibration.json goes (default build/lab/calibration-<time>)")
+    c.add_argument(
+        "--out", help="a new folder (or an empty one of yours) for calibration.json (default build/lab/<time>-XXXXXX)"
+    )
     c.add_argument("--report", help="also write the table into this markdown file (between its markers)")
     c.add_argument("--keep-csv", action="store_true", help="keep the load generator's CSVs")
     args = ap.parse_args(argv)

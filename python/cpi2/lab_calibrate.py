@@ -188,9 +188,7 @@ class Calibration:
         self.rows = parse_rows(args.rows)
         self.cpu = args.cpu if args.cpu is not None else os.cpu_count() - 1
         self.other_cpu = 0 if self.cpu != 0 else 1
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        self.out = os.path.abspath(args.out or os.path.join(ROOT, "build", "lab", "calibration-" + stamp))
-        os.makedirs(self.out, exist_ok=True)
+        self.out = lab_loop.run_folder(args.out)
         self.tmp = tempfile.mkdtemp(prefix="cpi2-lab-cal-")
         self.services = self.load = None
         self.results = []
