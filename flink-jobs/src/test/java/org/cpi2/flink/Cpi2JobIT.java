@@ -208,8 +208,10 @@ class Cpi2JobIT {
 
   /**
    * Everything a run wrote, one line per record, sorted, without the dead letters' wall-clock
-   * times; numbers to 9 significant digits (a spec's moments are sums whose order of addition
-   * follows the checkpoints).
+   * times; numbers to 6 decimal places. A spec's moments are sums whose order of addition follows
+   * the checkpoints, so they differ in their last bits from run to run, and the standard deviation
+   * of a constant series, the square root of a difference of such sums, is 0 or about 1.5e-8 (the
+   * root of a double's precision).
    */
   static List<String> outputs(GraphRun run) {
     return Stream.of(run.incidents, run.specs, run.outcomes, run.deadLetters)
@@ -226,7 +228,8 @@ class Cpi2JobIT {
     java.util.regex.Matcher m =
         java.util.regex.Pattern.compile("-?\\d+\\.\\d+(E-?\\d+)?").matcher(text);
     while (m.find()) {
-      m.appendReplacement(out, String.format("%.9g", Double.parseDouble(m.group())));
+      String rounded = String.format(java.util.Locale.ROOT, "%.6f", Double.parseDouble(m.group()));
+      m.appendReplacement(out, rounded.equals("-0.000000") ? "0.000000" : rounded);
     }
     m.appendTail(out);
     return out.toString();
