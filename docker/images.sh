@@ -142,7 +142,7 @@ stage_tools() {
   local d="$CTX/tools"
   rm -rf "$d"; mkdir -p "$d/python" "$d/site" "$d/clickhouse" "$d/schemas"
   (cd "$ROOT/python" && tar --exclude=__pycache__ --exclude='cpi2/testing' --exclude='cpi2/e2e' -cf - cpi2) | tar -xf - -C "$d/python"
-  cp -r "$ROOT/clickhouse/migrations" "$d/clickhouse/"
+  cp -r "$ROOT/clickhouse/migrations" "$ROOT/clickhouse/queries" "$d/clickhouse/"
   cp -r "$ROOT/schemas/avro" "$ROOT/schemas/versions" "$ROOT/schemas/topics.conf" "$d/schemas/"
   # cpi2ctl's two libraries beyond the standard library, the versions of requirements.txt
   grep -E '^(fastavro|confluent-kafka)==' "$ROOT/requirements.txt" \

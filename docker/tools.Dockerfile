@@ -1,7 +1,7 @@
 # cpi2/tools: the operator CLI cpi2ctl and the ClickHouse migrations with their apply tool
 # (python3 -m cpi2.clickhouse.apply, as the chart's schema Job runs it). Context:
 # build/images/tools, staged by docker/images.sh (make images): python/cpi2 (without the test
-# and end-to-end helpers), clickhouse/migrations, schemas/ (the Avro schemas cpi2ctl encodes
+# and end-to-end helpers), clickhouse/migrations and queries (cpi2ctl's forensics), schemas/ (the Avro schemas cpi2ctl encodes
 # with), site/ (fastavro and confluent-kafka, the versions of requirements.txt).
 # The repository's layout under /opt/cpi2 (CPI2_ROOT), so the tools find their files; uid 65532.
 ARG BASE=debian:12.12-slim
