@@ -218,7 +218,10 @@ static void init_budget(struct collector *c)
 				getrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
-	c->fd_budget = c->conf->max_fds ? c->conf->max_fds : (long)rl.rlim_cur - FD_RESERVE;
+	/* a scraped task holds a socket while its scrape is in flight */
+	c->fd_budget = c->conf->max_fds ? c->conf->max_fds
+					: (long)rl.rlim_cur - FD_RESERVE -
+					      (c->conf->scrape ? c->conf->scrape_max_tasks : 0);
 }
 
 /* say at start which signals beside the perf counts this host gives */
@@ -671,6 +674,7 @@ int collector_window_begin(struct collector *c)
 	}
 	c->stats.counted = c->n_counted;
 	c->open = true;
+	services_begin(c);
 	return 0;
 }
 
@@ -757,7 +761,10 @@ int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg)
 		set_numa_score(c, t, readings, &s);
 		s.has_threads = read_threads(c, t, &s.threads);
 		c->stats.samples++;
-		emit(arg, &s);
+		if (t->svc)
+			services_end(c, t, &s, emit, arg);
+		else
+			emit(arg, &s);
 	}
 	free(readings);
 	c->n_counted = 0; /* the groups stay open for the next window */
@@ -780,6 +787,7 @@ void collector_free(struct collector *c)
 	cg_list_free(&c->found);
 	rules_free(&c->rules);
 	once_set_free(&c->reported);
+	services_free(&c->services);
 	free(c->numa);
 	memset(c, 0, sizeof(*c));
 }

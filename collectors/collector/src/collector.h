@@ -11,6 +11,7 @@
 #include "perf.h"
 #include "resources.h"
 #include "rules.h"
+#include "services.h"
 #include "tasknuma.h"
 
 #include <cpi2/sample.h>
@@ -34,6 +35,7 @@ struct counted {
 	struct res_reading res0;     /* their values at the window's start */
 	bool has_numa_cpu0;	     /* cpuacct.usage_percpu by node at the start (v1) */
 	uint64_t numa_cpu0[CPI2_NUMA_MAX_NODES];
+	struct svc_task *svc; /* its metrics endpoint (the services'), or NULL */
 };
 
 /* what the last window saw; parents: unmapped cgroups holding others, not published;
@@ -75,6 +77,7 @@ struct collector {
 	struct window_stats stats;
 	struct once_set reported;
 	struct cpi2_numa_topo *numa; /* the machine's nodes, NULL when they cannot be read */
+	struct services services;    /* the tasks scraped for cpu_per_op and latency */
 };
 
 /* Prepare from conf: CPUs, platform, host, roots, rules, events (probed), descriptor budget.
@@ -89,8 +92,10 @@ int collector_window_begin(struct collector *c);
 /* Called with every sample of a window; a non-zero return is counted and ignored. */
 typedef int (*collector_emit_fn)(void *arg, const struct cpi2_sample *s);
 
-/* End the window: read (and disable, unless continuous), emit one sample per counted cgroup.
- * The groups stay open: the next window reuses those of the cgroups it counts again. */
+/* End the window: read (and disable, unless continuous), emit one sample per counted cgroup;
+ * the sample of a task with a metrics endpoint is emitted by services_poll once its scrape is
+ * done (services.h). The groups stay open: the next window reuses those of the cgroups it
+ * counts again. */
 int collector_window_end(struct collector *c, collector_emit_fn emit, void *arg);
 
 /* Close every perf descriptor without emitting anything (shutdown in the middle); the next

@@ -43,6 +43,16 @@ const struct cpi2_config_key collector_conf_keys[] = {
      "resctrl mount: LLC occupancy and memory bandwidth from the monitoring group "
      "mon_groups/NAME of each task, NAME its path with '/' as ':' (empty: off)",
      0},
+    {"scrape", NUM(CPI2_CFG_BOOL, scrape), "true",
+     "scrape the metrics endpoint a labels entry names (scrape=URL work=.. latency=..) once per "
+     "window: cpu_per_op and latency",
+     0},
+    {"scrape_timeout_s", NUM(CPI2_CFG_DOUBLE, scrape_timeout_s), "0",
+     "deadline of a scrape in seconds (0: 0.5, at most half the window)", 0},
+    {"scrape_max_bytes", NUM(CPI2_CFG_INT, scrape_max_bytes), "4194304",
+     "largest metrics answer read (a larger one gives null values)", 0},
+    {"scrape_max_tasks", NUM(CPI2_CFG_INT, scrape_max_tasks), "256",
+     "tasks scraped at most (the others' values are null)", 0},
     {"window_s", NUM(CPI2_CFG_DOUBLE, window_s), "10", "sampling duration in seconds", 0},
     {"period_s", NUM(CPI2_CFG_DOUBLE, period_s), "60",
      "one window starts every period (aligned to the clock)", 0},
@@ -76,7 +86,8 @@ const char collector_usage[] =
     "Counts cycles and instructions of every cgroup (task) of this host with perf_event_open for\n"
     "a window (10 s) once a period (60 s), with each task's CPU and memory pressure (cgroup v2\n"
     "PSI) and, where resctrl monitoring is mounted, its LLC occupancy and memory bandwidth, and\n"
-    "publishes one Avro CpiSample per task to Kafka. A signal it cannot read is null, never 0.";
+    "where its labels entry names a Prometheus endpoint, its CPU per unit of work and latency,\n"
+    "and publishes one Avro CpiSample per task to Kafka. A signal it cannot read is null, never 0.";
 
 int collector_conf_check(const struct collector_conf *c, char *err, size_t errsz)
 {
@@ -92,6 +103,16 @@ int collector_conf_check(const struct collector_conf *c, char *err, size_t errsz
 	}
 	if (c->max_fds < 0 || c->queue_max_kbytes < 1 || c->flush_timeout_ms < 0) {
 		snprintf(err, errsz, "max_fds >= 0, queue_max_kbytes >= 1, flush_timeout_ms >= 0");
+		return -EINVAL;
+	}
+	if (c->scrape_timeout_s < 0 || c->scrape_timeout_s > c->window_s / 2 ||
+	    c->scrape_max_bytes < 1024 || c->scrape_max_bytes > (1L << 30) ||
+	    c->scrape_max_tasks < 0 || c->scrape_max_tasks > 4096) {
+		snprintf(
+		    err, errsz,
+		    "scrape_timeout_s must be 0..window_s/2 (%g), scrape_max_bytes 1024..2^30, "
+		    "scrape_max_tasks 0..4096",
+		    c->window_s / 2);
 		return -EINVAL;
 	}
 	if (cpi2_log_set_level_name(c->log_level, err, errsz))

@@ -57,9 +57,9 @@ static int emit(void *arg, const struct cpi2_sample *s)
 	return rc;
 }
 
-/* Sleep until the monotonic time deadline_us, serving Kafka delivery reports; false when a
- * signal asked to stop. */
-static bool wait_until(int64_t deadline_us, struct output *o)
+/* Sleep until the monotonic time deadline_us, serving Kafka delivery reports and the scrapes
+ * in flight (publishing the samples that waited for them); false when a signal asked to stop. */
+static bool wait_until(struct collector *c, int64_t deadline_us, struct output *o)
 {
 	for (;;) {
 		int64_t left = deadline_us - cpi2_clock_us(CLOCK_MONOTONIC);
@@ -76,9 +76,23 @@ static bool wait_until(int64_t deadline_us, struct output *o)
 				left = 200000; /* delivery reports are served at least 5 times a
 						  second */
 		}
+		if (services_busy(c)) {
+			services_poll(c, cpi2_clock_us(CLOCK_MONOTONIC) + left, emit, o);
+			continue;
+		}
 		struct timespec ts = {left / 1000000, (left % 1000000) * 1000};
 
 		nanosleep(&ts, NULL); /* a signal cuts it short */
+	}
+}
+
+/* Wait for the scrapes in flight (each ends by its deadline) and publish what waited for them. */
+static void drain(struct collector *c, struct output *o)
+{
+	while (services_busy(c)) {
+		services_poll(c, cpi2_clock_us(CLOCK_MONOTONIC) + 1000000, emit, o);
+		if (o->producer)
+			cpi2_producer_poll(o->producer);
 	}
 }
 
@@ -91,14 +105,17 @@ static double cpu_seconds(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
-static void log_window(const struct collector *c, struct output *o,
-		       struct cpi2_producer_stats *last, double cpu_s, double wall_s)
+static void log_window(struct collector *c, struct output *o, struct cpi2_producer_stats *last,
+		       double cpu_s, double wall_s)
 {
 	const struct window_stats *w = &c->stats;
 	struct cpi2_producer_stats now = {0};
+	char scrapes[512] = "";
 
 	if (o->producer)
 		cpi2_producer_get_stats(o->producer, &now);
+	if (c->services.n || c->services.counts.scrapes)
+		services_counts_text(c, scrapes, sizeof(scrapes));
 	cpi2_log(
 	    CPI2_LOG_INFO, "collector",
 	    "window: %zu cgroups (%zu ignored, %zu unmapped, %zu unmapped parents not published, "
@@ -107,14 +124,14 @@ static void log_window(const struct collector *c, struct output *o,
 	    "kafka: "
 	    "%llu sent, %llu delivered, %llu failed, %llu dropped (queue full) since the last "
 	    "window; "
-	    "own cpu %.1f ms in %.1f s = %.4f%% of one CPU",
+	    "own cpu %.1f ms in %.1f s = %.4f%% of one CPU%s",
 	    w->discovered, w->ignored, w->unmapped, w->parents, w->unlabelled, w->counted,
 	    w->deferred, w->vanished, w->failed, w->samples,
 	    (unsigned long long)(now.sent - last->sent),
 	    (unsigned long long)(now.delivered - last->delivered),
 	    (unsigned long long)(now.failed - last->failed),
 	    (unsigned long long)(now.dropped_queue_full - last->dropped_queue_full), cpu_s * 1e3,
-	    wall_s, wall_s > 0 ? 100.0 * cpu_s / wall_s : 0.0);
+	    wall_s, wall_s > 0 ? 100.0 * cpu_s / wall_s : 0.0, scrapes);
 	*last = now;
 }
 
@@ -158,7 +175,7 @@ static int run(struct collector *c, struct output *o)
 
 		if (back_to_back && next && now >= next && now < next + period_us)
 			start = next; /* late by the last window's publishing: begin at once */
-		if (!wait_until(cpi2_clock_us(CLOCK_MONOTONIC) + (start - now), o))
+		if (!wait_until(c, cpi2_clock_us(CLOCK_MONOTONIC) + (start - now), o))
 			break;
 		if (collector_window_begin(c)) {
 			cpi2_log(CPI2_LOG_ERR, "collector", "window: out of memory");
@@ -169,13 +186,15 @@ static int run(struct collector *c, struct output *o)
 			end_mono -= cpi2_clock_us(CLOCK_REALTIME) - start; /* end on the boundary */
 			next = start + period_us;
 		}
-		if (!wait_until(end_mono, o)) {
+		if (!wait_until(c, end_mono, o)) {
 			collector_window_abort(c);
 			cpi2_log(CPI2_LOG_INFO, "collector",
 				 "stopped in the middle of a window: it is not published");
 			break;
 		}
 		collector_window_end(c, emit, o);
+		if (conf->once)
+			drain(c, o); /* its scraped samples, before the window's line */
 		if (o->producer)
 			cpi2_producer_poll(o->producer);
 		double cpu1 = cpu_seconds();
@@ -249,6 +268,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rc = run(&c, &out);
+	drain(&c, &out); /* the samples of the last window still waiting for their scrapes */
 	if (out.producer) {
 		struct cpi2_producer_stats s;
 		int left;

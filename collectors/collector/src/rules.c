@@ -324,11 +324,88 @@ static void labels_free(struct label *v, size_t n)
 		free(v[i].task);
 		free(v[i].job);
 		free(v[i].task_id);
+		free(v[i].scrape.url);
+		free(v[i].scrape.work);
+		free(v[i].scrape.latency);
+		free(v[i].scrape.quantile);
 	}
 	free(v);
 }
 
-/* "TASK JOB TASK_ID CLASS [protected]" lines */
+/* Split a line into at most max tokens at blanks: double quotes keep blanks and '#' inside a
+ * token (a backslash keeps the next character inside them); '#' outside quotes ends the line.
+ * Returns the number of tokens, max + 1 when there are more, or -1 for a quote left open. */
+static int label_tokens(char *line, char **tok, int max)
+{
+	int n = 0;
+	char *p = line;
+
+	for (;;) {
+		bool quoted = false;
+
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p || *p == '#')
+			return n;
+		if (n == max)
+			return max + 1;
+		tok[n++] = p;
+		for (; *p; p++) {
+			if (quoted && *p == '\\' && p[1]) {
+				p++;
+				continue;
+			}
+			if (*p == '"')
+				quoted = !quoted;
+			else if (!quoted && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '#'))
+				break;
+		}
+		if (quoted)
+			return -1;
+		if (*p == '#') {
+			*p = '\0';
+			return n;
+		}
+		if (*p)
+			*p++ = '\0';
+	}
+}
+
+/* the options after CLASS: protected, scrape=, work=, latency=, latency_quantile= */
+static const char *label_options(char **tok, int nt, struct label *l)
+{
+	static const char *const keys[] = {"scrape=", "work=", "latency=", "latency_quantile="};
+	char **fields[] = {&l->scrape.url, &l->scrape.work, &l->scrape.latency,
+			   &l->scrape.quantile};
+
+	for (int i = 0; i < nt; i++) {
+		size_t k;
+
+		if (!strcmp(tok[i], "protected")) {
+			l->is_protected = true;
+			continue;
+		}
+		for (k = 0; k < 4; k++)
+			if (!strncmp(tok[i], keys[k], strlen(keys[k])))
+				break;
+		if (k == 4 || !tok[i][strlen(keys[k])])
+			return "expected protected, scrape=URL, work=SELECTOR, latency=SELECTOR or "
+			       "latency_quantile=Q after CLASS";
+		if (*fields[k])
+			return "an option given twice";
+		if (!(*fields[k] = strdup(tok[i] + strlen(keys[k]))))
+			return "out of memory";
+	}
+	if (!l->scrape.url && (l->scrape.work || l->scrape.latency || l->scrape.quantile))
+		return "work=, latency= and latency_quantile= need scrape=";
+	if (l->scrape.url && !l->scrape.work && !l->scrape.latency)
+		return "scrape= needs work= or latency=";
+	if (l->scrape.quantile && !l->scrape.latency)
+		return "latency_quantile= needs latency=";
+	return NULL;
+}
+
+/* "TASK JOB TASK_ID CLASS [protected] [scrape=.. work=.. latency=.. latency_quantile=..]" */
 static int labels_parse(char *text, const char *path, struct label **out, size_t *count, char *err,
 			size_t errsz)
 {
@@ -338,22 +415,25 @@ static int labels_parse(char *text, const char *path, struct label **out, size_t
 	char *line, *next;
 
 	for (line = text; line; line = next) {
-		char *nl = strchr(line, '\n'), *tok[6], *save = NULL;
-		int nt = 0, tc;
+		char *nl = strchr(line, '\n'), *tok[10];
+		const char *why;
+		int nt, tc;
 
 		next = nl ? nl + 1 : NULL;
 		if (nl)
 			*nl = '\0';
 		lineno++;
-		if (strchr(line, '#'))
-			*strchr(line, '#') = '\0';
-		for (char *t = strtok_r(line, " \t\r", &save); t && nt < 6;
-		     t = strtok_r(NULL, " \t\r", &save))
-			tok[nt++] = t;
+		nt = label_tokens(line, tok, 9);
 		if (nt == 0)
 			continue;
-		if (nt < 4 || nt > 5 || (nt == 5 && strcmp(tok[4], "protected"))) {
-			snprintf(err, errsz, "%s:%d: expected 'TASK JOB TASK_ID CLASS [protected]'",
+		if (nt < 0) {
+			snprintf(err, errsz, "%s:%d: a double quote left open", path, lineno);
+			goto fail;
+		}
+		if (nt < 4 || nt > 9) {
+			snprintf(err, errsz,
+				 "%s:%d: expected 'TASK JOB TASK_ID CLASS [protected] [scrape=URL "
+				 "work=SELECTOR latency=SELECTOR latency_quantile=Q]'",
 				 path, lineno);
 			goto fail;
 		}
@@ -367,10 +447,18 @@ static int labels_parse(char *text, const char *path, struct label **out, size_t
 			goto fail;
 		v = nv;
 		v[n] = (struct label){strdup(tok[0][0] == '/' ? tok[0] + 1 : tok[0]),
-				      strdup(tok[1]), strdup(tok[2]), tc, nt == 5};
+				      strdup(tok[1]),
+				      strdup(tok[2]),
+				      tc,
+				      false,
+				      {NULL, NULL, NULL, NULL}};
 		n++;
 		if (!v[n - 1].task || !v[n - 1].job || !v[n - 1].task_id) {
 			snprintf(err, errsz, "%s: out of memory", path);
+			goto fail;
+		}
+		if ((why = label_options(tok + 4, nt - 4, &v[n - 1]))) {
+			snprintf(err, errsz, "%s:%d: %s", path, lineno, why);
 			goto fail;
 		}
 	}
@@ -426,6 +514,7 @@ int rules_map(const struct rules *r, const char *task, const char *host, struct 
 		snprintf(out->task_id, sizeof(out->task_id), "%s", l->task_id);
 		out->task_class = l->task_class;
 		out->is_protected = l->is_protected;
+		out->scrape = l->scrape.url ? &l->scrape : NULL;
 		return MAP_TASK;
 	}
 	for (size_t i = 0; i < r->n; i++) {

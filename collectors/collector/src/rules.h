@@ -9,7 +9,9 @@
  * templates T may use $1..$9, $0 (the whole path) and $host. class is latency_sensitive, batch,
  * best_effort or unknown, or a Kubernetes QoS class (guaranteed, burstable, besteffort).
  * The first matching rule wins; exact entries of the labels file ("TASK JOB TASK_ID CLASS
- * [protected]", written by a scheduler) come before every rule. */
+ * [protected] [scrape=URL work=SELECTOR latency=SELECTOR latency_quantile=Q]", written by a
+ * scheduler) come before every rule. A token of the file may hold blanks and '#' inside double
+ * quotes (a selector's values); '#' elsewhere starts a comment. */
 #ifndef COLLECTOR_RULES_H
 #define COLLECTOR_RULES_H
 
@@ -24,10 +26,20 @@ struct rule {
 	bool is_protected;
 };
 
+/* what the labels file says of a task's metrics endpoint (each NULL when not given): checked
+ * when the collector scrapes it (services.h), not here */
+struct label_scrape {
+	char *url;	/* scrape=http://ADDRESS:PORT/PATH */
+	char *work;	/* work=SELECTOR: the work counter */
+	char *latency;	/* latency=SELECTOR: a histogram's or summary's family */
+	char *quantile; /* latency_quantile=Q: a quantile rather than the mean */
+};
+
 struct label {
 	char *task, *job, *task_id;
 	int task_class;
 	bool is_protected;
+	struct label_scrape scrape;
 };
 
 struct rules {
@@ -50,6 +62,8 @@ struct mapping {
 	char job[256], task_id[256];
 	int task_class; /* CPI2_TASK_CLASS_* */
 	bool is_protected;
+	/* the labels entry's metrics endpoint, or NULL: valid until the labels are reloaded */
+	const struct label_scrape *scrape;
 };
 
 /* Append the rules in text (lines; '#' comments); origin names it in errors ("rules.conf").

@@ -151,6 +151,55 @@ int main(void)
 	CHECK(!strcmp(map("docker/abc"), "web 1 2"));
 	CHECK(!strcmp(map("jobs/websearch/17"), "websearch 17 1"));
 	CHECK(!strcmp(map("kubepods/burstable/pod5"), "needs-label")); /* its entry is gone */
+	/* a task's metrics endpoint: options after CLASS; quotes keep blanks and '#' in a token */
+	write_file(labels,
+		   "kubepods/pod1 shop/deployment/redis redis-0 guaranteed protected "
+		   "scrape=http://10.1.2.3:9121/metrics work=redis_commands_processed_total "
+		   "latency=redis_latency_percentiles_usec{cmd=\"get\"}  # the cache\n"
+		   "kubepods/pod2 shop/deployment/web web-0 burstable "
+		   "scrape=http://10.1.2.4:9113/metrics "
+		   "work=\"http_requests_total{code=~\\\"2..\\\",path=\\\"/a b#c\\\"}\" "
+		   "latency=http_request_duration_seconds latency_quantile=0.99\n"
+		   "kubepods/pod3 shop/deployment/db db-0 burstable\n");
+	t[1].tv_sec = 45678;
+	CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
+	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == 0 && r.n_labels == 3, "%s",
+	      err);
+	struct mapping m;
+	CHECK(rules_map(&r, "kubepods/pod1", "h1", &m) == MAP_TASK && m.is_protected && m.scrape);
+	CHECK(!strcmp(m.scrape->url, "http://10.1.2.3:9121/metrics") &&
+	      !strcmp(m.scrape->work, "redis_commands_processed_total") &&
+	      !strcmp(m.scrape->latency, "redis_latency_percentiles_usec{cmd=\"get\"}") &&
+	      !m.scrape->quantile);
+	CHECK(rules_map(&r, "kubepods/pod2", "h1", &m) == MAP_TASK && !m.is_protected && m.scrape);
+	CHECK(!strcmp(m.scrape->work,
+		      "\"http_requests_total{code=~\\\"2..\\\",path=\\\"/a b#c\\\"}\""),
+	      "%s", m.scrape->work);
+	CHECK(!strcmp(m.scrape->quantile, "0.99"));
+	CHECK(rules_map(&r, "kubepods/pod3", "h1", &m) == MAP_TASK && !m.scrape);
+	static const struct {
+		const char *line, *why;
+	} bad_options[] = {
+	    {"a j 1 batch scrape=http://1.2.3.4/\n", "needs work= or latency="},
+	    {"a j 1 batch work=x\n", "need scrape="},
+	    {"a j 1 batch scrape=http://1.2.3.4/ latency_quantile=0.5 work=x\n",
+	     "latency_quantile= needs latency="},
+	    {"a j 1 batch scrape=http://1.2.3.4/ work=x work=y\n", "twice"},
+	    {"a j 1 batch scrape=http://1.2.3.4/ work=\n", "expected protected"},
+	    {"a j 1 batch fast\n", "expected protected"},
+	    {"a j 1 batch scrape=x work=\"y\n", "quote left open"},
+	    {"a j 1 batch protected scrape=1 work=2 latency=3 latency_quantile=4 x\n", "expected "
+										       "'TASK"},
+	};
+	for (size_t i = 0; i < sizeof(bad_options) / sizeof(bad_options[0]); i++) {
+		write_file(labels, bad_options[i].line);
+		t[1].tv_sec = 50000 + (long)i;
+		CHECK(utimensat(AT_FDCWD, labels, t, 0) == 0);
+		CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == -EINVAL &&
+			  strstr(err, "labels:1:") && strstr(err, bad_options[i].why),
+		      "%s: %s", bad_options[i].line, err);
+		CHECK(r.n_labels == 3);
+	}
 	unlink(labels);
 	CHECK(rules_labels_refresh(&r, labels, err, sizeof(err)) == -ENOENT && strstr(err, labels));
 	rules_free(&r);
