@@ -181,9 +181,11 @@ public final class Cpi2Job {
 
   /**
    * The spec builder, detector and correlator of one signal. A sample without the signal does not
-   * enter another signal's operators at all: a host measures a signal for all its tasks or for none
-   * (PSI, resctrl and the PMU are the machine's), so the suspects of its analyses are the host's
-   * tasks still.
+   * enter another signal's spec builder; nor its detector and correlator when a host measures the
+   * signal for all its tasks or for none (PSI, resctrl and the PMU are the machine's), so the
+   * suspects of its analyses are the host's tasks still. A signal of some tasks only ({@link
+   * Signal#perTask}: a service's own metrics) takes every sample into its detector, which passes
+   * the neighbours' on unjudged, for their CPU usage.
    */
   private SignalOutputs signalGraph(
       Signal signal,
@@ -228,7 +230,7 @@ public final class Cpi2Job {
     // (paper 7.2) from the same series. The correlator reads the detector's output as keyed by
     // host as it is (no second shuffle), so the two are chained.
     DataStream<HostEvent> hostEvents =
-        samples
+        (signal.perTask() ? allSamples : samples)
             .map(s -> HostEvent.of(s, signal), TypeInformation.of(HostEvent.class))
             .uid(uid("host-samples", signal))
             .name(name("Host events: samples", signal))
@@ -243,7 +245,8 @@ public final class Cpi2Job {
             .keyBy(HostEvent::host, TypeInformation.of(String.class))
             .connect(specBroadcast)
             .process(
-                new AnomalyDetectorFunction(signalOptions), TypeInformation.of(HostEvent.class))
+                new AnomalyDetectorFunction(signalOptions, signal),
+                TypeInformation.of(HostEvent.class))
             .uid(uid("host-detector", signal))
             .name(name("Outlier and anomaly detector (host)", signal));
     SingleOutputStreamOperator<Incident> incidents =

@@ -47,6 +47,14 @@ public final class Cpi2Options implements Serializable {
    */
   public static final String OUTLIER_FLOOR = "outlier.floor";
 
+  /**
+   * An outlier's value must also exceed the spec's mean times this ratio (0: no such gate, CPI's
+   * default). For the signals in the service's own units (CPU per unit of work, latency) no
+   * absolute floor fits every job, and a very steady job's sigma is so small that mean + k sigma
+   * alone would call a rise of a few percent an outlier.
+   */
+  public static final String OUTLIER_MIN_RATIO = "outlier.min-ratio";
+
   public static final String ANOMALY_OUTLIERS = "anomaly.outliers";
 
   /**
@@ -61,6 +69,7 @@ public final class Cpi2Options implements Serializable {
   public static final String SIGNAL_MIN_CPU = ".min-cpu-usage";
   public static final String SIGNAL_SIGMAS = ".outlier-sigmas";
   public static final String SIGNAL_FLOOR = ".outlier-floor";
+  public static final String SIGNAL_MIN_RATIO = ".outlier-min-ratio";
 
   public static final String ANOMALY_WINDOW_S = "anomaly.window-s";
   // Correlator and policy (paper 4.2, 5).
@@ -194,11 +203,16 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(MIN_CPU_USAGE, "0.25");
     DEFAULTS.put(OUTLIER_SIGMAS, "2.0");
     DEFAULTS.put(OUTLIER_FLOOR, "0");
+    DEFAULTS.put(OUTLIER_MIN_RATIO, "0");
+    // cpu_per_op and latency are asked for (--signals): their detector and correlator take every
+    // sample of the fleet, the neighbours of services too (Signal.perTask).
     DEFAULTS.put(SIGNALS, "cpi,cpu_pressure,memory_pressure,llc_mpki");
     // Defaults of the signals other than CPI: flink-jobs/README.md "Signals" says why.
-    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.25");
-    signal(Signal.MEMORY_PRESSURE, "0.01", "2.0", "0.02");
-    signal(Signal.LLC_MPKI, "0.25", "2.0", "1.0");
+    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.25", "0");
+    signal(Signal.MEMORY_PRESSURE, "0.01", "2.0", "0.02", "0");
+    signal(Signal.LLC_MPKI, "0.25", "2.0", "1.0", "0");
+    signal(Signal.CPU_PER_OP, "0.005", "2.0", "0", "1.2");
+    signal(Signal.LATENCY, "0.005", "2.0", "0", "1.5");
     DEFAULTS.put(ANOMALY_OUTLIERS, "3");
     DEFAULTS.put(ANOMALY_WINDOW_S, "300");
     DEFAULTS.put(CORRELATION_WINDOW_S, "600");
@@ -244,10 +258,11 @@ public final class Cpi2Options implements Serializable {
     LOADER_DEFAULTS.put(CLICKHOUSE_MAX_DELAY_MS, "5000");
   }
 
-  private static void signal(Signal s, String minCpu, String sigmas, String floor) {
+  private static void signal(Signal s, String minCpu, String sigmas, String floor, String ratio) {
     DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_MIN_CPU, minCpu);
     DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_SIGMAS, sigmas);
     DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_FLOOR, floor);
+    DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_MIN_RATIO, ratio);
   }
 
   private final Map<String, String> values;
@@ -353,7 +368,8 @@ public final class Cpi2Options implements Serializable {
     Cpi2Options o =
         with(MIN_CPU_USAGE, get(p + SIGNAL_MIN_CPU))
             .with(OUTLIER_SIGMAS, get(p + SIGNAL_SIGMAS))
-            .with(OUTLIER_FLOOR, get(p + SIGNAL_FLOOR));
+            .with(OUTLIER_FLOOR, get(p + SIGNAL_FLOOR))
+            .with(OUTLIER_MIN_RATIO, get(p + SIGNAL_MIN_RATIO));
     return signal.selfInflictedByOwnUsage() ? o : o.with(CORRELATION_SELF_INFLICTED_R, "0");
   }
 

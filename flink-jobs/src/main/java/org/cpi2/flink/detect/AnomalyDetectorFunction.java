@@ -17,6 +17,7 @@ import org.apache.flink.util.Collector;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.records.DetectorTask;
 import org.cpi2.flink.records.SpecHistory;
+import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.spec.JobPlatformMap;
 import org.cpi2.flink.spec.SpecBuilderFunction;
 import org.cpi2.flink.stream.RecordTypes;
@@ -41,6 +42,9 @@ import org.cpi2.schema.CpiSpec;
  * judged at once. Either way an outlier is placed among the task's outliers by its own time (see
  * {@link AnomalyWindow}). A task's outliers are forgotten once the watermark is {@code
  * state.task-ttl-s} past the newest of them.
+ *
+ * <p>For a signal of some tasks only ({@link Signal#perTask}), a sample without it (a neighbour of
+ * a service, there for its CPU usage) is passed on at once, unjudged.
  */
 public class AnomalyDetectorFunction
     extends KeyedBroadcastProcessFunction<String, HostEvent, CpiSpec, HostEvent> {
@@ -56,10 +60,12 @@ public class AnomalyDetectorFunction
   private final double sigmas;
   private final double minCpu;
   private final double floor;
+  private final double minRatio;
   private final int outliers;
   private final long windowUs;
   private final long specPeriodUs;
   private final long taskTtlUs;
+  private final boolean perTask;
 
   private transient OutlierRule rule;
   private transient AnomalyWindow window;
@@ -72,9 +78,16 @@ public class AnomalyDetectorFunction
   private transient JobPlatformMap<SpecHistory> specCache;
 
   public AnomalyDetectorFunction(Cpi2Options o) {
+    this(o, Signal.CPI);
+  }
+
+  /** The detector of {@code signal}, with the options {@code o} of that signal. */
+  public AnomalyDetectorFunction(Cpi2Options o, Signal signal) {
+    this.perTask = signal.perTask();
     this.sigmas = o.getDouble(Cpi2Options.OUTLIER_SIGMAS);
     this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
     this.floor = o.getDouble(Cpi2Options.OUTLIER_FLOOR);
+    this.minRatio = o.getDouble(Cpi2Options.OUTLIER_MIN_RATIO);
     this.outliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
     this.windowUs = o.getLong(Cpi2Options.ANOMALY_WINDOW_S) * 1_000_000L;
     this.specPeriodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
@@ -83,7 +96,7 @@ public class AnomalyDetectorFunction
 
   @Override
   public void open(OpenContext ctx) {
-    rule = new OutlierRule(sigmas, minCpu, floor);
+    rule = new OutlierRule(sigmas, minCpu, floor, minRatio);
     window = new AnomalyWindow(outliers, windowUs);
     specCache = new JobPlatformMap<>();
     tasks =
@@ -106,6 +119,10 @@ public class AnomalyDetectorFunction
       return;
     }
     ScoredSample s = e.sample;
+    if (perTask && Double.isNaN(s.cpi)) {
+      out.collect(HostEvent.of(s)); // a neighbour of a service: its CPU usage, nothing to judge
+      return;
+    }
     long watermark = ctx.timerService().currentWatermark();
     ReadOnlyBroadcastState<String, SpecHistory> specs = ctx.getBroadcastState(SPECS);
     long tMs = s.timeUs / 1000;
@@ -236,7 +253,7 @@ public class AnomalyDetectorFunction
       double mean = spec.getCpiMean();
       double stddev = spec.getCpiStddev();
       o.spec = new SpecVerdict(spec.getUsable(), mean, stddev, rule.threshold(mean, stddev));
-      o.outlier = rule.isOutlier(o.cpi, o.cpu, o.spec.threshold());
+      o.outlier = rule.isOutlier(o.cpi, o.cpu, o.spec.threshold(), mean);
       if (o.outlier) {
         DetectorTask t = task(o.task);
         t.outliers = window.insert(t.outliers, o.timeUs);

@@ -7,21 +7,29 @@ package org.cpi2.flink.detect;
  * absolute floor ({@code outlier.floor}; 0 for CPI, whose rule is the paper's). The floor gates
  * outliers only: the threshold the correlation measures a victim against stays the spec's, so a
  * floor far above a job's normal level does not turn every normal window into a deep negative term
- * for each busy neighbour.
+ * for each busy neighbour. It may also have to exceed the spec's mean times a ratio ({@code
+ * outlier.min-ratio}; 0: no such gate), a floor in the signal's own units for the signals whose
+ * units are each job's (CPU per unit of work, latency), gating outliers in the same way.
  */
 public final class OutlierRule {
   private final double sigmas;
   private final double minCpuUsage;
   private final double floor;
+  private final double minRatio;
 
   public OutlierRule(double sigmas, double minCpuUsage) {
-    this(sigmas, minCpuUsage, 0);
+    this(sigmas, minCpuUsage, 0, 0);
   }
 
   public OutlierRule(double sigmas, double minCpuUsage, double floor) {
+    this(sigmas, minCpuUsage, floor, 0);
+  }
+
+  public OutlierRule(double sigmas, double minCpuUsage, double floor, double minRatio) {
     this.sigmas = sigmas;
     this.minCpuUsage = minCpuUsage;
     this.floor = floor;
+    this.minRatio = minRatio;
   }
 
   /** The abnormal-CPI threshold c_t of a spec: its mean plus {@code sigmas} deviations. */
@@ -32,6 +40,11 @@ public final class OutlierRule {
   /** Above the spec's threshold and the floor, at or above the CPU floor. */
   public boolean isOutlier(double cpi, double cpuUsage, double threshold) {
     return Double.isFinite(cpi) && cpuUsage >= minCpuUsage && cpi > threshold && cpi > floor;
+  }
+
+  /** As above, and above the spec's mean times the minimum ratio. */
+  public boolean isOutlier(double cpi, double cpuUsage, double threshold, double specMean) {
+    return isOutlier(cpi, cpuUsage, threshold) && cpi > minRatio * specMean;
   }
 
   public double minCpuUsage() {

@@ -16,7 +16,9 @@ public enum Signal {
   CPI("cpi", 0.0),
   CPU_PRESSURE("cpu_pressure", 1.0),
   MEMORY_PRESSURE("memory_pressure", 1.0),
-  LLC_MPKI("llc_mpki", Double.MAX_VALUE);
+  LLC_MPKI("llc_mpki", Double.MAX_VALUE),
+  CPU_PER_OP("cpu_per_op", Double.MAX_VALUE),
+  LATENCY("latency", Double.MAX_VALUE);
 
   private final String wireName;
   private final double max;
@@ -40,6 +42,10 @@ public enum Signal {
         return s.getMemoryPressure();
       case LLC_MPKI:
         return s.getLlcMpki();
+      case CPU_PER_OP:
+        return s.getCpuPerOp();
+      case LATENCY:
+        return s.getLatency();
       default:
         return s.getCpi();
     }
@@ -47,7 +53,7 @@ public enum Signal {
 
   /**
    * Whether {@code v} is a value the signal can take: CPI finite and positive, a pressure a share
-   * in [0, 1], MPKI finite and at least 0.
+   * in [0, 1], MPKI, CPU per unit of work and latency finite and at least 0.
    */
   public boolean valid(Double v) {
     if (v == null || !Double.isFinite(v)) {
@@ -59,12 +65,27 @@ public enum Signal {
   /**
    * Whether a victim's value rising as its own CPU usage falls can mean self-inflicted spikes
    * (paper 6.1, case 3; the correlator's self-inflicted rule): for CPI and MPKI, rates per
-   * instruction that are noisy when a task runs little. Not for a pressure, the share of the window
-   * the task waited: a task kept waiting is kept from running, so an antagonist that raises its
-   * pressure lowers its usage; the rule would clear every antagonist of starving it.
+   * instruction that are noisy when a task runs little, and CPU per unit of work, whose fixed costs
+   * (timers, the exporter's scrapes) weigh more per request when the service has fewer requests.
+   * Not for a pressure, the share of the window the task waited: a task kept waiting is kept from
+   * running, so an antagonist that raises its pressure lowers its usage; the rule would clear every
+   * antagonist of starving it. Nor for latency, which a starved server shows in the same way.
    */
   public boolean selfInflictedByOwnUsage() {
-    return this == CPI || this == LLC_MPKI;
+    return this == CPI || this == LLC_MPKI || this == CPU_PER_OP;
+  }
+
+  /**
+   * Whether the signal is measured for some tasks of a host only: CPU per unit of work and latency
+   * come from a task's own metrics endpoint, which its neighbours (the suspects: batch tasks) do
+   * not have. Every sample of the fleet then reaches the signal's detector and correlator, for the
+   * neighbours' CPU usage (which costs the correlator a series of every task, hence such signals
+   * are asked for with --signals, not on by default). The machine's signals (CPI, PSI, resctrl, the
+   * PMU) are measured for all of a host's tasks or for none, so their operators take only the
+   * samples that carry them.
+   */
+  public boolean perTask() {
+    return this == CPU_PER_OP || this == LATENCY;
   }
 
   /**
@@ -110,8 +131,12 @@ public enum Signal {
       }
       Signal s = byName(name);
       if (s == null) {
+        List<String> known = new ArrayList<>();
+        for (Signal k : values()) {
+          known.add(k.wireName);
+        }
         throw new IllegalArgumentException(
-            "unknown signal " + name + "; known: cpi, cpu_pressure, memory_pressure, llc_mpki");
+            "unknown signal " + name + "; known: " + String.join(", ", known));
       }
       named.add(s);
     }

@@ -34,6 +34,13 @@ class SignalTest {
     assertEquals(4.0, Signal.LLC_MPKI.value(s));
     assertEquals(0.3, ScoredSample.of(s, Signal.CPU_PRESSURE).cpi);
     assertTrue(Double.isNaN(ScoredSample.of(s, Signal.MEMORY_PRESSURE).cpi));
+    assertNull(Signal.CPU_PER_OP.value(s));
+    assertNull(Signal.LATENCY.value(s));
+    s.setCpuPerOp(2e-5);
+    s.setLatency(0.0015);
+    assertEquals(2e-5, Signal.CPU_PER_OP.value(s));
+    assertEquals(0.0015, Signal.LATENCY.value(s));
+    assertEquals(2e-5, ScoredSample.of(s, Signal.CPU_PER_OP).cpi);
   }
 
   @Test
@@ -60,6 +67,13 @@ class SignalTest {
     assertTrue(Validators.sample(s).contains("llc_mpki"));
     s.setLlcMpki(12.0);
     assertNull(Validators.sample(s));
+    s.setCpuPerOp(-1e-6);
+    assertTrue(Validators.sample(s).contains("cpu_per_op"));
+    s.setCpuPerOp(0.0);
+    s.setLatency(Double.NaN);
+    assertTrue(Validators.sample(s).contains("latency"));
+    s.setLatency(3e6); // a latency in the service's unit (microseconds, say): no upper bound
+    assertNull(Validators.sample(s));
   }
 
   @Test
@@ -76,6 +90,12 @@ class SignalTest {
     assertEquals(
         0.0,
         o.forSignal(Signal.MEMORY_PRESSURE).getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R));
+    // CPU per unit of work is a rate like CPI (fixed costs weigh more per request at low load);
+    // latency rises as a starved server's usage falls, like a pressure
+    assertEquals(
+        r, o.forSignal(Signal.CPU_PER_OP).getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R));
+    assertEquals(
+        0.0, o.forSignal(Signal.LATENCY).getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R));
   }
 
   @Test
@@ -90,6 +110,28 @@ class SignalTest {
     assertFalse(pressure.isOutlier(0.9, 0.005, 0.5), "under the CPU floor");
     OutlierRule cpi = new OutlierRule(2.0, 0.25);
     assertEquals(1.4, cpi.threshold(1.0, 0.2), 1e-12);
+    assertTrue(cpi.isOutlier(1.41, 0.5, 1.4, 1.0), "no ratio gate for CPI");
+  }
+
+  @Test
+  void theMinimumRatioGatesOutliersOfAVerySteadyJob() {
+    // A service whose CPU per request hardly varies: mean 20 us, sigma 0.1 us; a 2% rise is
+    // over mean + 2 sigma but not an outlier under the ratio 1.2; a 30% rise is.
+    OutlierRule perOp = new OutlierRule(2.0, 0.005, 0, 1.2);
+    double t = perOp.threshold(20e-6, 0.1e-6);
+    assertEquals(20.2e-6, t, 1e-12);
+    assertFalse(perOp.isOutlier(20.4e-6, 0.05, t, 20e-6), "2% over: not 1.2 times the mean");
+    assertTrue(perOp.isOutlier(26e-6, 0.05, t, 20e-6), "30% over");
+    assertFalse(perOp.isOutlier(26e-6, 0.001, t, 20e-6), "under its CPU floor");
+    // a noisy job: the spec's own threshold is the higher one
+    double noisy = perOp.threshold(20e-6, 10e-6);
+    assertFalse(perOp.isOutlier(30e-6, 0.05, noisy, 20e-6), "1.5 times, under mean + 2 sigma");
+    Cpi2Options o = Cpi2Options.defaults();
+    assertEquals(0.0, o.forSignal(Signal.CPI).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
+    assertEquals(0.0, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
+    assertEquals(1.2, o.forSignal(Signal.CPU_PER_OP).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
+    assertEquals(1.5, o.forSignal(Signal.LATENCY).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
+    assertEquals(0.005, o.forSignal(Signal.LATENCY).getDouble(Cpi2Options.MIN_CPU_USAGE));
   }
 
   @Test
@@ -107,10 +149,21 @@ class SignalTest {
     assertEquals(0.0, o.forSignal(Signal.CPI).getDouble(Cpi2Options.OUTLIER_FLOOR));
     assertEquals(
         List.of(Signal.CPI, Signal.CPU_PRESSURE, Signal.MEMORY_PRESSURE, Signal.LLC_MPKI),
-        Cpi2Options.defaults().signals());
-    assertThrows(
-        IllegalArgumentException.class,
-        () -> Cpi2Options.fromArgs(new String[] {"--signals", "cpi,iowait"}));
+        Cpi2Options.defaults().signals(),
+        "the service signals are asked for");
+    assertEquals(
+        List.of(Signal.CPI, Signal.CPU_PER_OP, Signal.LATENCY),
+        Cpi2Options.fromArgs(new String[] {"--signals", "latency,cpu_per_op,cpi"}).signals());
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> Cpi2Options.fromArgs(new String[] {"--signals", "cpi,iowait"}));
+    assertTrue(e.getMessage().contains("cpu_per_op, latency"), e.getMessage());
+    assertEquals(
+        1.3,
+        Cpi2Options.fromArgs(new String[] {"--signal.latency.outlier-min-ratio", "1.3"})
+            .forSignal(Signal.LATENCY)
+            .getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
     Cpi2Options loader =
         Cpi2Options.fromArgs(new String[] {"--job.name", "l"}, Cpi2Options.loaderDefaults());
     assertEquals("l", loader.get(Cpi2Options.JOB_NAME), "the loader has no signals");
