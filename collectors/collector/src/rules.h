@@ -11,7 +11,8 @@
  * The first matching rule wins; exact entries of the labels file ("TASK JOB TASK_ID CLASS
  * [protected] [scrape=URL work=SELECTOR latency=SELECTOR latency_quantile=Q]", written by a
  * scheduler) come before every rule. A token of the file may hold blanks and '#' inside double
- * quotes (a selector's values); '#' elsewhere starts a comment. */
+ * quotes (a selector's matcher values, as in work=x{path="/a b"}); '#' elsewhere starts a
+ * comment. */
 #ifndef COLLECTOR_RULES_H
 #define COLLECTOR_RULES_H
 

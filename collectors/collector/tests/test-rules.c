@@ -158,7 +158,7 @@ int main(void)
 		   "latency=redis_latency_percentiles_usec{cmd=\"get\"}  # the cache\n"
 		   "kubepods/pod2 shop/deployment/web web-0 burstable "
 		   "scrape=http://10.1.2.4:9113/metrics "
-		   "work=\"http_requests_total{code=~\\\"2..\\\",path=\\\"/a b#c\\\"}\" "
+		   "work=http_requests_total{code=~\"2..\",path=\"/a \\\"b\\\" #c\"} "
 		   "latency=http_request_duration_seconds latency_quantile=0.99\n"
 		   "kubepods/pod3 shop/deployment/db db-0 burstable\n");
 	t[1].tv_sec = 45678;
@@ -173,7 +173,7 @@ int main(void)
 	      !m.scrape->quantile);
 	CHECK(rules_map(&r, "kubepods/pod2", "h1", &m) == MAP_TASK && !m.is_protected && m.scrape);
 	CHECK(!strcmp(m.scrape->work,
-		      "\"http_requests_total{code=~\\\"2..\\\",path=\\\"/a b#c\\\"}\""),
+		      "http_requests_total{code=~\"2..\",path=\"/a \\\"b\\\" #c\"}"),
 	      "%s", m.scrape->work);
 	CHECK(!strcmp(m.scrape->quantile, "0.99"));
 	CHECK(rules_map(&r, "kubepods/pod3", "h1", &m) == MAP_TASK && !m.scrape);

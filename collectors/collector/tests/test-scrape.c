@@ -38,6 +38,9 @@ static void conf_cases(void)
 	    {"http://[::1]:9113/stats?format=prom", "nginx_http_requests_total", NULL, NULL,
 	     "[::1]:9113", "/stats?format=prom"},
 	    {"http://127.0.0.1:1/", "a{b=~\"c|d\"}", "s{cmd=\"get\"}", "1", "127.0.0.1:1", "/"},
+	    /* as cpi2-k8s-identity writes a selector with blanks, '#' and a quote in a value */
+	    {"http://10.0.0.1:9121/metrics", "reqs_total{path=\"/a \\\"b\\\" #c\",code=~\"2..\"}",
+	     NULL, NULL, "10.0.0.1:9121", "/metrics"},
 	};
 	static const struct {
 		const char *url, *work, *latency, *q, *why;
