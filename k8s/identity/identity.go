@@ -151,10 +151,10 @@ func keepMapped(obj any) (any, error) {
 	kept := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID,
 			ResourceVersion: pod.ResourceVersion, OwnerReferences: pod.OwnerReferences},
-		Spec:   corev1.PodSpec{NodeName: pod.Spec.NodeName},
-		Status: corev1.PodStatus{QOSClass: pod.Status.QOSClass, Phase: pod.Status.Phase},
+		Spec:   corev1.PodSpec{NodeName: pod.Spec.NodeName, HostNetwork: pod.Spec.HostNetwork},
+		Status: corev1.PodStatus{QOSClass: pod.Status.QOSClass, Phase: pod.Status.Phase, PodIP: pod.Status.PodIP},
 	}
-	for _, k := range []string{AnnotationClass, AnnotationProtected} {
+	for _, k := range append([]string{AnnotationClass, AnnotationProtected}, scrapeAnnotations...) {
 		if v, ok := pod.Annotations[k]; ok {
 			if kept.Annotations == nil {
 				kept.Annotations = map[string]string{}

@@ -1,7 +1,8 @@
 package main
 
 // labels: the collector's labels file (collectors/README.md, "Mapping"): one line per cgroup,
-// "TASK JOB TASK_ID CLASS [protected]", TASK relative to the collector's root. The collector
+// "TASK JOB TASK_ID CLASS [protected] [scrape=URL work=.. latency=.. latency_quantile=..]", TASK
+// relative to the collector's root. The collector
 // rereads it when its mtime changes and keeps what it had if a line does not parse, so the
 // file is only ever replaced whole: written to a temporary file beside it, synced, renamed
 // over it, and the folder synced.
@@ -41,6 +42,9 @@ func Render(lines []Line, comment string) (out []byte, dropped []string) {
 		fmt.Fprintf(&b, "%s %s %s %s", lines[i].Path, t.Job, t.Pod, t.Class)
 		if t.Protected {
 			b.WriteString(" protected")
+		}
+		if t.Scrape != nil {
+			b.WriteString(t.Scrape.Options())
 		}
 		b.WriteByte('\n')
 	}

@@ -8,22 +8,88 @@ import (
 	"time"
 )
 
+// labelFields splits a line as the collector's label_tokens does (collectors/collector/src/
+// rules.c): blanks (space, tab, CR) separate fields, except inside double quotes (where a
+// backslash keeps the next character), and '#' outside quotes starts a comment.
+func labelFields(t *testing.T, line string) []string {
+	t.Helper()
+	var f []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if !quoted && (c == '#') {
+			break
+		}
+		if !quoted && (c == ' ' || c == '\t' || c == '\r') {
+			if in {
+				f = append(f, cur.String())
+				cur.Reset()
+				in = false
+			}
+			continue
+		}
+		in = true
+		cur.WriteByte(c)
+		if quoted && c == '\\' && i+1 < len(line) {
+			i++
+			cur.WriteByte(line[i])
+		} else if c == '"' {
+			quoted = !quoted
+		}
+	}
+	if quoted {
+		t.Fatalf("a double quote left open: %q", line)
+	}
+	if in {
+		f = append(f, cur.String())
+	}
+	return f
+}
+
 // parseLabels reads a labels file as the collector's labels_parse does
-// (collectors/collector/src/rules.c): '#' starts a comment anywhere, fields split on spaces,
-// tabs and CR, 4 or 5 of them, the fifth only "protected", a known class. It returns the lines
-// by task, with the leading '/' the collector strips.
+// (collectors/collector/src/rules.c): fields as labelFields splits them, 4 of them, then
+// "protected" and the endpoint's options (scrape=, work=, latency=, latency_quantile=; work= and
+// latency= need scrape=, scrape= needs one of them), a known class. It returns the lines by task
+// (task, job, id, class, and "protected" when given), with the leading '/' the collector strips;
+// options holds each task's endpoint options.
 func parseLabels(t *testing.T, text string) map[string][]string {
+	out, _ := parseLabelsOptions(t, text)
+	return out
+}
+
+func parseLabelsOptions(t *testing.T, text string) (map[string][]string, map[string]map[string]string) {
 	t.Helper()
 	classes := map[string]bool{"latency_sensitive": true, "batch": true, "best_effort": true, "unknown": true,
 		"guaranteed": true, "burstable": true, "besteffort": true}
 	out := map[string][]string{}
+	options := map[string]map[string]string{}
 	for n, line := range strings.Split(text, "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		f := strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' })
-		if len(f) == 0 {
+		all := labelFields(t, line)
+		if len(all) == 0 {
 			continue
 		}
-		if len(f) < 4 || len(f) > 5 || (len(f) == 5 && f[4] != "protected") {
+		f := all
+		if len(f) > 4 {
+			f = all[:4]
+		}
+		opts := map[string]string{}
+		for _, o := range all[min(4, len(all)):] {
+			k, v, ok := strings.Cut(o, "=")
+			switch {
+			case o == "protected":
+				f = append(f, o)
+			case ok && v != "" && (k == "scrape" || k == "work" || k == "latency" || k == "latency_quantile") && opts[k] == "":
+				opts[k] = v
+			default:
+				t.Fatalf("line %d: the collector refuses the whole file at %q", n+1, o)
+			}
+		}
+		if (opts["scrape"] == "") != (opts["work"] == "" && opts["latency"] == "") ||
+			(opts["latency_quantile"] != "" && opts["latency"] == "") {
+			t.Fatalf("line %d: options the collector refuses: %q", n+1, opts)
+		}
+		if len(f) < 4 {
 			t.Fatalf("line %d: the collector refuses the whole file at %q", n+1, line)
 		}
 		if !classes[strings.ToLower(f[3])] {
@@ -33,8 +99,11 @@ func parseLabels(t *testing.T, text string) map[string][]string {
 			t.Fatalf("line %d: job or task_id longer than the collector keeps", n+1)
 		}
 		out[strings.TrimPrefix(f[0], "/")] = f[1:]
+		if len(opts) > 0 {
+			options[strings.TrimPrefix(f[0], "/")] = opts
+		}
 	}
-	return out
+	return out, options
 }
 
 func TestRender(t *testing.T) {
@@ -54,6 +123,20 @@ func TestRender(t *testing.T) {
 	}
 	if data, _ := Render(nil, "empty"); len(parseLabels(t, string(data))) != 0 {
 		t.Fatal("an empty mapping is a file of comments")
+	}
+	// a task with a metrics endpoint: its options after the class, one token each
+	c := Task{Job: "ns/deployment/cache", Pod: "cache-0", Class: ClassLatencySensitive,
+		Scrape: &Scrape{URL: "http://10.1.2.3:9121/metrics", Work: `redis_commands_total{cmd=~"get|set"}`,
+			Latency: `http_request_duration_seconds{path="/a b #1"}`, Quantile: "0.99"}}
+	data, _ = Render([]Line{{"k/pod3", c}}, "node n")
+	if !strings.Contains(string(data), "k/pod3 ns/deployment/cache cache-0 latency_sensitive scrape=http://10.1.2.3:9121/metrics "+
+		`work=redis_commands_total{cmd=~"get|set"} latency=http_request_duration_seconds{path="/a b #1"} latency_quantile=0.99`+"\n") {
+		t.Fatalf("got\n%s", data)
+	}
+	m, opts := parseLabelsOptions(t, string(data))
+	if strings.Join(m["k/pod3"], " ") != "ns/deployment/cache cache-0 latency_sensitive" ||
+		opts["k/pod3"]["latency"] != `http_request_duration_seconds{path="/a b #1"}` || opts["k/pod3"]["latency_quantile"] != "0.99" {
+		t.Fatalf("parsed %q %q", m, opts)
 	}
 }
 

@@ -51,6 +51,7 @@ type Task struct {
 	Class     string
 	Protected bool
 	QoS       corev1.PodQOSClass
+	Scrape    *Scrape  // its metrics endpoint (scrape.go), or nil
 	Notes     []string // what the mapping overrode or ignored, for the log
 }
 
@@ -122,6 +123,10 @@ func MapPod(ctx context.Context, pod *corev1.Pod, node string, owners OwnerResol
 		} else {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s=%s ignored (not true or false)", AnnotationProtected, quote(v)))
 		}
+	}
+	var note string
+	if t.Scrape, note = scrapeOf(pod); note != "" {
+		t.Notes = append(t.Notes, note)
 	}
 	owner, err := workload(ctx, pod, owners)
 	if err != nil {

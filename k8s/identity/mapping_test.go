@@ -234,7 +234,9 @@ func TestCgroupPaths(t *testing.T) {
 // The informer keeps only what the mapping reads; the mapping of the kept pod is the same.
 func TestKeepMapped(t *testing.T) {
 	p := pod("shop", "web-1", "01111111-1111-4111-8111-111111111111", corev1.PodQOSBurstable,
-		ctrl("apps/v1", "StatefulSet", "web", "s"), map[string]string{AnnotationProtected: "true", "big": strings.Repeat("x", 1<<20)})
+		ctrl("apps/v1", "StatefulSet", "web", "s"), map[string]string{AnnotationProtected: "true", "big": strings.Repeat("x", 1<<20),
+			AnnotationScrape: "true", AnnotationPort: "8080", AnnotationWorkCounter: "reqs_total"})
+	p.Status.PodIP = "10.9.8.7"
 	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "i", Env: []corev1.EnvVar{{Name: "E", Value: strings.Repeat("y", 1<<20)}}}}
 	p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	k, err := keepMapped(p)
@@ -242,12 +244,13 @@ func TestKeepMapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := k.(*corev1.Pod)
-	if kept.Spec.Containers != nil || kept.ManagedFields != nil || len(kept.Annotations) != 1 || kept.ResourceVersion != p.ResourceVersion {
+	if kept.Spec.Containers != nil || kept.ManagedFields != nil || len(kept.Annotations) != 4 || kept.ResourceVersion != p.ResourceVersion {
 		t.Fatalf("kept %+v", kept)
 	}
 	a, _ := MapPod(context.Background(), p, node, nil)
 	b, _ := MapPod(context.Background(), kept, node, nil)
-	if a.Job != b.Job || a.Class != b.Class || a.Protected != b.Protected || !b.Protected || b.Job != "shop/statefulset/web" {
+	if a.Job != b.Job || a.Class != b.Class || a.Protected != b.Protected || !b.Protected || b.Job != "shop/statefulset/web" ||
+		b.Scrape == nil || *a.Scrape != *b.Scrape || b.Scrape.URL != "http://10.9.8.7:8080/metrics" {
 		t.Fatalf("%+v != %+v", a, b)
 	}
 }
