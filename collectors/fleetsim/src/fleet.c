@@ -589,6 +589,14 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 			smp.cpi = smp.has_cpi ? (double)smp.cycles / (double)smp.instructions : 0;
 			smp.llc_misses = llround((double)smp.instructions * job->mpki *
 						 (1.0 + interference) / 1000.0);
+			/* a service's CPU per unit of work and latency follow its CPI: the same
+			 * work in more cycles; no work done (no CPU) leaves them null, as a scrape
+			 * would */
+			smp.has_cpu_per_op = job->cpu_per_op > 0 && smp.has_cpi && t->cpu > 0;
+			smp.cpu_per_op =
+			    smp.has_cpu_per_op ? job->cpu_per_op * smp.cpi / job->cpi : 0;
+			smp.has_latency = job->latency > 0 && smp.has_cpi && t->cpu > 0;
+			smp.latency = smp.has_latency ? job->latency * smp.cpi / job->cpi : 0;
 			if (fh->late) { /* held back, published `late` periods from now */
 				fh->held[slot * fh->ntasks + fh->nheld[slot]++] = smp;
 				continue;

@@ -26,6 +26,8 @@ struct fleet_sample {
 	int32_t host_cpus;
 	bool has_numa_score; /* on hosts with numa_nodes (numa_model.h) */
 	double numa_score;
+	bool has_cpu_per_op, has_latency; /* jobs with a metrics endpoint (cpu_per_op, latency) */
+	double cpu_per_op, latency;
 };
 
 /* Receives each sample; a non-zero return stops the period and is returned by fleet_step. */

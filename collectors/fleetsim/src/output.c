@@ -128,6 +128,10 @@ static void to_cpi2(const struct fleet_sample *f, struct cpi2_sample *s)
 	s->host_cpus = f->host_cpus;
 	s->has_numa_score = f->has_numa_score;
 	s->numa_score = f->numa_score;
+	s->has_cpu_per_op = f->has_cpu_per_op;
+	s->cpu_per_op = f->cpu_per_op;
+	s->has_latency = f->has_latency;
+	s->latency = f->latency;
 }
 
 static void wait_a_little(void)

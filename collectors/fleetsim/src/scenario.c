@@ -367,6 +367,10 @@ static int key_job(struct parser *p, const char *k, const char *v)
 		return parse_int(p, k, v, 0, 1000000, &j->threads);
 	if (!strcmp(k, "mpki"))
 		return parse_double(p, k, v, 0.0, 1000.0, &j->mpki);
+	if (!strcmp(k, "cpu_per_op"))
+		return parse_double(p, k, v, 0.0, 1000.0, &j->cpu_per_op);
+	if (!strcmp(k, "latency"))
+		return parse_double(p, k, v, 0.0, 1e9, &j->latency);
 	if (!strcmp(k, "lame_duck"))
 		return parse_duration(p, k, v, &j->lame_duck_s);
 	if (!strcmp(k, "exit_on_cap"))

@@ -72,6 +72,10 @@ struct scn_job {
 	double pressure;	/* interference this job's tasks cause per CPU-sec/sec they use */
 	int threads;
 	double mpki; /* LLC misses per 1000 instructions without interference */
+	/* a service's own signals without interference (0: the job has no metrics endpoint, its
+	 * samples carry none): CPU seconds per unit of work, and its latency; both rise as its CPI
+	 * does (the same work takes that many more cycles) */
+	double cpu_per_op, latency;
 	double
 	    lame_duck_s; /* after a cap is lifted: this long at 1/4 CPU and threads (paper 6.2) */
 	/* > 0: a task exits a period after its cap number exit_on_cap (paper 6.2 case 6) */

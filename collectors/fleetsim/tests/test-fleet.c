@@ -494,6 +494,65 @@ static void test_case5_lame_duck(void)
 	free(r);
 }
 
+/* the service signals of one task over a run, and that no other job carries them */
+struct services_seen {
+	const char *host, *task;
+	int n, on, off, others_with;
+	double on_sum, off_sum, lat_on_sum, lat_off_sum, ratio_max_err;
+};
+
+static int services_record(void *ctx, const struct fleet_sample *s)
+{
+	struct services_seen *v = ctx;
+
+	if (strcmp(s->job, "cache")) {
+		v->others_with += s->has_cpu_per_op || s->has_latency;
+		return 0;
+	}
+	CHECK(s->has_cpu_per_op && s->has_latency && s->has_cpi, "a cache sample without them");
+	/* the same work in more cycles: CPU per request and latency in step with the CPI */
+	double err = fabs(s->cpu_per_op / s->cpi * 1.2 / 20e-6 - 1) +
+		     fabs(s->latency / s->cpi * 1.2 / 1.5e-3 - 1);
+	if (err > v->ratio_max_err)
+		v->ratio_max_err = err;
+	if (strcmp(s->host, v->host) || strcmp(s->task, v->task))
+		return 0;
+	/* the thrasher's square wave: 4 minutes on, 4 off, from the start */
+	int minute = (int)((s->window_start_us - START) / 60000000LL) % 8;
+	if (minute >= 1 && minute <= 3)
+		v->on++, v->on_sum += s->cpu_per_op, v->lat_on_sum += s->latency;
+	else if (minute >= 5 && minute <= 7)
+		v->off++, v->off_sum += s->cpu_per_op, v->lat_off_sum += s->latency;
+	v->n++;
+	return 0;
+}
+
+static void test_services(void)
+{
+	struct scenario *s = load("services");
+	struct services_seen v = {"svc-host", "jobs/cache/0", 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	struct fleet *f;
+	char err[256];
+
+	if (!s)
+		return;
+	CHECK(fleet_new(&f, s, 3, START, err, sizeof(err)) == 0, "%s", err);
+	for (int p = 0; p < 48; p++)
+		CHECK(fleet_step(f, services_record, &v) > 0);
+	double on = v.on_sum / v.on, off = v.off_sum / v.off;
+	fprintf(stderr,
+		"services: victim cpu_per_op %.1f us with the thrasher on, %.1f us off; latency "
+		"%.2f / %.2f ms\n",
+		on * 1e6, off * 1e6, v.lat_on_sum / v.on * 1e3, v.lat_off_sum / v.off * 1e3);
+	CHECK(v.n == 48 && v.on > 10 && v.off > 10, "%d samples of the victim", v.n);
+	CHECK(v.ratio_max_err < 1e-9, "cpu_per_op and latency not in step with the CPI: %g",
+	      v.ratio_max_err);
+	CHECK(on > 1.3 * off && off < 25e-6, "CPU per request %g on, %g off", on, off);
+	CHECK(v.others_with == 0, "%d samples of other jobs carry service signals", v.others_with);
+	fleet_delete(f);
+	scenario_delete(s);
+}
+
 int main(void)
 {
 	test_determinism();
@@ -503,6 +562,7 @@ int main(void)
 	test_case4_cap_barely_helps();
 	test_case4_suspects();
 	test_case5_lame_duck();
+	test_services();
 	printf("test-fleet: ok\n");
 	return 0;
 }
