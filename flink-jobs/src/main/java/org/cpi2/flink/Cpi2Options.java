@@ -172,6 +172,18 @@ public final class Cpi2Options implements Serializable {
 
   public static final String CLICKHOUSE_DATABASE = "clickhouse.database";
 
+  /** The loader's ClickHouse user. */
+  public static final String CLICKHOUSE_USER = "clickhouse.user";
+
+  /**
+   * A file whose first line is that user's password (empty: no password); read on each TaskManager,
+   * so the password is in no argument.
+   */
+  public static final String CLICKHOUSE_PASSWORD_FILE = "clickhouse.password-file";
+
+  /** For https URLs: the CA file of the server's certificate (empty: the JVM's trusted CAs). */
+  public static final String CLICKHOUSE_CA_FILE = "clickhouse.ca-file";
+
   /**
    * A ClickHouse table's writer inserts its batch at whichever comes first: this many rows, this
    * many bytes, or its oldest row this old. ClickHouse's CPU per row falls with the size of an
@@ -253,6 +265,9 @@ public final class Cpi2Options implements Serializable {
     LOADER_DEFAULTS.put(KAFKA_CLIENT_FILE, "");
     LOADER_DEFAULTS.put(CLICKHOUSE_URL, "");
     LOADER_DEFAULTS.put(CLICKHOUSE_DATABASE, "cpi2");
+    LOADER_DEFAULTS.put(CLICKHOUSE_USER, "default");
+    LOADER_DEFAULTS.put(CLICKHOUSE_PASSWORD_FILE, "");
+    LOADER_DEFAULTS.put(CLICKHOUSE_CA_FILE, "");
     LOADER_DEFAULTS.put(CLICKHOUSE_BATCH, "500000");
     LOADER_DEFAULTS.put(CLICKHOUSE_BATCH_BYTES, "67108864"); // 64 MiB
     LOADER_DEFAULTS.put(CLICKHOUSE_MAX_DELAY_MS, "5000");

@@ -58,15 +58,25 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
     static final long MAX_BYTES = 1L << 30;
   }
 
-  private final String url;
+  private final ClickHouseServer server;
   private final String database;
   private final String table;
   private final Batching batching;
   private final RowShape<T> shape;
 
+  /** A table of a server signed in as user {@code default} without a password. */
   public ClickHouseSink(
       String url, String database, String table, Batching batching, RowShape<T> shape) {
-    this.url = url;
+    this(ClickHouseServer.anonymous(url), database, table, batching, shape);
+  }
+
+  public ClickHouseSink(
+      ClickHouseServer server,
+      String database,
+      String table,
+      Batching batching,
+      RowShape<T> shape) {
+    this.server = server;
     this.database = database;
     this.table = table;
     this.batching = batching;
@@ -89,7 +99,7 @@ public class ClickHouseSink<T extends IndexedRecord> implements Serializable {
    * (tests), the age of the oldest row is checked on write only. Reads the table's columns.
    */
   public Writer<T> createWriter(int subtask, ProcessingTimeService time) throws IOException {
-    ClickHouseTable client = new ClickHouseTable(url, database, table, 6, 200);
+    ClickHouseTable client = new ClickHouseTable(server, database, table, 6, 200);
     try {
       InsertPlan<T> plan = plan(client);
       if (subtask == 0) {

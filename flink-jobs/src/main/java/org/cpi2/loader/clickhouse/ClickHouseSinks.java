@@ -43,13 +43,13 @@ public final class ClickHouseSinks {
     return Collections.unmodifiableMap(t);
   }
 
-  private final String url;
+  private final ClickHouseServer server;
   private final String database;
   private final ClickHouseSink.Batching batching;
 
   public ClickHouseSinks(Cpi2Options o) {
     this(
-        o.get(Cpi2Options.CLICKHOUSE_URL),
+        ClickHouseServer.of(o),
         o.get(Cpi2Options.CLICKHOUSE_DATABASE),
         new ClickHouseSink.Batching(
             o.getInt(Cpi2Options.CLICKHOUSE_BATCH),
@@ -58,7 +58,12 @@ public final class ClickHouseSinks {
   }
 
   public ClickHouseSinks(String url, String database, ClickHouseSink.Batching batching) {
-    this.url = url;
+    this(ClickHouseServer.anonymous(url), database, batching);
+  }
+
+  public ClickHouseSinks(
+      ClickHouseServer server, String database, ClickHouseSink.Batching batching) {
+    this.server = server;
     this.database = database;
     this.batching = batching;
   }
@@ -89,7 +94,7 @@ public final class ClickHouseSinks {
   }
 
   private <T extends IndexedRecord> void to(DataStream<T> s, String table, RowShape<T> rows) {
-    new ClickHouseSink<>(url, database, table, batching, rows)
+    new ClickHouseSink<>(server, database, table, batching, rows)
         .attachTo(s)
         .uid("clickhouse-" + table);
   }

@@ -52,6 +52,13 @@ public final class ClickHouseTable implements AutoCloseable {
    */
   public ClickHouseTable(
       String urls, String database, String table, int attempts, long firstBackoffMs) {
+    this(ClickHouseServer.anonymous(urls), database, table, attempts, firstBackoffMs);
+  }
+
+  /** The same, signed in as {@code server}'s user. */
+  public ClickHouseTable(
+      ClickHouseServer server, String database, String table, int attempts, long firstBackoffMs) {
+    String urls = server.urls();
     this.urls = Arrays.stream(urls.split(",")).map(String::trim).filter(u -> !u.isEmpty()).toList();
     if (this.urls.isEmpty()) {
       throw new IllegalArgumentException("clickhouse: no URL in '" + urls + "'");
@@ -59,10 +66,8 @@ public final class ClickHouseTable implements AutoCloseable {
     this.clients = new ArrayList<>();
     for (String url : this.urls) {
       clients.add(
-          new Client.Builder()
-              .addEndpoint(url)
-              .setUsername("default")
-              .setPassword("")
+          server
+              .builder(url)
               .setDefaultDatabase(database)
               .compressClientRequest(false)
               .compressServerResponse(false)

@@ -453,6 +453,80 @@ class ClickHouseSinkIT {
     }
   }
 
+  /**
+   * A user with a password (added to the local server through its users.d, which it reads again
+   * within seconds) signs in with --clickhouse.user and --clickhouse.password-file; a wrong
+   * password is refused, an unreadable file is named.
+   */
+  @Test
+  void aUserSignsInWithThePasswordOfItsFile(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+    String stackDir =
+        System.getenv()
+            .getOrDefault(
+                "STACK_DIR",
+                new java.io.File(System.getProperty("user.dir")).getParent() + "/.stack");
+    java.nio.file.Path usersD = java.nio.file.Path.of(stackDir, "clickhouse", "users.d");
+    java.nio.file.Files.createDirectories(usersD);
+    String user = "loader_it_" + ProcessHandle.current().pid();
+    String password = "pw-" + System.nanoTime();
+    String digest =
+        java.util.HexFormat.of()
+            .formatHex(
+                java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(password.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    java.nio.file.Path userFile = usersD.resolve(user + ".xml");
+    java.nio.file.Files.writeString(
+        userFile,
+        "<yandex><users><"
+            + user
+            + "><password_sha256_hex>"
+            + digest
+            + "</password_sha256_hex><networks><ip>::1</ip><ip>127.0.0.1</ip></networks>"
+            + "<profile>default</profile><quota>default</quota></"
+            + user
+            + "></users></yandex>");
+    java.nio.file.Path good = tmp.resolve("good");
+    java.nio.file.Path bad = tmp.resolve("bad");
+    java.nio.file.Files.writeString(good, password + "\n");
+    java.nio.file.Files.writeString(bad, password + "x\n");
+    try {
+      ClickHouseServer server =
+          new ClickHouseServer(LocalClickHouse.URL, user, good.toString(), "");
+      long deadline = System.nanoTime() + 30_000_000_000L;
+      List<TableColumn> columns = null;
+      while (columns == null) {
+        try (ClickHouseTable t = new ClickHouseTable(server, DB, "samples", 1, 10)) {
+          columns = t.columns();
+        } catch (IOException e) {
+          assertTrue(
+              System.nanoTime() < deadline, "the server did not take " + userFile + ": " + e);
+          Thread.sleep(1000);
+        }
+      }
+      assertTrue(columns.stream().anyMatch(c -> c.name().equals("host")), columns.toString());
+      ClickHouseServer wrong = new ClickHouseServer(LocalClickHouse.URL, user, bad.toString(), "");
+      try (ClickHouseTable t = new ClickHouseTable(wrong, DB, "samples", 1, 10)) {
+        IOException e = assertThrows(IOException.class, t::columns);
+        assertTrue(e.getMessage().contains("refused"), e.getMessage());
+      }
+      String missing = tmp.resolve("missing").toString();
+      java.io.UncheckedIOException e =
+          assertThrows(
+              java.io.UncheckedIOException.class,
+              () ->
+                  new ClickHouseTable(
+                      new ClickHouseServer(LocalClickHouse.URL, user, missing, ""),
+                      DB,
+                      "samples",
+                      1,
+                      10));
+      assertTrue(e.getMessage().contains(missing) && e.getMessage().contains(user), e.getMessage());
+    } finally {
+      java.nio.file.Files.deleteIfExists(userFile);
+    }
+  }
+
   /** One RowBinary row of a String column {@code host}. */
   private static void insertOneRow(ClickHouseTable t) throws IOException, InterruptedException {
     byte[] body = {1, 'h'};
