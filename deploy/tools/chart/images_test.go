@@ -148,3 +148,82 @@ func TestAgentsOnEveryNode(t *testing.T) {
 		t.Errorf("tolerations %v", tol)
 	}
 }
+
+// Every ClickHouse client signs in as clickhouse.user (never the password-less default) with the
+// password of one Secret, read from a file or the environment, never an argument; an existing
+// ClickHouse replaces the chart's.
+func TestClickHouseUserAndPassword(t *testing.T) {
+	docs := render(t)
+	user := "cpi2"
+	if find(docs, "Secret", "t-clickhouse") == nil {
+		t.Fatal("no Secret t-clickhouse")
+	}
+	ch := podContainer(t, docs, "StatefulSet", "t-clickhouse", "clickhouse")
+	env, _ := yaml.Marshal(get(ch, "env"))
+	for _, s := range []string{"name: CLICKHOUSE_USER\n  value: " + user, "name: CLICKHOUSE_PASSWORD", "name: t-clickhouse"} {
+		if !strings.Contains(string(env), s) {
+			t.Errorf("clickhouse env has no %q:\n%s", s, env)
+		}
+	}
+	apply := strings.Join(strs(get(podContainer(t, docs, "Job", "t-clickhouse-schema", "apply"), "command")), " ")
+	if !strings.Contains(apply, "--user "+user) || !strings.Contains(apply, "--password-file /etc/cpi2/clickhouse/password") {
+		t.Errorf("schema job: %s", apply)
+	}
+	loader := find(docs, "FlinkDeployment", "t-loader")
+	args := strings.Join(strs(get(loader, "spec", "job", "args")), " ")
+	if !strings.Contains(args, "--clickhouse.user "+user) || !strings.Contains(args, "--clickhouse.password-file /etc/cpi2/clickhouse/password") {
+		t.Errorf("loader args: %s", args)
+	}
+	tmpl, _ := yaml.Marshal(get(loader, "spec", "podTemplate"))
+	if !strings.Contains(string(tmpl), "secretName: t-clickhouse") || !strings.Contains(string(tmpl), "mountPath: /etc/cpi2/clickhouse") {
+		t.Errorf("the loader's pods do not mount the password:\n%s", tmpl)
+	}
+	text := renderText(t)
+	if strings.Contains(text, "username: default") || strings.Contains(args, "password ") {
+		t.Error("a default user or a password in the rendered chart")
+	}
+	if e := renderErr(t, "--set", "clickhouse.user=default"); !strings.Contains(e, "clickhouse") {
+		t.Errorf("clickhouse.user=default rendered: %q", e)
+	}
+	// an existing ClickHouse: no StatefulSet, the given URL everywhere, its Secret required
+	if e := renderErr(t, "--set", "clickhouse.enabled=false"); !strings.Contains(e, "clickhouse.url") {
+		t.Errorf("clickhouse.enabled=false without a URL: %q", e)
+	}
+	if e := renderErr(t, "--set", "clickhouse.enabled=false", "--set", "clickhouse.url=https://ch.example:8443"); !strings.Contains(e, "passwordSecret") {
+		t.Errorf("an existing ClickHouse without passwordSecret: %q", e)
+	}
+	docs = render(t, "--set", "clickhouse.enabled=false", "--set", "clickhouse.url=https://ch.example:8443",
+		"--set", "clickhouse.passwordSecret=ch-pw", "--set", "clickhouse.caSecret=ch-ca")
+	if len(all(docs, "StatefulSet")) != 0 || find(docs, "Secret", "t-clickhouse") != nil {
+		t.Error("the chart's ClickHouse or Secret with an existing ClickHouse")
+	}
+	apply = strings.Join(strs(get(podContainer(t, docs, "Job", "t-clickhouse-schema", "apply"), "command")), " ")
+	args = strings.Join(strs(get(find(docs, "FlinkDeployment", "t-loader"), "spec", "job", "args")), " ")
+	for _, s := range []string{"https://ch.example:8443", "/etc/cpi2/clickhouse-ca/ca.crt"} {
+		if !strings.Contains(apply, s) || !strings.Contains(args, s) {
+			t.Errorf("%q missing: apply %s; loader %s", s, apply, args)
+		}
+	}
+	g, _ := yaml.Marshal(get(podContainer(t, docs, "Deployment", "t-grafana", "grafana"), "env"))
+	for _, s := range []string{"value: ch.example", `value: "8443"`, "name: ch-pw"} {
+		if !strings.Contains(string(g), s) {
+			t.Errorf("grafana env has no %q:\n%s", s, g)
+		}
+	}
+	// dashboards for an existing Grafana's sidecar
+	if get(find(docs, "ConfigMap", "t-grafana-dashboards"), "metadata", "labels", "grafana_dashboard") != "1" {
+		t.Error("the dashboards' ConfigMap is not labelled for Grafana's sidecar")
+	}
+}
+
+// podContainer is container NAME of the pod template of object KIND/OBJ.
+func podContainer(t *testing.T, docs []obj, kind, o, name string) obj {
+	t.Helper()
+	for _, c := range get(find(docs, kind, o), "spec", "template", "spec", "containers").([]any) {
+		if get(c, "name") == name {
+			return c.(obj)
+		}
+	}
+	t.Fatalf("no container %s in %s %s", name, kind, o)
+	return nil
+}

@@ -21,13 +21,24 @@ def main(argv=None):
         "--url", default="http://127.0.0.1:8123", help="ClickHouse HTTP URL or chdb:DIR (default %(default)s)"
     )
     p.add_argument("--database", default="cpi2", help="target database (default %(default)s)")
+    p.add_argument("--user", help="ClickHouse user (default: the server's default user)")
+    p.add_argument("--password-file", help="a file whose first line is the user's password")
+    p.add_argument("--ca-file", help="for https URLs: the CA file of the server's certificate")
     p.add_argument("--kafka-brokers", help="also create the Kafka engine table feeding host_metrics from these brokers")
     p.add_argument("--kafka-topic", default=names.HOST_METRICS, help="Telegraf's topic (default %(default)s)")
     p.add_argument("--kafka-group", default="cpi2-clickhouse-host-metrics", help="consumer group (default %(default)s)")
     p.add_argument("--retention", action="store_true", help="drop partitions older than each table's retention instead")
     p.add_argument("--today", help="YYYY-MM-DD used as today by --retention (default: the server's today())")
     a = p.parse_args(argv)
-    ch = connect(a.url)
+    sign_in = {"user": a.user, "ca_file": a.ca_file}
+    if a.password_file:
+        try:
+            with open(a.password_file, encoding="utf-8") as f:
+                sign_in["password"] = f.readline().rstrip("\n")
+        except OSError as e:
+            print(f"apply.py: cannot read the password file: {e}", file=sys.stderr)
+            return 2
+    ch = connect(a.url, **{k: v for k, v in sign_in.items() if v})
     try:
         if a.retention:
             schema.retention(ch, a.database, a.today)

@@ -23,3 +23,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- toJson $rows -}}
 {{- end -}}
+
+{{/* The ClickHouse the schema job, the loader and Grafana use: its URL, and the Secret of its
+     user's password. */}}
+{{- define "cpi2.clickhouseURL" -}}
+{{- if .Values.clickhouse.url -}}{{ .Values.clickhouse.url }}{{- else if .Values.clickhouse.enabled -}}http://{{ include "cpi2.name" . }}-clickhouse:8123{{- else -}}{{ fail "clickhouse.enabled is false and no clickhouse.url names an existing ClickHouse" }}{{- end -}}
+{{- end -}}
+
+{{- define "cpi2.clickhouseSecret" -}}
+{{- .Values.clickhouse.passwordSecret | default (printf "%s-clickhouse" (include "cpi2.name" .)) -}}
+{{- end -}}
