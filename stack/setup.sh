@@ -19,7 +19,7 @@
 . "$STACK_SRC/step.sh"
 
 # What make demo needs from Debian. Toolchains already on the machine from elsewhere count.
-DEMO_APT="build-essential cmake pkg-config libavro-dev librdkafka-dev libjansson-dev clickhouse-server
+DEMO_APT="build-essential cmake pkg-config libavro-dev librdkafka-dev libssl-dev libjansson-dev clickhouse-server
  clickhouse-client python3-venv jq curl maven openjdk-17-jdk-headless golang-go openssl"
 # The multi-node profile's ClickHouse cluster (STACK_ENV=stack/multi.env) needs ZooKeeper.
 if [ "${CLICKHOUSE_SHARDS:-1}" != 1 ] || [ "${CLICKHOUSE_REPLICAS:-1}" != 1 ]; then DEMO_APT="$DEMO_APT zookeeper"; fi

@@ -66,10 +66,12 @@ upload() {
   echo "${id##*/}"
 }
 
-# the client file of a principal: only its path goes into a job, not its password
+# the client file of a principal: only its path goes into a job, not its password; the detector
+# also checks the hosts' signatures with the stack's master keys (stack/kafka/make-secrets.sh)
 client_args() {
   local client="$STACK_DIR/secrets/kafka-$1.properties"
   [[ -f $client ]] && echo "--kafka.client-file"$'\n'"$client"
+  [[ $1 == detector && -f $STACK_DIR/secrets/host-keys ]] && echo "--kafka.host-keys"$'\n'"$STACK_DIR/secrets/host-keys"
   return 0
 }
 

@@ -1,5 +1,6 @@
 /* kafka: see cpi2/kafka.h. */
 #include <cpi2/config.h>
+#include <cpi2/hostauth.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
 #include <cpi2/names.h>
@@ -28,6 +29,7 @@ struct cpi2_producer {
 	struct cpi2_codec *dead_letters;
 	cpi2_delivery_fn delivery_fn; /* may be NULL */
 	void *delivery_arg;
+	struct cpi2_hostauth auth; /* signs each record as its host (cpi2/hostauth.h) */
 };
 
 struct cpi2_consumer {
@@ -40,8 +42,9 @@ static char *client_file_text;
 
 int cpi2_kafka_prop_is_secret(const char *prop)
 {
-	static const char *const secrets[] = {"ssl.key.pem", "ssl_key", "sasl.oauthbearer.config",
-					      NULL};
+	static const char *const secrets[] = {
+	    "ssl.key.pem",   "ssl_key",		 "sasl.oauthbearer.config",
+	    "cpi2.host.key", "cpi2.host.master", NULL};
 	size_t len = strcspn(prop, "=");
 	char key[256];
 
@@ -123,13 +126,13 @@ int cpi2_kafka_client_file(const char *path, const char **props, int max, int *n
 	got = read(fd, text, (size_t)st.st_size);
 	rc = got < 0 ? -errno : 0;
 	close(fd);
-	if (got != st.st_size) {
+	if (got < 0 || got != st.st_size) {
 		snprintf(err, errsz, "Kafka client file %s: %s", path,
 			 got < 0 ? strerror(-rc) : "changed while read");
 		free(text);
 		return rc ? rc : -EIO;
 	}
-	text[got] = '\0';
+	text[st.st_size] = '\0';
 	for (line = text; line && *line; line = next) {
 		char *s;
 
@@ -189,8 +192,11 @@ static int set(rd_kafka_conf_t *conf, const char *kv, char *errstr, size_t errsz
 	return 0;
 }
 
+/* The client's configuration: brokers, defaults, then props; the agents' own cpi2.* properties
+ * (the host key) go to auth, not to librdkafka. */
 static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *const *defaults,
-		     const char *const *props, char *errstr, size_t errsz)
+		     const char *const *props, struct cpi2_hostauth *auth, char *errstr,
+		     size_t errsz)
 {
 	if (rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, errsz) !=
 	    RD_KAFKA_CONF_OK)
@@ -198,10 +204,13 @@ static int configure(rd_kafka_conf_t *conf, const char *brokers, const char *con
 	for (; defaults && *defaults; defaults++)
 		if (set(conf, *defaults, errstr, errsz))
 			return -EINVAL;
-	for (; props && *props; props++)
-		if (set(conf, *props, errstr, errsz))
+	for (; props && *props; props++) {
+		int rc = cpi2_hostauth_prop(auth, *props, errstr, errsz);
+
+		if (rc < 0 || (rc == 0 && set(conf, *props, errstr, errsz)))
 			return -EINVAL;
-	return 0;
+	}
+	return cpi2_hostauth_check(auth, errstr, errsz) ? -EINVAL : 0;
 }
 
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -248,7 +257,7 @@ int cpi2_producer_new(struct cpi2_producer **out, const char *brokers, const cha
 		rd_kafka_conf_destroy(conf);
 		return -ENOMEM;
 	}
-	if (configure(conf, brokers, defaults, props, errstr, errsz)) {
+	if (configure(conf, brokers, defaults, props, &p->auth, errstr, errsz)) {
 		rd_kafka_conf_destroy(conf);
 		free(p);
 		return -EINVAL;
@@ -282,12 +291,33 @@ int cpi2_producer_send(struct cpi2_producer *p, const char *name, const void *ke
 		       const void *val, size_t vallen)
 {
 	rd_kafka_topic_t *rkt = topic(p, name);
+	unsigned char mac[CPI2_HOSTAUTH_MAC_LEN];
+	rd_kafka_resp_err_t err;
+	const char *host;
 
 	if (!rkt)
 		return -EIO;
-	if (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)val, vallen,
-			     key, keylen, NULL) == -1) {
-		if (rd_kafka_last_error() == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+	if (p->auth.mode == CPI2_HOSTAUTH_NONE ||
+	    cpi2_hostauth_sign(&p->auth, name, key, keylen, val, vallen, &host, mac)) {
+		/* unsigned: no key, or (the master) no host to sign as, e.g. a dead letter of a
+		 * keyless message; the job refuses an unsigned sample or action */
+		err = rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, RD_KAFKA_MSG_F_COPY, (void *)val,
+				       vallen, key, keylen, NULL) == -1
+			  ? rd_kafka_last_error()
+			  : RD_KAFKA_RESP_ERR_NO_ERROR;
+	} else {
+		/* signed as its host: the job drops a record whose signature is not its host's */
+		err = rd_kafka_producev(
+		    p->rk, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+		    RD_KAFKA_V_VALUE((void *)val, vallen), RD_KAFKA_V_KEY(key, keylen),
+		    RD_KAFKA_V_HEADER(CPI2_HOSTAUTH_HEADER_HOST, host, (ssize_t)strlen(host)),
+		    RD_KAFKA_V_HEADER(CPI2_HOSTAUTH_HEADER_KEY_ID, p->auth.key_id,
+				      (ssize_t)strlen(p->auth.key_id)),
+		    RD_KAFKA_V_HEADER(CPI2_HOSTAUTH_HEADER_MAC, mac, (ssize_t)sizeof(mac)),
+		    RD_KAFKA_V_END);
+	}
+	if (err) {
+		if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
 			p->stats.dropped_queue_full++;
 			return -ENOBUFS;
 		}
@@ -326,6 +356,7 @@ int cpi2_producer_close(struct cpi2_producer *p, int timeout_ms)
 	if (!p)
 		return 0;
 	rd_kafka_flush(p->rk, timeout_ms);
+	cpi2_hostauth_free(&p->auth);
 	left = rd_kafka_outq_len(p->rk);
 	if (left > 0)
 		cpi2_log(CPI2_LOG_WARN, "kafka", "%d messages not delivered after %d ms: dropped",
@@ -355,13 +386,14 @@ int cpi2_consumer_new(struct cpi2_consumer **out, const char *brokers, const cha
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
 	rd_kafka_topic_partition_list_t *list;
 	struct cpi2_consumer *c = calloc(1, sizeof(*c));
+	struct cpi2_hostauth unused = {0}; /* a consumer signs nothing */
 	int n = 0;
 
 	if (!c) {
 		rd_kafka_conf_destroy(conf);
 		return -ENOMEM;
 	}
-	if (configure(conf, brokers, defaults, props, errstr, errsz) ||
+	if (configure(conf, brokers, defaults, props, &unused, errstr, errsz) ||
 	    rd_kafka_conf_set(conf, "group.id", group_id, errstr, errsz) != RD_KAFKA_CONF_OK) {
 		rd_kafka_conf_destroy(conf);
 		free(c);

@@ -114,5 +114,6 @@ def read_client_file(path):
         if "=" not in line or line.startswith("="):
             raise ClientFileError(f"Kafka client file {path}:{n}: expected key=value")
         k, v = line.split("=", 1)
-        out[k] = v
+        if not k.startswith("cpi2."):  # the agents' signing key (cpi2.hostauth), not librdkafka's
+            out[k] = v
     return out

@@ -155,10 +155,33 @@ public class CreateTopics {
     return ups.size();
   }
 
+  /**
+   * The file's lines, a line with {host} once for each host of hosts.conf beside it (the hosts
+   * with an identity of their own).
+   */
+  static List<String[]> hostLines(Path file) throws Exception {
+    Path hosts = file.resolveSibling("hosts.conf");
+    List<String[]> out = new ArrayList<>();
+    for (String[] f : lines(file)) {
+      if (!String.join(" ", f).contains("{host}")) {
+        out.add(f);
+        continue;
+      }
+      for (String[] h : Files.exists(hosts) ? lines(hosts) : List.<String[]>of()) {
+        String[] g = f.clone();
+        for (int i = 0; i < g.length; i++) {
+          g[i] = g[i].replace("{host}", h[0]);
+        }
+        out.add(g);
+      }
+    }
+    return out;
+  }
+
   /** Makes the cluster's ACLs those of the file; returns what changed. */
   static String acls(Admin admin, Path file) throws Exception {
     Set<AclBinding> want = new HashSet<>();
-    for (String[] f : lines(file)) {
+    for (String[] f : hostLines(file)) {
       // topic, group, transactionalId (Strimzi's spelling) -> TOPIC, GROUP, TRANSACTIONAL_ID
       String type = f[1].replaceAll("([a-z])([A-Z])", "$1_$2").toUpperCase();
       ResourcePattern r = new ResourcePattern(ResourceType.valueOf(type), f[3],

@@ -5,9 +5,14 @@
 #   kafka-server.pem        the broker's private key and certificate signed by that CA, for
 #                           ssl.keystore.type=PEM; subject alternative names SAN... (IP:127.0.0.1,
 #                           DNS:localhost, DNS:kafka ...)
-#   kafka-PRINCIPAL.properties  one client file per principal (admin and those of acls.conf): librdkafka
-#                           properties with a random password; CA_PATH is where the clients find
-#                           ca.pem (DIR itself locally, the volume's mount point in a container)
+#   kafka-PRINCIPAL.properties  one client file per principal (admin and those of acls.conf, a
+#                           {host} principal once per host of hosts.conf): librdkafka properties with
+#                           a random password; CA_PATH is where the clients find ca.pem (DIR itself
+#                           locally, the volume's mount point in a container). A host's agents'
+#                           files also hold its signing key (cpi2.host, cpi2.host.key,
+#                           cpi2.host.key.id); the simulated fleet's (collector, enforcer) the master
+#   host-keys               the hosts' master signing key (ID=HEX; python/cpi2/hostauth.py): the
+#                           detection job's --kafka.host-keys
 #   server-sasl.properties  the broker's SASL settings made from those files (every run):
 #                           the static PLAIN users, with admin on the controller listener too
 # Files that exist are kept (a password is made once); a principal added to the list gets its
@@ -46,24 +51,58 @@ fi
 # own user; and the principals whose clients use Debian 12's librdkafka 2.0.2 (the C agents, and
 # ClickHouse 18.16, linked to it), whose SCRAM a Kafka 4 broker rejects (librdkafka appended its
 # nonce twice until 2.6.1). With librdkafka 2.6.1 or newer they can move to SCRAM.
+# The hosts' agents (collector-HOST, enforcer-HOST) are C agents too.
 PLAIN_PRINCIPALS="admin collector enforcer clickhouse"
 
-{ echo admin; awk '!/^#/ && NF { print $1 }' "$here/acls.conf" | sort -u; } | while read -r p; do
+# The master of the hosts' signing keys, made once (rotation: stack/README.md).
+if [ ! -f "$dir/host-keys" ]; then
+  { echo "# The hosts' master signing keys, ID=HEX (make-secrets.sh): secret, keep it 0600."
+    echo "1=$(openssl rand -hex 32)"; } > "$dir/host-keys.tmp"
+  mv "$dir/host-keys.tmp" "$dir/host-keys"
+fi
+key_id="$(sed -n 's/^\([0-9][0-9]*\)=.*/\1/p' "$dir/host-keys" | tail -n 1)"
+master="$(sed -n "s/^$key_id=//p" "$dir/host-keys" | tail -n 1)"
+# host_key HOST: the host's own key, HMAC-SHA256(master, "cpi2 host key v1\0" HOST)
+host_key() { printf 'cpi2 host key v1\0%s' "$1" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$master" -r | cut -c1-64; }
+
+hosts() { awk '!/^#/ && NF { print $1 }' "$here/hosts.conf" 2>/dev/null; }
+principals() {
+  echo admin
+  awk '!/^#/ && NF { print $1 }' "$here/acls.conf" | grep -v '{host}' | sort -u
+  for h in $(hosts); do
+    awk '!/^#/ && NF { print $1 }' "$here/acls.conf" | grep '{host}' | sort -u | sed "s/{host}/$h/"
+  done
+}
+
+principals | while read -r p; do
   f="$dir/kafka-$p.properties"
-  [ -f "$f" ] && continue
-  {
-    echo "# Kafka client of principal $p (librdkafka properties; stack/kafka/make-secrets.sh)."
-    echo "# Secret: keep it 0600. To rotate the password, see stack/README.md."
-    echo "security.protocol=SASL_SSL"
-    case " $PLAIN_PRINCIPALS " in
-      *" $p "*) echo "sasl.mechanisms=PLAIN" ;;
-      *) echo "sasl.mechanisms=SCRAM-SHA-512" ;;
-    esac
-    echo "sasl.username=$p"
-    echo "sasl.password=$(openssl rand -hex 24)"
-    echo "ssl.ca.location=$ca_path"
-  } > "$f.tmp"
-  mv "$f.tmp" "$f"
+  if [ ! -f "$f" ]; then
+    {
+      echo "# Kafka client of principal $p (librdkafka properties; stack/kafka/make-secrets.sh)."
+      echo "# Secret: keep it 0600. To rotate the password, see stack/README.md."
+      echo "security.protocol=SASL_SSL"
+      mech=SCRAM-SHA-512
+      case " $PLAIN_PRINCIPALS " in *" $p "*) mech=PLAIN ;; esac
+      case "$p" in collector-* | enforcer-*) mech=PLAIN ;; esac
+      echo "sasl.mechanisms=$mech"
+      echo "sasl.username=$p"
+      echo "sasl.password=$(openssl rand -hex 24)"
+      echo "ssl.ca.location=$ca_path"
+    } > "$f.tmp"
+    mv "$f.tmp" "$f"
+  fi
+  # what the agents sign with: a host's own key, or the simulated fleet's master (a file made
+  # before the keys existed gets its lines now; a key made again after a rotation replaces them)
+  case "$p" in
+    collector | enforcer) want="cpi2.host.master=$master" ;;
+    collector-* | enforcer-*) h="${p#*-}"; want="cpi2.host=$h"$'\n'"cpi2.host.key=$(host_key "$h")" ;;
+    *) continue ;;
+  esac
+  if ! grep -qxF "cpi2.host.key.id=$key_id" "$f" || ! grep -qxF "${want##*$'\n'}" "$f"; then
+    { grep -v '^cpi2\.host' "$f"; echo "cpi2.host.key.id=$key_id"; echo "$want"; } > "$f.tmp"
+    chmod 0600 "$f.tmp"
+    mv "$f.tmp" "$f"
+  fi
 done
 # The broker's JAAS lines: admin (its own user) on the controller listener; on each client
 # listener every PLAIN principal's password, and SCRAM (checked against the cluster metadata).

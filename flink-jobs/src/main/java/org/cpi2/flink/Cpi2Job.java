@@ -12,6 +12,7 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.cpi2.flink.correlate.CorrelatorFunction;
 import org.cpi2.flink.detect.AnomalyDetectorFunction;
 import org.cpi2.flink.detect.HostEvent;
+import org.cpi2.flink.kafka.HostAuth;
 import org.cpi2.flink.kafka.KafkaIo;
 import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.spec.SpecBuilderFunction;
@@ -27,6 +28,7 @@ import org.cpi2.schema.CpiSpec;
 import org.cpi2.schema.DeadLetter;
 import org.cpi2.schema.EnforcementAction;
 import org.cpi2.schema.Incident;
+import org.slf4j.LoggerFactory;
 
 /**
  * The CPI² streaming job: samples → specs (job × platform) → outliers and anomalies, antagonist
@@ -51,6 +53,13 @@ public final class Cpi2Job {
 
   public static void main(String[] args) throws Exception {
     Cpi2Options options = Cpi2Options.fromArgs(args);
+    if (options.get(Cpi2Options.KAFKA_HOST_KEYS).isEmpty()) {
+      LoggerFactory.getLogger(Cpi2Job.class)
+          .warn(
+              "{} is not set: samples and actions are not checked for their host's signature,"
+                  + " so any agent's Kafka credentials write for any host",
+              Cpi2Options.KAFKA_HOST_KEYS);
+    }
     new Cpi2Job(options, KafkaIo.sources(options), KafkaIo.sinks(options))
         .execute(options.get(Cpi2Options.JOB_NAME));
   }
@@ -91,6 +100,8 @@ public final class Cpi2Job {
   public void build(StreamExecutionEnvironment env) {
     long ooo = options.getLong(Cpi2Options.OUT_OF_ORDERNESS_S);
     long idle = options.getLong(Cpi2Options.SOURCE_IDLENESS_S);
+    // samples and actions only from the host they name (its agents' signature), where configured
+    HostAuth hostAuth = HostAuth.of(options.get(Cpi2Options.KAFKA_HOST_KEYS));
 
     // Event time and watermarks come from the source, per partition; decoding keeps both.
     SingleOutputStreamOperator<CpiSample> decodedSamples =
@@ -98,7 +109,11 @@ public final class Cpi2Job {
             .samples(env, Watermarks.samples(ooo, idle))
             .process(
                 new DecodeFunction<>(
-                    CpiSample.class, COMPONENT + "/decode-samples", Validators::sample),
+                    CpiSample.class,
+                    COMPONENT + "/decode-samples",
+                    Validators::sample,
+                    hostAuth,
+                    CpiSample::getHost),
                 RecordTypes.SAMPLE_STREAM)
             .uid("decode-samples")
             .name("Decode samples");
@@ -109,7 +124,11 @@ public final class Cpi2Job {
             .actions(env)
             .process(
                 new DecodeFunction<>(
-                    EnforcementAction.class, COMPONENT + "/decode-actions", Validators::action),
+                    EnforcementAction.class,
+                    COMPONENT + "/decode-actions",
+                    Validators::action,
+                    hostAuth,
+                    EnforcementAction::getHost),
                 RecordTypes.ACTION)
             .uid("decode-actions")
             .name("Decode actions");

@@ -148,6 +148,14 @@ public final class Cpi2Options implements Serializable {
   public static final String KAFKA_CLIENT_FILE = "kafka.client-file";
 
   /**
+   * The hosts' master keys (a file of {@code ID=HEX} lines, on the machines that run the job;
+   * stack/README.md): samples and actions that the host they name did not sign are refused
+   * (kafka/HostAuth). Empty: not checked (a warning at start: any agent's credentials then write
+   * for any host).
+   */
+  public static final String KAFKA_HOST_KEYS = "kafka.host-keys";
+
+  /**
    * How the detection job writes its topics: {@code at-least-once} (a record may be written again
    * after a restart; consumers deduplicate by the records' ids) or {@code exactly-once} (each sink
    * writes in Kafka transactions committed when a checkpoint completes: read_committed consumers
@@ -251,6 +259,7 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(KAFKA_GROUP, "cpi2-flink-jobs");
     DEFAULTS.put(KAFKA_START, "committed-or-earliest"); // or earliest, latest, timestamp-ms:<ms>
     DEFAULTS.put(KAFKA_CLIENT_FILE, "");
+    DEFAULTS.put(KAFKA_HOST_KEYS, "");
     DEFAULTS.put(KAFKA_DELIVERY, "at-least-once"); // or exactly-once
     DEFAULTS.put(KAFKA_TRANSACTION_TIMEOUT_MS, "900000");
 

@@ -12,6 +12,12 @@ public class RawRecord {
   public byte[] key;
   public byte[] value;
 
+  /** The signature of its producer's host (HostAuth): the cpi2-host, cpi2-key, cpi2-mac headers. */
+  public String producerHost;
+
+  public String keyId;
+  public byte[] mac;
+
   public RawRecord() {}
 
   public static RawRecord of(String topic, int partition, long offset, byte[] key, byte[] value) {

@@ -13,6 +13,7 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.function.SerializableFunction;
+import org.cpi2.flink.kafka.HostAuth;
 import org.cpi2.flink.kafka.RawRecord;
 import org.cpi2.schema.DeadLetter;
 import org.cpi2.wire.Wire;
@@ -20,8 +21,9 @@ import org.cpi2.wire.WireFormatException;
 
 /**
  * Decodes Kafka values in the project's wire format. Never throws for bad input: a record that
- * cannot be decoded, or that fails {@code validate} (which returns a reason or null), goes to the
- * {@link RecordTypes#DEAD_LETTERS} side output with its topic, partition, offset and payload.
+ * cannot be decoded, that fails {@code validate} (which returns a reason or null), or, with a
+ * {@link HostAuth}, that the host it names did not sign, goes to the {@link
+ * RecordTypes#DEAD_LETTERS} side output with its topic, partition, offset and payload.
  *
  * <p>A message written with the current schema (its fingerprint in the header) is read straight
  * from the array by the generated class's own decoder ({@link FastPath}); any other message, and
@@ -34,14 +36,31 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
   private final Class<T> type;
   private final String component;
   private final SerializableFunction<T, String> validate;
+  private final HostAuth hostAuth; // null: records are not checked for their producer's host
+  private final SerializableFunction<T, String> hostOf;
   private transient Wire<T> wire;
   private transient FastPath<T> fast;
   private transient Counter deadLetters;
 
   public DecodeFunction(Class<T> type, String component, SerializableFunction<T, String> validate) {
+    this(type, component, validate, null, null);
+  }
+
+  /**
+   * Also refuses a record that its host's agent did not sign ({@link HostAuth}; {@code hostOf}: the
+   * host a record names), when {@code hostAuth} is not null.
+   */
+  public DecodeFunction(
+      Class<T> type,
+      String component,
+      SerializableFunction<T, String> validate,
+      HostAuth hostAuth,
+      SerializableFunction<T, String> hostOf) {
     this.type = type;
     this.component = component;
     this.validate = validate;
+    this.hostAuth = hostAuth;
+    this.hostOf = hostOf;
   }
 
   @Override
@@ -49,6 +68,9 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
     wire = Wire.of(type);
     fast = new FastPath<>(wire.schema());
     deadLetters = getRuntimeContext().getMetricGroup().counter("deadLetters");
+    if (hostAuth != null) {
+      hostAuth.open();
+    }
   }
 
   @Override
@@ -60,6 +82,9 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
         record = wire.decode(raw.value);
       }
       reason = validate == null ? null : validate.apply(record);
+      if (reason == null && hostAuth != null) {
+        reason = hostAuth.check(raw, hostOf.apply(record));
+      }
       if (reason == null) {
         out.collect(record);
         return;
