@@ -159,9 +159,7 @@ def produce_own_and_forged(key_id, key):
             v = wire.encode("CpiSample", s)
             h = None
             if how != "unsigned":  # node-a's key, under node-a's name or node-b's
-                signer = B if how == "as-b" else A
-                h = [(hostauth.HEADER_HOST, signer.encode()), (hostauth.HEADER_KEY_ID, key_id.encode())]
-                h.append((hostauth.HEADER_MAC, hostauth.mac(key, names.SAMPLES, v)))
+                h = hostauth.headers(key, key_id, B if how == "as-b" else A, names.SAMPLES, v)
             p.produce(names.SAMPLES, key=who, value=v, headers=h)
             forged += who == B
     assert p.flush(15) == 0

@@ -36,26 +36,14 @@ def mac(key: bytes, topic: str, value: bytes) -> bytes:
     return hmac.new(key, topic.encode() + b"\0" + value, hashlib.sha256).digest()[:MAC_LEN]
 
 
-def headers(master: bytes, key_id: str, host: str, topic: str, value: bytes):
-    """The headers of a record of host's, signed with the key the master gives it (tests and
-    tools that play a host; confluent_kafka's headers= takes this list)."""
+def headers(key: bytes, key_id: str, host: str, topic: str, value: bytes):
+    """The headers of a record of host's signed with key (a test or tool that plays the host;
+    confluent_kafka's headers= takes this list)."""
     return [
         (HEADER_HOST, host.encode()),
         (HEADER_KEY_ID, key_id.encode()),
-        (HEADER_MAC, mac(host_key(master, host), topic, value)),
+        (HEADER_MAC, mac(key, topic, value)),
     ]
-
-
-def load_masters(path):
-    """{id: master} from a file of ID=HEX lines ('#' comments)."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                k, _, v = line.partition("=")
-                out[k.strip()] = bytes.fromhex(v.strip())
-    return out
 
 
 def vectors():
