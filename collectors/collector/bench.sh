@@ -8,6 +8,12 @@
 #     the cost is that time over 60 s. Target: < 0.1% of one CPU.
 #  2. the fast profile: a 1 s window every second, back to back (each begins where the one
 #     before ended); the cost is the collector's CPU over the wall time. Target: < 1% of one CPU.
+#  3. the fast profile with scraping: the same, with BENCH_SCRAPED (20) of the cgroups' labels
+#     naming a metrics endpoint (bench_endpoints.py: HTTP servers of this machine answering a
+#     real redis exporter's 29 KB with moving counters; their CPU is not the collector's), so
+#     each window scrapes 20 endpoints and parses 20 answers; its cost beside part 2's is what
+#     scraping adds. Every scrape must succeed and every scraped sample carry both values.
+#     Target: < 1% of one CPU.
 # Removes the cgroups afterwards. Usage: bench.sh BUILD_DIR
 set -eu
 BIN=${1:?build dir}/collectors/collector/cpi2-collector
@@ -16,6 +22,9 @@ V1=/sys/fs/cgroup/cpu
 N=${BENCH_CGROUPS:-200}
 WINDOWS=${BENCH_WINDOWS:-3}
 FAST_WINDOWS=${BENCH_FAST_WINDOWS:-30}
+SCRAPED=${BENCH_SCRAPED:-20}
+HERE=$(cd "$(dirname "$0")" && pwd)
+FIXTURE=$HERE/../../libcpi2/tests/data/promtext/redis-exporter-1.45-b.txt
 if [ "$(id -u)" != 0 ] || [ ! -e $ROOT/cgroup.controllers ]; then
 	echo "collector bench: SKIPPED (needs root and cgroup v2 at $ROOT)"
 	exit 0
@@ -28,6 +37,7 @@ cleanup() {
 	done
 	sleep 0.2
 	for d in $ROOT/cpi2-bench-* $V1/cpi2-bench-*; do [ -d "$d" ] && rmdir "$d" 2>/dev/null || true; done
+	[ -s "$TMP/endpoints.pid" ] && kill "$(cat "$TMP/endpoints.pid")" 2>/dev/null || true
 	rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -74,4 +84,33 @@ grep 'window:' "$TMP/log1" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms in \([
 		printf "  per cgroup: %.1f us per window\n", 1000 * cpu / c / n
 		exit (cpu / 10 / wall < 1) ? 0 : 2
 	}' || rc=$?
+python3 "$HERE/bench_endpoints.py" "$SCRAPED" "$FIXTURE" "$TMP/ports" &
+echo $! >"$TMP/endpoints.pid"
+i=0
+while [ ! -s "$TMP/ports" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s "$TMP/ports" ] || { echo "collector bench: the endpoints did not start"; exit 1; }
+i=0
+: >"$TMP/labels"
+while read -r port; do
+	printf 'cpi2-bench-%03d bench %d batch scrape=http://127.0.0.1:%s/metrics work=redis_commands_processed_total latency=redis_latency_percentiles_usec{cmd="get"}\n' \
+		$i $i "$port" >>"$TMP/labels"
+	i=$((i + 1))
+done <"$TMP/ports"
+echo "collector bench, 1 s profile with scraping: $N cgroups, $SCRAPED of them scraped each window (answers of $(wc -c <"$FIXTURE") bytes, $(grep -vc '^#' "$FIXTURE") samples: prometheus-redis-exporter 1.45; work counter and a summary's mean), $FAST_WINDOWS windows, task-clock + PSI, dry run"
+"$BIN" --events task-clock --roots $ROOT --rules-file "$TMP/rules" --labels-file "$TMP/labels" --default-rules=false \
+	--window-s 1 --period-s 1 --windows "$FAST_WINDOWS" --dry-run 2>"$TMP/log2"
+grep 'window:' "$TMP/log2" | sed 's/.*window: //' | cut -c1-60 | sed 's/^/  /' | head -1
+grep 'window:' "$TMP/log2" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms in \([0-9.]*\) s.*scrapes: \([0-9]*\), \([0-9]*\) failed.*cpu_per_op \([0-9]*\), \([0-9]*\) null.*latency \([0-9]*\), \([0-9]*\) null.*/\1 \2 \3 \4 \5 \6 \7 \8/' | awk -v n="$N" -v k="$SCRAPED" '
+	NF == 8 { cpu += $1; wall += $2; scrapes += $3; failed += $4; cpo += $5; cnull += $6; lat += $7; lnull += $8; c++ }
+	END {
+		if (!c || wall <= 0) { print "  no steady-state window"; exit 1 }
+		printf "  own CPU (steady state, %d windows over %.1f s): %.2f ms per window, %.3f%% of one CPU (target < 1%%)\n", c, wall, cpu / c, cpu / 10 / wall
+		printf "  scrapes: %d, %d failed; cpu_per_op %d, %d null; latency %d, %d null\n", scrapes, failed, cpo, cnull, lat, lnull
+		printf "  per scraped task: %.1f us per window over the whole collector (CPU per window / %d)\n", 1000 * cpu / c / k, k
+		exit (cpu / 10 / wall < 1 && failed == 0 && cnull == 0 && lnull == 0 && scrapes >= c * k) ? 0 : 2
+	}' || rc=$?
+# what scraping adds: this part's CPU per window less part 2's, per scrape
+a=$(grep 'window:' "$TMP/log1" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms.*/\1/' | awk '{ s += $1; c++ } END { if (c) printf "%.4f", s / c }')
+b=$(grep 'window:' "$TMP/log2" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms.*/\1/' | awk '{ s += $1; c++ } END { if (c) printf "%.4f", s / c }')
+echo "$a $b $SCRAPED" | awk '{ printf "  scraping adds %.2f ms per window to %.2f ms without it: %.1f us per scrape (connect, request, read, parse, values)\n", $2 - $1, $1, 1000 * ($2 - $1) / $3 }'
 exit ${rc:-0}
