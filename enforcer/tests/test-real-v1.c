@@ -43,14 +43,36 @@ static long long acct_ns(const char *dir)
 	return atoll(s);
 }
 
-/* CPU-sec/sec used by the cgroup over secs seconds. */
-static double usage(const char *acct, double secs)
+/* CPU-sec/sec used by the cgroup acct over secs seconds, and by the cgroup ctl (a control task
+ * beside it) over the same seconds into *control. */
+static double usage2(const char *acct, const char *ctl, double secs, double *control)
 {
-	long long a = acct_ns(acct);
-	double t = now_s();
+	long long a = acct_ns(acct), c = acct_ns(ctl);
+	double t = now_s(), dt;
 
 	usleep((useconds_t)(secs * 1e6));
-	return (double)(acct_ns(acct) - a) / 1e9 / (now_s() - t);
+	dt = now_s() - t;
+	*control = (double)(acct_ns(ctl) - c) / 1e9 / dt;
+	return (double)(acct_ns(acct) - a) / 1e9 / dt;
+}
+
+/* A busy process in new cgroups cpu and acct (their paths), of CPU weight shares. */
+static pid_t busy_in(const char *cpu, const char *acct, const char *shares)
+{
+	char pidbuf[32];
+	pid_t pid;
+
+	CHECK(mkdir(cpu, 0755) == 0 && mkdir(acct, 0755) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		for (;;)
+			;
+	snprintf(pidbuf, sizeof(pidbuf), "%d\n", pid);
+	fake_write(cpu, "cgroup.procs", pidbuf);
+	fake_write(acct, "cgroup.procs", pidbuf);
+	fake_write(cpu, "cpu.shares", shares);
+	return pid;
 }
 
 static int skip(const char *why)
@@ -237,12 +259,13 @@ static void hierarchy(void)
 
 int main(void)
 {
-	char cpu[PATH_MAX], acct[PATH_MAX], pidbuf[32], err[512];
+	char cpu[PATH_MAX], acct[PATH_MAX], err[512];
 	static struct capset s;
 	enum caps_outcome out;
 	struct cap *cap;
-	pid_t busy;
-	double before, capped, after;
+	pid_t busy, control;
+	double before, capped, after, c_before, c_capped, c_after;
+	char ctl_cpu[PATH_MAX + 16], ctl_acct[PATH_MAX + 16];
 	char idle[PATH_MAX + 16];
 	bool has_idle;
 
@@ -258,19 +281,16 @@ int main(void)
 	if (mkdir(cpu, 0755) != 0 || mkdir(acct, 0755) != 0)
 		return skip("cannot create a cgroup under " CPU_ROOT);
 
-	busy = fork();
-	CHECK(busy >= 0);
-	if (busy == 0)
-		for (;;)
-			;
-	snprintf(pidbuf, sizeof(pidbuf), "%d\n", busy);
-	fake_write(cpu, "cgroup.procs", pidbuf);
-	fake_write(acct, "cgroup.procs", pidbuf);
-
-	/* a pod requesting 8 CPUs: its weight also gets it a CPU's worth before the cap on a
-	 * machine that others load */
-	fake_write(cpu, "cpu.shares", "8192\n");
-	before = usage(acct, 1.0);
+	/* a pod requesting 8 CPUs, and a control beside it with the same weight: what the task
+	 * gets before and after the cap is judged against what the control gets over the same
+	 * second (other agents load this machine, and how much they leave varies) */
+	rmdir(cpu);
+	rmdir(acct);
+	busy = busy_in(cpu, acct, "8192\n");
+	snprintf(ctl_cpu, sizeof(ctl_cpu), "%s-control", cpu);
+	snprintf(ctl_acct, sizeof(ctl_acct), "%s-control", acct);
+	control = busy_in(ctl_cpu, ctl_acct, "8192\n");
+	before = usage2(acct, ctl_acct, 1.0, &c_before);
 	memset(&s, 0, sizeof(s));
 	s.max_caps = 4;
 	s.cap_weight = true;
@@ -314,7 +334,7 @@ int main(void)
 	} else
 		CHECK(strcmp(fake_read(cpu, "cpu.shares"), "2") == 0);
 	usleep(200000); /* within a period or two the cap bites */
-	capped = usage(acct, 2.0);
+	capped = usage2(acct, ctl_acct, 2.0, &c_capped);
 	/* the cap written is exactly 0.1 CPU; what the task gets under it may be far less: with
 	 * cpu.idle it runs only on CPU time no other task wants (none, on a loaded machine) */
 	CHECK(strcmp(fake_read(cpu, "cpu.cfs_quota_us"), "10000") == 0 &&
@@ -331,18 +351,24 @@ int main(void)
 	CHECK(strcmp(fake_read(cpu, "cpu.shares"), "8192") == 0, "%s",
 	      fake_read(cpu, "cpu.shares"));
 	CHECK(!has_idle || strcmp(fake_read(cpu, "cpu.idle"), "0") == 0);
-	after = usage(acct, 1.0);
+	after = usage2(acct, ctl_acct, 1.0, &c_after);
 
 	kill(busy, SIGKILL);
+	kill(control, SIGKILL);
 	waitpid(busy, NULL, 0);
+	waitpid(control, NULL, 0);
 	rmdir(cpu);
 	rmdir(acct);
-	printf("test-real-v1: CPU usage before %.3f, capped to 0.1: %.3f, after expiry %.3f; "
-	       "cpu.shares 8192 -> 2%s while capped -> 8192\n",
-	       before, capped, after, has_idle ? " and cpu.idle 0 -> 1" : "");
-	CHECK(before > 0.5);
+	rmdir(ctl_cpu);
+	rmdir(ctl_acct);
+	printf("test-real-v1: CPU usage (the control beside it) before %.3f (%.3f), capped to 0.1: "
+	       "%.3f (%.3f), after expiry %.3f (%.3f); cpu.shares 8192 -> 2%s while capped -> "
+	       "8192\n",
+	       before, c_before, capped, c_capped, after, c_after,
+	       has_idle ? " and cpu.idle 0 -> 1" : "");
+	CHECK(before > 0.5 * c_before && c_before > 0.05);
 	CHECK(capped < 0.15 && (has_idle || capped > 0.05));
-	CHECK(after > 0.5);
+	CHECK(after > 0.5 * c_after && c_after > 0.05);
 	hierarchy();
 	return 0;
 }
