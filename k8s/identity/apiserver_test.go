@@ -271,7 +271,7 @@ func TestAgainstARealAPIServer(t *testing.T) {
 	for _, n := range []string{"node-a", "node-b"} {
 		a := &agent{file: filepath.Join(dir, n+".labels"), enforce: filepath.Join(dir, n+".enforce")}
 		a.p = spawn(t, bin, "--kubeconfig", kubeconfig, "--node", n, "--labels-file", a.file, "--debounce", "50ms", "--retry", "200ms",
-			"--enforce-file", a.enforce, "--enforce-namespaces", "shop")
+			"--enforce-file", a.enforce, "--enforce-namespaces", "shop", "--annotation-namespaces", "shop")
 		agents[n] = a
 	}
 	// expect: node -> pod -> "job class [protected]"; every pod has its two cgroup lines

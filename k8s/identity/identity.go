@@ -36,9 +36,11 @@ type Config struct {
 	// EnforceNamespaces (none: no pod), protected pods never (the enforcer's enforce_file)
 	EnforceFile       string
 	EnforceNamespaces map[string]bool
-	Debounce          time.Duration
-	Retry             time.Duration
-	MaxPods           int
+	// Annotations: where pods may choose their class and protection (none: nowhere)
+	Annotations AnnotationPolicy
+	Debounce    time.Duration
+	Retry       time.Duration
+	MaxPods     int
 }
 
 // Identity is one running identity component.
@@ -198,7 +200,7 @@ func (id *Identity) sync(ctx context.Context, list func(labels.Selector) ([]*cor
 		if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue // its containers are gone, and so is its cgroup
 		}
-		t, err := MapPod(ctx, pod, id.cfg.Node, id.owners)
+		t, err := MapPod(ctx, pod, id.cfg.Node, id.owners, id.cfg.Annotations)
 		where := fmt.Sprintf("pod %s/%s (uid %s)", quote(pod.Namespace), quote(pod.Name), quote(uid))
 		switch {
 		case errors.Is(err, ErrHostile):

@@ -56,7 +56,8 @@ type harness struct {
 
 func testConfig(dir string) Config {
 	return Config{Node: node, LabelsFile: filepath.Join(dir, "labels"), Drivers: []string{DriverCgroupfs, DriverSystemd},
-		Debounce: 10 * time.Millisecond, Retry: 50 * time.Millisecond, MaxPods: 100, Namespaces: map[string]bool{}}
+		Debounce: 10 * time.Millisecond, Retry: 50 * time.Millisecond, MaxPods: 100, Namespaces: map[string]bool{},
+		Annotations: EveryNamespace}
 }
 
 // start runs the component over a fake clientset holding objs; prepare, if given, adds the

@@ -34,6 +34,7 @@ type options struct {
 	namespaces   string
 	enforceFile  string
 	enforceNS    string
+	annotations  string
 	debounce     time.Duration
 	retry        time.Duration
 	ownerTTL     time.Duration
@@ -54,6 +55,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.namespaces, "namespaces", "", "opted-in namespaces (comma-separated); pods elsewhere are left out of the file (default: all)")
 	fs.StringVar(&o.enforceFile, "enforce-file", "", "also write the enforcer's enforce_file here: the cgroups incidents may cap, those of --enforce-namespaces (default: not written, every pod may be capped)")
 	fs.StringVar(&o.enforceNS, "enforce-namespaces", "", "namespaces whose pods may be capped (comma-separated; none: the enforce file lists no pod); protected pods never")
+	fs.StringVar(&o.annotations, "annotation-namespaces", "", "namespaces whose pods' "+AnnotationClass+" and "+AnnotationProtected+" annotations are honoured (comma-separated; *: every namespace; default none: the QoS class decides, nothing is protected)")
 	fs.DurationVar(&o.debounce, "debounce", 200*time.Millisecond, "wait this long after a change for more before writing")
 	fs.DurationVar(&o.retry, "retry", 5*time.Second, "try again this often while a pod's owner cannot be read")
 	fs.DurationVar(&o.ownerTTL, "owner-ttl", 10*time.Minute, "keep a ReplicaSet's or Job's owner this long")
@@ -62,7 +64,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: cpi2-k8s-identity [options]\n\n"+
 			"Watches the pods of one node and writes the collector's labels file (TASK JOB TASK_ID CLASS [protected]).\n"+
-			"Annotations: %s (latency_sensitive, batch, best_effort) overrides the QoS class; %s=true marks a pod protected.\n\n",
+			"Annotations, in the namespaces of --annotation-namespaces only: %s (latency_sensitive, batch, best_effort) overrides the QoS class; %s=true marks a pod protected.\n\n",
 			AnnotationClass, AnnotationProtected)
 		fs.PrintDefaults()
 	}
@@ -158,6 +160,16 @@ func parseArgs(args []string, out io.Writer) (options, Config, error) {
 			return o, cfg, fmt.Errorf("--enforce-namespaces: %q is not a namespace name", ns)
 		}
 		cfg.EnforceNamespaces[ns] = true
+	}
+	cfg.Annotations = AnnotationPolicy{Namespaces: map[string]bool{}}
+	for _, ns := range splitList(o.annotations) {
+		if ns == "*" {
+			cfg.Annotations.All = true
+		} else if !dnsLabel.MatchString(ns) {
+			return o, cfg, fmt.Errorf("--annotation-namespaces: %q is not a namespace name (or *)", ns)
+		} else {
+			cfg.Annotations.Namespaces[ns] = true
+		}
 	}
 	if len(cfg.EnforceNamespaces) > 0 && cfg.EnforceFile == "" {
 		return o, cfg, errors.New("--enforce-namespaces needs --enforce-file (the enforcer reads the list there)")

@@ -14,7 +14,7 @@ func TestHelp(t *testing.T) {
 	if rc := run([]string{"--help"}, &out, &errb); rc != 0 {
 		t.Fatalf("--help: exit %d", rc)
 	}
-	for _, s := range []string{"-labels-file", "-cgroup-driver", "-namespaces", "-enforce-file", "-enforce-namespaces", "-config", AnnotationClass, AnnotationProtected} {
+	for _, s := range []string{"-labels-file", "-cgroup-driver", "-namespaces", "-enforce-file", "-enforce-namespaces", "-annotation-namespaces", "-config", AnnotationClass, AnnotationProtected} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("--help lacks %s:\n%s", s, out.String())
 		}
@@ -28,15 +28,23 @@ func TestConfigFile(t *testing.T) {
 	conf := filepath.Join(dir, "identity.conf")
 	os.WriteFile(conf, []byte("# comment\nnode = node-x\nlabels_file = /run/x/labels  # trailing\n"+
 		"cgroup-driver = systemd\nnamespaces = shop, tools\ndebounce = 1s\n"+
-		"enforce_file = /run/x/enforce\nenforce_namespaces = shop\n"), 0o644)
+		"enforce_file = /run/x/enforce\nenforce_namespaces = shop\nannotation_namespaces = infra\n"), 0o644)
 	_, cfg, err := parseArgs([]string{"--config", conf, "--debounce", "50ms"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Node != "node-x" || cfg.LabelsFile != "/run/x/labels" || strings.Join(cfg.Drivers, ",") != "systemd" ||
 		!cfg.Namespaces["shop"] || !cfg.Namespaces["tools"] || len(cfg.Namespaces) != 2 || cfg.Debounce != 50*time.Millisecond ||
-		cfg.EnforceFile != "/run/x/enforce" || !cfg.EnforceNamespaces["shop"] || len(cfg.EnforceNamespaces) != 1 {
+		cfg.EnforceFile != "/run/x/enforce" || !cfg.EnforceNamespaces["shop"] || len(cfg.EnforceNamespaces) != 1 ||
+		!cfg.Annotations.Honours("infra") || cfg.Annotations.Honours("shop") {
 		t.Fatalf("%+v", cfg)
+	}
+	// by default no namespace's pods choose their class or protection; * lets every one
+	if _, cfg, err := parseArgs([]string{"--node", "n"}, &bytes.Buffer{}); err != nil || cfg.Annotations.Honours("default") {
+		t.Fatalf("default annotation policy %+v, %v", cfg.Annotations, err)
+	}
+	if _, cfg, err := parseArgs([]string{"--node", "n", "--annotation-namespaces", "*"}, &bytes.Buffer{}); err != nil || !cfg.Annotations.Honours("any") {
+		t.Fatalf("* annotation policy %+v, %v", cfg.Annotations, err)
 	}
 	bad := map[string]string{
 		"colour = blue\n":                       "identity.conf:1: expected 'option = value' with a known option",
@@ -48,6 +56,7 @@ func TestConfigFile(t *testing.T) {
 		"node = n\nconfig = other\n":            "identity.conf:2",
 		"node = n\nenforce-namespaces = shop\n": "--enforce-namespaces needs --enforce-file",
 		"node = n\nenforce_file = /run/cpi2/enforce\nenforce-namespaces = a,B\n": "--enforce-namespaces: \"B\"",
+		"node = n\nannotation-namespaces = ok,No\n":                              "--annotation-namespaces: \"No\"",
 	}
 	for text, want := range bad {
 		os.WriteFile(conf, []byte(text), 0o644)

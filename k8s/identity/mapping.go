@@ -83,9 +83,25 @@ func quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// MapPod maps a pod of node to its task. The error is ErrHostile (never mappable as it is) or
-// one from the resolver (worth another try).
-func MapPod(ctx context.Context, pod *corev1.Pod, node string, owners OwnerResolver) (Task, error) {
+// AnnotationPolicy says in which namespaces a pod's own class and protection annotations
+// (AnnotationClass, AnnotationProtected) are honoured: a pod that names itself latency-sensitive
+// and protected is exempt from caps and its slowdowns cap its neighbours, so only the
+// namespaces the operator lists may (--annotation-namespaces; "*": every one).
+type AnnotationPolicy struct {
+	All        bool
+	Namespaces map[string]bool
+}
+
+// Honours is whether the annotations of a pod of namespace ns are honoured.
+func (a AnnotationPolicy) Honours(ns string) bool { return a.All || a.Namespaces[ns] }
+
+// EveryNamespace honours the annotations of every pod.
+var EveryNamespace = AnnotationPolicy{All: true}
+
+// MapPod maps a pod of node to its task, honouring its class and protection annotations where
+// policy says. The error is ErrHostile (never mappable as it is) or one from the resolver
+// (worth another try).
+func MapPod(ctx context.Context, pod *corev1.Pod, node string, owners OwnerResolver, policy AnnotationPolicy) (Task, error) {
 	t := Task{UID: string(pod.UID), Namespace: pod.Namespace, Pod: pod.Name, QoS: pod.Status.QOSClass}
 
 	if !dnsLabel.MatchString(pod.Namespace) {
@@ -109,7 +125,14 @@ func MapPod(ctx context.Context, pod *corev1.Pod, node string, owners OwnerResol
 		return t, hostile("QoS class %s", quote(string(t.QoS)))
 	}
 	t.Class = qosClass
-	if v, ok := pod.Annotations[AnnotationClass]; ok {
+	if !policy.Honours(pod.Namespace) {
+		for _, k := range []string{AnnotationClass, AnnotationProtected} {
+			if v, ok := pod.Annotations[k]; ok {
+				t.Notes = append(t.Notes, fmt.Sprintf("%s=%s ignored: namespace %s may not choose its class or protection (--annotation-namespaces)",
+					k, quote(v), pod.Namespace))
+			}
+		}
+	} else if v, ok := pod.Annotations[AnnotationClass]; ok {
 		if c, err := parseClass(v); err == nil {
 			t.Class = c
 		} else {
@@ -117,7 +140,7 @@ func MapPod(ctx context.Context, pod *corev1.Pod, node string, owners OwnerResol
 				AnnotationClass, quote(v), err, qosClass, t.QoS))
 		}
 	}
-	if v, ok := pod.Annotations[AnnotationProtected]; ok {
+	if v, ok := pod.Annotations[AnnotationProtected]; ok && policy.Honours(pod.Namespace) {
 		if b, err := strconv.ParseBool(v); err == nil {
 			t.Protected = b
 		} else {

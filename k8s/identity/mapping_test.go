@@ -88,7 +88,7 @@ func TestMapPodWorkloads(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := pod(ns, "p-0", "01111111-1111-4111-8111-111111111111", corev1.PodQOSBurstable, c.owner, nil)
-			task, err := MapPod(context.Background(), p, node, o)
+			task, err := MapPod(context.Background(), p, node, o, EveryNamespace)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,8 +100,37 @@ func TestMapPodWorkloads(t *testing.T) {
 	// an owner reference that is not the controller is not the workload
 	p := pod(ns, "p-1", "01111111-1111-4111-8111-111111111112", corev1.PodQOSBurstable, nil, nil)
 	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: "x"}}
-	if task, err := MapPod(context.Background(), p, node, o); err != nil || task.Job != "shop/pod/p-1" {
+	if task, err := MapPod(context.Background(), p, node, o, EveryNamespace); err != nil || task.Job != "shop/pod/p-1" {
 		t.Fatalf("non-controller owner: %+v %v", task, err)
+	}
+}
+
+// A pod of a namespace the operator did not list chooses neither its class nor its protection:
+// a BestEffort pod annotated latency-sensitive and protected stays best-effort and unprotected
+// (before, it was mapped so: exempt from caps, and its slowdowns capped its neighbours).
+func TestMapPodAnnotationsOnlyWhereAllowed(t *testing.T) {
+	ann := map[string]string{AnnotationClass: "latency_sensitive", AnnotationProtected: "true"}
+	policy := AnnotationPolicy{Namespaces: map[string]bool{"trusted": true}}
+	for _, c := range []struct {
+		ns        string
+		policy    AnnotationPolicy
+		class     string
+		protected bool
+	}{
+		{"tenant", policy, ClassBestEffort, false},
+		{"tenant", AnnotationPolicy{}, ClassBestEffort, false},
+		{"trusted", policy, ClassLatencySensitive, true},
+		{"tenant", EveryNamespace, ClassLatencySensitive, true},
+	} {
+		p := pod(c.ns, "p", "01111111-1111-4111-8111-111111111111", corev1.PodQOSBestEffort, nil, ann)
+		task, err := MapPod(context.Background(), p, node, nil, c.policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(task.Notes, ";")
+		if task.Class != c.class || task.Protected != c.protected || (c.class == ClassBestEffort) != strings.Contains(notes, "may not choose") {
+			t.Errorf("%s %+v: class %s protected %v notes %q", c.ns, c.policy, task.Class, task.Protected, notes)
+		}
 	}
 }
 
@@ -129,7 +158,7 @@ func TestMapPodClass(t *testing.T) {
 	}
 	for i, c := range cases {
 		p := pod("ns", "p", "01111111-1111-4111-8111-111111111111", c.qos, nil, c.ann)
-		task, err := MapPod(context.Background(), p, node, nil)
+		task, err := MapPod(context.Background(), p, node, nil, EveryNamespace)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -168,18 +197,18 @@ func TestMapPodHostile(t *testing.T) {
 	for name, mutate := range cases {
 		p := good()
 		mutate(p)
-		if task, err := MapPod(context.Background(), p, node, nil); !errors.Is(err, ErrHostile) {
+		if task, err := MapPod(context.Background(), p, node, nil, EveryNamespace); !errors.Is(err, ErrHostile) {
 			t.Errorf("%s: got %+v, %v; want refused", name, task, err)
 		}
 	}
-	if _, err := MapPod(context.Background(), good(), node, nil); err != nil {
+	if _, err := MapPod(context.Background(), good(), node, nil, EveryNamespace); err != nil {
 		t.Fatalf("the good pod: %v", err)
 	}
 	// a Deployment name read from the ReplicaSet is checked too
 	o := owners(rs("ns", "web-1", "11111111-1111-4111-8111-111111111111", ctrl("apps/v1", "Deployment", "web 1 batch", "2")))
 	p := good()
 	p.OwnerReferences = []metav1.OwnerReference{*ctrl("apps/v1", "ReplicaSet", "web-1", "11111111-1111-4111-8111-111111111111")}
-	if task, err := MapPod(context.Background(), p, node, o); !errors.Is(err, ErrHostile) {
+	if task, err := MapPod(context.Background(), p, node, o, EveryNamespace); !errors.Is(err, ErrHostile) {
 		t.Errorf("hostile deployment name: got %+v, %v", task, err)
 	}
 }
@@ -247,8 +276,8 @@ func TestKeepMapped(t *testing.T) {
 	if kept.Spec.Containers != nil || kept.ManagedFields != nil || len(kept.Annotations) != 4 || kept.ResourceVersion != p.ResourceVersion {
 		t.Fatalf("kept %+v", kept)
 	}
-	a, _ := MapPod(context.Background(), p, node, nil)
-	b, _ := MapPod(context.Background(), kept, node, nil)
+	a, _ := MapPod(context.Background(), p, node, nil, EveryNamespace)
+	b, _ := MapPod(context.Background(), kept, node, nil, EveryNamespace)
 	if a.Job != b.Job || a.Class != b.Class || a.Protected != b.Protected || !b.Protected || b.Job != "shop/statefulset/web" ||
 		b.Scrape == nil || *a.Scrape != *b.Scrape || b.Scrape.URL != "http://10.9.8.7:8080/metrics" {
 		t.Fatalf("%+v != %+v", a, b)

@@ -69,7 +69,7 @@ func TestScrapeOf(t *testing.T) {
 		p := pod("shop", "cache-0", uidWeb, corev1.PodQOSBurstable, nil, c.ann)
 		p.Status.PodIP = c.ip
 		p.Spec.HostNetwork = c.host
-		task, err := MapPod(context.Background(), p, node, nil)
+		task, err := MapPod(context.Background(), p, node, nil, EveryNamespace)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
