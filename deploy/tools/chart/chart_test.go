@@ -263,6 +263,9 @@ func TestKafkaUsersAndTopics(t *testing.T) {
 	docs := render(t)
 	want := map[string][]string{}
 	for _, f := range confRows(t, "../../../stack/kafka/acls.conf") {
+		if strings.Contains(strings.Join(f, " "), "{host}") {
+			continue // a node's own principal, not one user of the chart
+		}
 		pattern := map[string]string{"literal": "literal", "prefixed": "prefix"}[f[2]]
 		op := strings.ToUpper(f[4][:1]) + strings.ToLower(f[4][1:])
 		want["t-"+f[0]] = append(want["t-"+f[0]], f[1]+" "+f[3]+" "+pattern+" "+op)
