@@ -225,7 +225,7 @@ def add_parsers(sub, parents=()):
         if name in ("use-context", "set-context", "delete-context"):
             c.add_argument("name", metavar="NAME")
         output.add_option(c)
-        c.set_defaults(func=func, no_settings=name != "view")
+        c.set_defaults(func=func, no_settings=True)
 
 
 def _print(args, out, obj, line):
@@ -238,7 +238,11 @@ def _view(args, out):
     from cpi2.cli import output
 
     p = path(args.config)
-    doc = {"file": str(p), "in_use": shown(args.settings), "config": redacted(load(p))}
+    try:
+        in_use = shown(resolve(args))
+    except ConfigError as e:  # shown, not fatal: view is where one looks for what is wrong
+        in_use = {"error": str(e)}
+    doc = {"file": str(p), "in_use": in_use, "config": redacted(load(p))}
     print(output.record_text(args.output, doc, output.as_yaml(doc)), file=out)
     return 0
 

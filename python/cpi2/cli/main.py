@@ -1,16 +1,17 @@
 """cpi2ctl: the CPI2 operator CLI. Who hurt my job, when, and did capping help; what is capped now
-and is protection on; act on the enforcers by hand.
+and is protection on; act on the enforcers by hand. Words in capitals are yours: a job, a host, a
+task (a cgroup, or namespace/pod on Kubernetes), an incident id from `cpi2ctl incidents`.
 
-  cpi2ctl incidents --from now-1d                              recent incidents, newest first
-  cpi2ctl incidents --job websearch --decision THROTTLE --from now-6h
-  cpi2ctl caps                                                 caps in force now (--at TIME: then)
-  cpi2ctl protection status                                    kill switches, cluster and hosts
-  cpi2ctl query top-antagonists --job websearch --from now-1d  forensics (clickhouse/queries)
-  cpi2ctl incident show INCIDENT_ID --png incident.png         victim vs antagonist, caps shaded
-  cpi2ctl cap TASK --host HOST --cpu 0.1 --duration 300        cap by hand (TASK: cgroup or namespace/pod)
+  cpi2ctl incidents --from now-1d                                   recent incidents, newest first
+  cpi2ctl incidents --job JOB --decision THROTTLE --from now-6h
+  cpi2ctl caps                                                      caps in force now (--at TIME: then)
+  cpi2ctl protection status                                         kill switches: cluster, hosts off
+  cpi2ctl query top-antagonists --job JOB --from now-1d             forensics (clickhouse/queries)
+  cpi2ctl incident show INCIDENT_ID --png incident.png              victim vs antagonist, caps shaded
+  cpi2ctl cap TASK --host HOST --cpu 0.1 --duration 300             cap by hand
   cpi2ctl uncap TASK --host HOST
-  cpi2ctl protection off --host HOST | --cluster [--yes]
-  cpi2ctl config get-contexts                                  where cpi2ctl connects (contexts)
+  cpi2ctl protection off --host HOST                                or --cluster (asks, or --yes)
+  cpi2ctl config get-contexts                                       where cpi2ctl connects (contexts)
 
 Every command prints -o table (default), json or yaml. Times: now, now-2h, now-1d, now/d,
 ISO 8601 (UTC unless an offset is given) or microseconds. Connection options (--context,

@@ -154,13 +154,22 @@ class Run:
         sample_hosts=(),
         settle_warmup=False,
         job_jar=None,
+        start_s=None,
+        align_end_s=None,
     ):
         """settle_warmup: play the warm-up first on its own, as fast as possible, and start the
         scripted part only once the job has read all of it (for large fleets, whose warm-up the
         job takes a while to read: otherwise the simulated clock runs ahead of the pipeline).
-        job_jar: the job's jar (default: the project's build), e.g. an earlier build to compare."""
+        job_jar: the job's jar (default: the project's build), e.g. an earlier build to compare.
+        start_s: the simulated clock's start, Unix seconds (default the simulator's: now - warm-up,
+        so the scripted part starts about now and runs ahead of the wall clock).
+        align_end_s: with settle_warmup, the scripted part's simulated length (s): it starts where
+        it ends when the wall clock does (now + length/speed - length), or right after the warm-up
+        if that is later, so that "now" means the same to the fleet and to its operator at the end."""
         self.scenario, self.speed, self.duration, self.warmup, self.seed = scenario, speed, duration, warmup, seed
         self.settle_warmup = settle_warmup
+        self.start_s = start_s
+        self.align_end_s = align_end_s
         self.job_jar = job_jar or JOB_JAR
         self.job_args, self.fleetsim_args, self.enforcer_args = list(job_args), list(fleetsim_args), list(enforcer_args)
         self.sample_hosts = list(sample_hosts)  # the monitor keeps these hosts' samples
@@ -185,8 +194,13 @@ class Run:
         self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=self.sample_hosts)
         self.monitor.join()  # before anything is produced
         warmup = ["--warmup", self.warmup] if self.warmup else []
+        if self.start_s is not None:
+            warmup += ["--start", "%d" % self.start_s]
         if self.settle_warmup:
-            warmup = ["--warmup", "0", "--start", "%d" % self.play_warmup(warmup)]
+            start = self.play_warmup(warmup)
+            if self.align_end_s is not None:
+                start = max(start, int(time.time() + self.align_end_s / self.speed - self.align_end_s) // 60 * 60)
+            warmup = ["--warmup", "0", "--start", "%d" % start]
         cmd = [
             FLEETSIM,
             "-s",
@@ -257,6 +271,10 @@ class Run:
                 str(self.seed),
                 "--duration",
                 "0",
+                # at full speed the producer's queue runs ahead of a loaded broker: the final flush
+                # waits for all of it (the default 10 s left 37092 of 116280 unsent at load 35)
+                "--flush-timeout",
+                "300",
                 "--truth",
                 truth,
                 "--brokers",
