@@ -182,14 +182,14 @@ class Dashboard:
 
 def forensics_sql(name, variables=None, bucket_s=None):
     """The forensics query clickhouse/queries/<name>.sql as panel SQL: the time window becomes the
-    dashboard's range, String parameters become ${var:sqlstring} (variables: {param: var}), bucket_s
+    dashboard's range (an instant, at_us, its end), String parameters become ${var:sqlstring} (variables: {param: var}), bucket_s
     becomes $__interval_s (or a fixed number), other parameters keep their defaults. Rendered by
     forensics.render with sentinel values, then the sentinels are replaced: the query text is not
     copied, and the JSON changes when the query file does (a test checks the JSON is up to date)."""
     variables = variables or {}
     values, swaps = {}, []
     for i, p in enumerate(forensics.params(name)):
-        if p.name in ("from_us", "to_us"):
+        if p.name in ("from_us", "to_us", "at_us"):  # the window, or an instant: the range's end
             sentinel = 7_000_000_000_000_000 + i
             values[p.name], swaps = sentinel, swaps + [(str(sentinel), FROM_US if p.name == "from_us" else TO_US)]
         elif p.name in variables:

@@ -83,16 +83,8 @@ def fleet():
              FROM {DB}.host_metrics WHERE $__dateTimeFilter(event_date, ts)) AS host_metrics_lag_s
         FROM {DB}.samples
         WHERE $__dateTimeFilter(event_date, ts)"""
-    caps_in_force = f"""
-        SELECT count() AS caps_in_force
-        FROM
-        (
-            SELECT host, task, argMax(kind, at_us) AS last_kind, argMax(ifNull(expires_at_us, 0), at_us) AS expires
-            FROM {DB}.actions FINAL
-            WHERE kind IN ('APPLIED', 'RENEWED', 'RELEASED') AND at_us < {TO_US}
-            GROUP BY host, task
-        )
-        WHERE last_kind IN ('APPLIED', 'RENEWED') AND expires >= {TO_US}"""
+    # the caps in force at the end of the range: clickhouse/queries/caps_in_force.sql, counted
+    caps_in_force = "SELECT count() AS caps_in_force\nFROM\n(\n" + forensics_sql("caps_in_force") + "\n)"
     return Dashboard(
         "cpi2-fleet",
         "CPI2 fleet overview",
@@ -136,10 +128,10 @@ def fleet():
             Panel(
                 "Caps in force",
                 "stat",
-                [Target(sql(caps_in_force), ["caps_in_force"])],
+                [Target(caps_in_force, ["caps_in_force"])],
                 w=6,
                 h=5,
-                description="Tasks whose last cap action before the end of the range applied or renewed a cap that has not expired.",
+                description="clickhouse/queries/caps_in_force.sql at the end of the range (as cpi2ctl caps): tasks whose last APPLIED, RENEWED or RELEASED by then is a cap not yet expired.",
             ),
             Panel(
                 "Pipeline lag",
