@@ -1,4 +1,4 @@
-/* The fleet: determinism with a seed, the paper's case studies (the correlation of DESIGN.md
+/* The fleet: determinism with a seed, the paper's case studies (the correlation of ARCHITECTURE.md
  * finds case 1's antagonist; case 3's swings vanish under the CPU-usage floor), the ground
  * truth file, and the cap loop (a cpu.max write lowers the antagonist's usage and the
  * victim's CPI; lifting it brings both back). */
@@ -94,7 +94,7 @@ static double spec_threshold(const struct recorder *r)
 	return mean + 2 * sd;
 }
 
-/* DESIGN.md: victim CPI c_i, threshold c_t, suspect usage u_i normalised to sum 1. */
+/* ARCHITECTURE.md: victim CPI c_i, threshold c_t, suspect usage u_i normalised to sum 1. */
 static double correlation(const double *c, const double *u, int from, int n, double ct)
 {
 	double usum = 0, corr = 0;

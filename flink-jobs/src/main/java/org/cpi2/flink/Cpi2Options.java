@@ -12,9 +12,9 @@ import org.cpi2.flink.correlate.DecisionPolicy;
 import org.cpi2.flink.signal.Signal;
 
 /**
- * Every tunable of the jobs (paper Table 2, DESIGN.md "Parameters"), as option names with defaults.
- * Values come from {@code --name value} arguments and, optionally, a properties file given by
- * {@code --config FILE}; arguments win over the file.
+ * Every tunable of the jobs (paper Table 2, ARCHITECTURE.md "Parameters"), as option names with
+ * defaults. Values come from {@code --name value} arguments and, optionally, a properties file
+ * given by {@code --config FILE}; arguments win over the file.
  */
 public final class Cpi2Options implements Serializable {
   private static final long serialVersionUID = 1L;

@@ -1,11 +1,11 @@
 package org.cpi2.flink.correlate;
 
 /**
- * The antagonist correlation of paper section 4.2 (DESIGN.md). Over the time-aligned pairs (victim
- * CPI c_i, suspect CPU usage u_i), with u normalised so that it sums to 1 over those pairs: add
- * u_i·(1 − c_t/c_i) when c_i > c_t and u_i·(c_i/c_t − 1) when c_i < c_t. The result lies in [−1,
- * 1]. Pairs are aligned on equal window start times; both series are sorted by time. A suspect with
- * no aligned pair, or whose aligned usage sums to 0, correlates 0 with lift 0.
+ * The antagonist correlation of paper section 4.2 (ARCHITECTURE.md). Over the time-aligned pairs
+ * (victim CPI c_i, suspect CPU usage u_i), with u normalised so that it sums to 1 over those pairs:
+ * add u_i·(1 − c_t/c_i) when c_i > c_t and u_i·(c_i/c_t − 1) when c_i < c_t. The result lies in
+ * [−1, 1]. Pairs are aligned on equal window start times; both series are sorted by time. A suspect
+ * with no aligned pair, or whose aligned usage sums to 0, correlates 0 with lift 0.
  */
 public final class AntagonistCorrelation {
   private AntagonistCorrelation() {}

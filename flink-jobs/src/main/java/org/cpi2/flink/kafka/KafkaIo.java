@@ -27,12 +27,12 @@ import org.cpi2.schema.Incident;
 import org.cpi2.wire.Topics;
 
 /**
- * The job's Kafka topics (DESIGN.md; their names: {@link Topics}, generated from schemas/). On a
- * fresh start, samples and actions are read from where {@code kafka.start} says (by default the
- * committed offsets of the job's consumer group, or the earliest the first time); after a restore,
- * from the checkpointed offsets. The spec seed source reads the compacted cpi2.specs from the
- * beginning. Every source reads read_committed: records of aborted transactions are skipped, and
- * records of open ones wait for their commit. Sinks are at-least-once by default (consumers
+ * The job's Kafka topics (ARCHITECTURE.md; their names: {@link Topics}, generated from schemas/).
+ * On a fresh start, samples and actions are read from where {@code kafka.start} says (by default
+ * the committed offsets of the job's consumer group, or the earliest the first time); after a
+ * restore, from the checkpointed offsets. The spec seed source reads the compacted cpi2.specs from
+ * the beginning. Every source reads read_committed: records of aborted transactions are skipped,
+ * and records of open ones wait for their commit. Sinks are at-least-once by default (consumers
  * deduplicate by the records' ids, incident_id and action_id, and the compacted spec topic keeps
  * the latest per key), or exactly-once with {@code kafka.delivery exactly-once}: each sink writes
  * in Kafka transactions that commit when a checkpoint completes, under transactional ids that start

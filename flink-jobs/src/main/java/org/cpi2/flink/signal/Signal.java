@@ -5,12 +5,12 @@ import java.util.List;
 import org.cpi2.schema.CpiSample;
 
 /**
- * What a spec is learned of and an outlier is judged on (DESIGN.md "Signals"): CPI, the paper's
- * signal, or one of CpiSample's signals measured without a PMU. Each runs the same spec / outlier /
- * anomaly / correlation machinery in operators of its own, keyed per job x platform (specs) and
- * host (detector, correlator) like CPI's. A sample without the signal (null) never enters its spec
- * nor its detector. The name is the CpiSample field, and the value of Incident.signal and
- * CpiSpec.signal.
+ * What a spec is learned of and an outlier is judged on (ARCHITECTURE.md "Signals"): CPI, the
+ * paper's signal, or one of CpiSample's signals measured without a PMU. Each runs the same spec /
+ * outlier / anomaly / correlation machinery in operators of its own, keyed per job x platform
+ * (specs) and host (detector, correlator) like CPI's. A sample without the signal (null) never
+ * enters its spec nor its detector. The name is the CpiSample field, and the value of
+ * Incident.signal and CpiSpec.signal.
  */
 public enum Signal {
   CPI("cpi", 0.0),
