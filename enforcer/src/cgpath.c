@@ -212,6 +212,68 @@ static int has_descendant_dir(int fd, int levels)
 	return found;
 }
 
+/* The first bytes of the file name below dir: their count (0 when empty), or -1 when it cannot
+ * be read. */
+static ssize_t read_head(int dir, const char *name, char *buf, size_t n)
+{
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, buf, n - 1);
+	close(fd);
+	if (got >= 0)
+		buf[got] = '\0';
+	return got;
+}
+
+static int procs_below(int fd, int levels)
+{
+	char buf[64];
+	struct dirent *de;
+	int dfd, found;
+	DIR *d;
+	ssize_t n = read_head(fd, "cgroup.procs", buf, sizeof(buf));
+
+	if (n < 0)
+		return -1;
+	if (n > 0 || levels == 0)
+		return n > 0;
+	/* a descriptor of its own: a dup would share (and start at) the reading position of fd */
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || !(d = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	found = 0;
+	while (found != 1 && (de = readdir(d)) != NULL) {
+		int child;
+
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		child = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0)
+			continue; /* not a directory, or gone meanwhile */
+		if (procs_below(child, levels - 1) == 1)
+			found = 1;
+		close(child);
+	}
+	closedir(d);
+	return found;
+}
+
+int cgpath_populated(int fd)
+{
+	char buf[256], *p;
+
+	if (read_head(fd, "cgroup.events", buf, sizeof(buf)) > 0 &&
+	    (p = strstr(buf, "populated ")) != NULL && (p[10] == '0' || p[10] == '1'))
+		return p[10] == '1';
+	return procs_below(fd, 2);
+}
+
 /* Is dir protected by one of the absolute directories in list (itself, an ancestor, inside)? */
 static const char *protected_dir(const char *dir, const char *const *list, int n)
 {

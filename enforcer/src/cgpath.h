@@ -63,6 +63,12 @@ int cgpath_open(const struct cgpath_policy *policy, const char *task, size_t len
 int cgpath_reopen(const struct cgpath_policy *policy, const char *dir, dev_t dev, ino_t ino,
 		  int *fd, char *err, size_t errsz);
 
+/* Whether the cgroup opened as fd holds a process, itself or a cgroup below it (two levels: a pod
+ * and its containers): v2's cgroup.events "populated", else v1's cgroup.procs of it and its
+ * children. Returns 1 (it does), 0 (no process: what ran there has ended), -1 when the files do
+ * not say (not a cgroup file system). */
+int cgpath_populated(int fd);
+
 /* Split a comma-separated list in place into items (spaces around each item removed, empty
  * items skipped). Returns the number of items, or -E2BIG when there are more than max. */
 int cgpath_split_list(char *buf, const char **items, int max);

@@ -162,6 +162,13 @@ static void cap_task(struct host_enforcer *h, enum cpi2_action_cause cause, cons
 			 h->optin->read ? "" : " (not read yet)");
 		goto out;
 	}
+	if (cause == CPI2_ACTION_CAUSE_INCIDENT && cgpath_populated(t.fd) == 0) {
+		/* the detection is seconds behind: the antagonist it named may have ended since,
+		 * and a cap on its empty cgroup would only hold back whatever starts there next */
+		snprintf(out->reason, sizeof(out->reason),
+			 "%s holds no process: the task has ended, nothing to cap", t.dir);
+		goto out;
+	}
 	version = h->version != LIMITS_AUTO ? h->version : limits_detect(t.fd);
 	if (version < 0) {
 		out->kind = CPI2_ACTION_KIND_FAILED;

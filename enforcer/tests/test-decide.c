@@ -95,6 +95,81 @@ static void release_all_200(void)
 	}
 }
 
+/* An incident whose antagonist has ended by the time it arrives caps nothing: a v2 cgroup whose
+ * cgroup.events says populated 0, a v1 task with an empty cgroup.procs, a v1 pod whose
+ * containers hold no process; a renewal after the task ended is refused too. One that still
+ * holds a process (v2 populated 1; v1 procs in the task, or in a pod's container) is capped,
+ * and so is a tree that says neither (no such files). An operator's cap is not an incident:
+ * it is written on an empty cgroup as asked. */
+static void ended_tasks(void)
+{
+	static struct host_enforcer h;
+	struct action a;
+	char v2[PATH_MAX], v1[PATH_MAX], pod[PATH_MAX], ctr[PATH_MAX];
+	const int64_t t = 1000000000;
+
+	init(&h);
+	h.caps.max_caps = 16;
+	fake_cgroup(root, "ended/v2", 2, v2, sizeof(v2));
+	fake_write(v2, "cgroup.events", "populated 0\nfrozen 0\n");
+	struct incident_in in = test_incident("ended/v2", 0.1, 300);
+	CHECK(decide_incident(&h, &in, t, &a) == 1 && a.kind == CPI2_ACTION_KIND_REFUSED &&
+		  strstr(a.reason, "holds no process"),
+	      "%d %s", a.kind, a.reason);
+	CHECK(strcmp(fake_read(v2, "cpu.max"), "max 100000") == 0);
+	fake_write(v2, "cgroup.events", "populated 1\nfrozen 0\n");
+	CHECK(decide_incident(&h, &in, t, &a) == 1 && a.kind == CPI2_ACTION_KIND_APPLIED);
+	/* it ends while capped: the renewal is refused, the cap runs out as it was */
+	fake_write(v2, "cgroup.events", "populated 0\nfrozen 0\n");
+	CHECK(decide_incident(&h, &in, t + 1000000, &a) == 1 &&
+	      a.kind == CPI2_ACTION_KIND_REFUSED && strstr(a.reason, "holds no process"));
+
+	fake_cgroup(root, "ended/v1", 2, v1, sizeof(v1));
+	fake_write(v1, "cgroup.procs", "");
+	in = test_incident("ended/v1", 0.1, 300);
+	CHECK(decide_incident(&h, &in, t, &a) == 1 && a.kind == CPI2_ACTION_KIND_REFUSED &&
+	      strstr(a.reason, "holds no process"));
+	fake_write(v1, "cgroup.procs", "4242\n");
+	CHECK(decide_incident(&h, &in, t, &a) == 1 && a.kind == CPI2_ACTION_KIND_APPLIED);
+
+	/* a pod (task_cgroup_depth 2) whose processes are in its containers' cgroups */
+	h.policy.task_depth = 2;
+	fake_cgroup(root, "pods/web-1", 2, pod, sizeof(pod));
+	fake_cgroup(root, "pods/web-1/ctr", 2, ctr, sizeof(ctr));
+	fake_write(pod, "cgroup.procs", "");
+	fake_write(ctr, "cgroup.procs", "");
+	in = test_incident("pods/web-1", 0.1, 300);
+	CHECK(decide_incident(&h, &in, t, &a) == 1 && a.kind == CPI2_ACTION_KIND_REFUSED &&
+		  strstr(a.reason, "holds no process"),
+	      "%d %s", a.kind, a.reason);
+	fake_write(ctr, "cgroup.procs", "77\n");
+	CHECK(decide_incident(&h, &in, t, &a) == 1 && a.kind == CPI2_ACTION_KIND_APPLIED, "%d %s",
+	      a.kind, a.reason);
+	h.policy.task_depth = 0;
+
+	/* an operator caps an empty cgroup when asked */
+	char empty[PATH_MAX];
+
+	fake_cgroup(root, "ended/operator", 2, empty, sizeof(empty));
+	fake_write(empty, "cgroup.events", "populated 0\n");
+	struct command_in cap = {.command_id = "c9",
+				 .command = CPI2_COMMAND_KIND_CAP,
+				 .host = "host-1",
+				 .task = "ended/operator",
+				 .task_len = 14};
+	struct action ops[8];
+
+	CHECK(decide_command(&h, &cap, t, ops, 8) == 1 && ops[0].kind == CPI2_ACTION_KIND_APPLIED,
+	      "%d %s", ops[0].kind, ops[0].reason);
+
+	/* files that say neither: capped as before */
+	char unknown[PATH_MAX];
+
+	fake_cgroup(root, "ended/unknown", 2, unknown, sizeof(unknown));
+	in = test_incident("ended/unknown", 0.1, 300);
+	CHECK(decide_incident(&h, &in, t, &a) == 1 && a.kind == CPI2_ACTION_KIND_APPLIED);
+}
+
 /* Task names of multi-byte characters too long for the action's task or reason: cut at a
  * character boundary, so the published action is UTF-8 and decodes. */
 static void long_names(void)
@@ -497,6 +572,7 @@ int main(void)
 
 	lifted_caps_stay_lifted();
 	long_names();
+	ended_tasks();
 	release_all_200();
 	fake_rm(root);
 	printf("test-decide: ok\n");
