@@ -114,12 +114,13 @@ def _populated(d):
         return False
 
 
-def kill_cgroup(cg, timeout=30):
-    """Lift any cap (a capped task dies slowly: its exit runs in its quota), SIGKILL whatever is
-    in cg (v2 and v1) and wait until the v2 cgroup holds nothing, dying tasks included. False
-    when something is still there after timeout seconds."""
-    cg.set_v1("cpu.idle", 0)
-    cg.set_v1("cpu.cfs_quota_us", -1)
+def kill_cgroup(cg, timeout=30, lift=True):
+    """Lift any cap (a capped task dies slowly: its exit runs in its quota; lift=False leaves it,
+    as another writer's), SIGKILL whatever is in cg (v2 and v1) and wait until the v2 cgroup holds
+    nothing, dying tasks included. False when something is still there after timeout seconds."""
+    if lift:
+        cg.set_v1("cpu.idle", 0)
+        cg.set_v1("cpu.cfs_quota_us", -1)
     deadline = time.time() + timeout
     while time.time() < deadline:
         pids = _procs(cg.dirs)
@@ -386,7 +387,45 @@ def main(argv=None):
     )
     c.add_argument("--report", help="also write the table into this markdown file (between its markers)")
     c.add_argument("--keep-csv", action="store_true", help="keep the load generator's CSVs")
+    v = sub.add_parser(
+        "services",
+        help="the lab end to end with real services (redis, nginx) as victims and stress-ng as antagonists",
+    )
+    v.add_argument("--services", default="redis,nginx", help="one run per kind of victims (default redis,nginx)")
+    v.add_argument("--rows", default=None, help="one on-phase per antagonist, as calibrate's --rows (default its)")
+    v.add_argument(
+        "--calibration",
+        help="calibrate's calibration.json: which rows hurt the victims (judged); without it, every row",
+    )
+    v.add_argument("--rate", type=float, default=1000.0, help="requests/s to each replica (default 1000)")
+    v.add_argument("--quiet-s", type=float, default=45.0, help="quiet at least this long (default 45)")
+    v.add_argument("--on-s", type=float, default=20.0, help="each antagonist on this long (default 20)")
+    v.add_argument("--off-s", type=float, default=15.0, help="then off this long (default 15)")
+    v.add_argument("--cpu", type=int, default=None, help="the victims' CPU (default the last)")
+    v.add_argument(
+        "--min-uncapped-ratio",
+        type=float,
+        default=1.5,
+        help="a judged row's p99 while uncapped: at least this times the quiet p99 (default 1.5)",
+    )
+    v.add_argument(
+        "--capped-within",
+        type=float,
+        default=1.2,
+        help="a judged row's p99 while capped: at most this times the quiet p99 (default 1.2)",
+    )
+    v.add_argument(
+        "--max-onset-to-cap", type=float, default=5.0, help="a judged row's antagonist capped within (default 5 s)"
+    )
+    v.add_argument("--build", help="the C release build (default build/c)")
+    v.add_argument("--out", help="a new folder (or an empty one of yours): one folder per kind in it")
     args = ap.parse_args(argv)
+    if args.cmd == "services":
+        from cpi2 import lab_calibrate, lab_real
+
+        if args.rows is None:
+            args.rows = lab_calibrate.DEFAULT_ROWS
+        sys.exit(lab_real.run(args))
     if args.cmd == "calibrate":
         from cpi2 import lab_calibrate  # it imports this module
 

@@ -29,6 +29,7 @@ else only its clients. Output: a markdown table on stdout and in --report, every
 calibration.json under --out.
 """
 
+import bisect
 import datetime
 import json
 import os
@@ -114,9 +115,8 @@ def phase_figures(spans, lat, windows, placement, cpu, other_cpu):
     """What one kind of phase measured over its spans [(a, b)] (a, b: Snapshots; lat: the load
     generator's rows; windows: the replicas' 1 s windows of pressure and CPU), pooled."""
     d = sum(b.t - a.t for a, b in spans)
-
-    def inside(t):
-        return any(a.t <= t < b.t for a, b in spans)
+    # lat is sorted by due time: each span is a slice of it
+    picked = [x for a, b in spans for x in lat[bisect.bisect_left(lat, (a.t,)) : bisect.bisect_left(lat, (b.t,))]]
 
     def delta(f):
         return sum(f(b) - f(a) for a, b in spans)
@@ -124,8 +124,8 @@ def phase_figures(spans, lat, windows, placement, cpu, other_cpu):
     names = list(spans[0][0].psi)
     win = [w for w in windows if any(a.t < w[0] <= b.t + 0.1 for a, b in spans)]
     pw = [w[2] for w in win]
-    ok = sorted(x[1] for x in lat if x[3] and inside(x[0]))
-    failed = sum(1 for x in lat if not x[3] and inside(x[0]))
+    ok = sorted(x[1] for x in picked if x[3])
+    failed = sum(1 for x in picked if not x[3])
     ops = delta(lambda s: sum(s.stats[n]["ops"] for n in names))
     own = None
     if all(spans[0][0].stats[n]["usec"] is not None for n in names):
@@ -264,7 +264,7 @@ class Calibration:
         report = lab_services.load_report(stdout)
         self.services.stop()
         self.services = self.load = None
-        lat = lab_services.read_load(csv_path, report["start_unix_us"] / 1e6)
+        lat = sorted(lab_services.read_load(csv_path, report["start_unix_us"] / 1e6))
         for name, threads, placement, spans in marks:
             row = {"service": kind, "antagonist": name, "threads": threads, "placement": placement}
             for phase, sp in spans.items():

@@ -115,11 +115,11 @@ def redis_command(port, *args, timeout=5):
 class Replica:
     """One replica of a kind: its cgroup (task name), server port, exporter port, processes."""
 
-    def __init__(self, kind, index, workdir):
+    def __init__(self, kind, index, workdir, ports=None):
         self.kind, self.index = kind, index
         self.name = "%s-%d" % (kind, index)
         self.cgroup = lab.Cgroup(self.name)
-        self.port, self.exporter_port = free_port(), free_port()
+        self.port, self.exporter_port = ports or (free_port(), free_port())
         self.workdir = os.path.join(workdir, self.name)
         os.makedirs(self.workdir, exist_ok=True)
         # nginx's worker drops root for nobody, who must reach its files
@@ -213,18 +213,32 @@ def exporter_argv(r):
     ]
 
 
-# The work counter each kind's exporter publishes (what cpu_per_op divides by), and its latency
-# metric where the exporter has one (nginx's stub_status has no latency)
-WORK_COUNTER = {"redis": "redis_commands_processed_total", "nginx": "nginx_http_requests_total"}
+# The work counter each kind's exporter publishes (what cpu_per_op divides by: redis' GETs, not
+# the exporter's own commands), and its latency metric where the exporter has one (nginx's
+# stub_status has none; redis' is its own execution time per GET, from LATENCYSTATS)
+WORK_COUNTER = {"redis": "redis_commands_total", "nginx": "nginx_http_requests_total"}
+WORK_SELECTOR = {"redis": 'redis_commands_total{cmd="get"}', "nginx": "nginx_http_requests_total"}
+LATENCY_SELECTOR = {"redis": 'redis_latency_percentiles_usec{cmd="get"}'}
+
+
+def scrape_options(kind, exporter_port):
+    """The collector's labels-file options that make it scrape the exporter of a replica of kind
+    each window (collectors/collector/README.md)."""
+    opts = ["scrape=http://127.0.0.1:%d/metrics" % exporter_port, "work=" + WORK_SELECTOR[kind]]
+    if kind in LATENCY_SELECTOR:
+        opts.append("latency=" + LATENCY_SELECTOR[kind])
+    return opts
 
 
 class Services:
     """The replicas of the victims' kinds, started in their cgroups on one CPU, and their
     exporters; stop() ends every process it started."""
 
-    def __init__(self, kinds, replicas, cpu, workdir):
+    def __init__(self, kinds, replicas, cpu, workdir, ports=None):
+        """ports: {replica name: (server port, exporter port)} chosen before (default: free ones)."""
         self.cpu, self.workdir = cpu, workdir
-        self.replicas = [Replica(k, i, workdir) for k in kinds for i in range(replicas)]
+        ports = ports or {}
+        self.replicas = [Replica(k, i, workdir, ports.get("%s-%d" % (k, i))) for k in kinds for i in range(replicas)]
         self.procs = []
 
     def _start(self, r, argv, log):
