@@ -380,6 +380,12 @@ def main(argv=None):
     )
     c.add_argument("--settle-s", type=float, default=1.0, help="left out after each change (default 1)")
     c.add_argument("--warmup-s", type=float, default=3.0, help="after the services and load start (default 3)")
+    c.add_argument(
+        "--antagonist-warmup-s",
+        type=float,
+        default=5.0,
+        help="each antagonist runs this long unmeasured before its first phase (default 5)",
+    )
     c.add_argument("--cpu", type=int, default=None, help="the victims' CPU (default the last)")
     c.add_argument("--build", help="the C release build (default build/c)")
     c.add_argument(

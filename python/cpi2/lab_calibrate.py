@@ -9,7 +9,8 @@ and its placement: the victims' CPU, `same`, or another, `other`) the antagonist
 three phases follow each other, --cycles times, each kind pooled over its cycles (a burst of the
 machine's other load then falls in all three, not in one):
 
-- quiet: the antagonist frozen (v2 cgroup.freeze: there, its memory too, doing nothing);
+- quiet: the antagonist frozen, after --antagonist-warmup-s of it running unmeasured (its start:
+  a stream stressor allocating and filling gigabytes stalls the whole VM for seconds) (v2 cgroup.freeze: there, its memory too, doing nothing);
 - uncapped: the antagonist beside the victims, its v1 cpu.shares 1024 a worker (as Kubernetes
   weighs a pod by its CPU request);
 - capped: the same antagonist capped by hand as the enforcer caps a batch task (the job's batch
@@ -237,6 +238,9 @@ class Calibration:
                 stdout=subprocess.DEVNULL,
                 stderr=open(os.path.join(self.out, "antagonist-%s-%d.log" % (kind, n)), "w"),
             )
+            # its start (a stream stressor allocates and fills its arrays, gigabytes) is not a phase
+            cg.freeze(False)
+            time.sleep(a.antagonist_warmup_s)
             spans = {"quiet": [], "uncapped": [], "capped": []}
             for _cycle in range(a.cycles):
                 for phase in ("quiet", "uncapped", "capped"):
@@ -331,8 +335,15 @@ class Calibration:
             % (lab.REPLICAS, self.cpu, self.other_cpu, lab_services.LOAD_RT_PRIORITY, self.args.rate),
             "- per row, %d cycles of three phases of %g s, pooled: quiet (the antagonist frozen), uncapped, capped "
             "by hand (%g CPU-sec/sec in %d us periods, cpu.shares 2, cpu.idle 1); %g s left out after each change; "
-            "the antagonist's cpu.shares 1024 a worker"
-            % (self.args.cycles, self.args.phase_s, BATCH_CAP, lab_loop.CAP_PERIOD_US, self.args.settle_s),
+            "the antagonist's cpu.shares 1024 a worker, %g s of it running unmeasured first"
+            % (
+                self.args.cycles,
+                self.args.phase_s,
+                BATCH_CAP,
+                lab_loop.CAP_PERIOD_US,
+                self.args.settle_s,
+                self.args.antagonist_warmup_s,
+            ),
         ]
 
     def table(self):
