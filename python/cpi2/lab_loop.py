@@ -79,12 +79,61 @@ CAP_PERIOD_US = 10000
 
 
 def weigh_top():
-    """The lab's top v1 cgroup at TOP_SHARES (where the v1 cpu controller is mounted)."""
+    """The lab's top cgroups, v2 (the collector's root, there before it starts) and v1 at
+    TOP_SHARES (where the v1 cpu controller is mounted)."""
+    os.makedirs(os.path.join(lab.V2, lab.TOP), exist_ok=True)
     top_v1 = os.path.join(lab.V1, lab.TOP)
     if os.path.exists(os.path.join(lab.V1, "cpu.shares")):
         os.makedirs(top_v1, exist_ok=True)
         with open(os.path.join(top_v1, "cpu.shares"), "w") as f:
             f.write(str(TOP_SHARES))
+
+
+# The v1 cpu cgroup of the pipeline while the lab runs: the stack's servers (this checkout's
+# Kafka, Flink, ClickHouse) and the lab's collector and enforcer, beside the lab's top cgroup and
+# at its weight, as a node reserves CPU for its own agents (and as the servers would be on other
+# machines): else, while an uncapped antagonist fills the victims' CPU at the lab's weight and the
+# rest of a shared machine fills the other, the job's incidents reach Kafka only once the
+# antagonist has ended.
+SYSTEM = "cpi2-lab-system"
+
+
+def shield(pids):
+    """Move pids (whole processes) into the SYSTEM v1 cgroup at TOP_SHARES; the pids moved."""
+    d = os.path.join(lab.V1, SYSTEM)
+    if not os.path.exists(os.path.join(lab.V1, "cpu.shares")):
+        return []
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "cpu.shares"), "w") as f:
+        f.write(str(TOP_SHARES))
+    moved = []
+    for pid in pids:
+        try:
+            with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                f.write(str(pid))
+            moved.append(pid)
+        except OSError:
+            pass  # gone meanwhile
+    return moved
+
+
+def unshield():
+    """Every process of the SYSTEM cgroup back to the v1 root, and the cgroup removed."""
+    d = os.path.join(lab.V1, SYSTEM)
+    if not os.path.isdir(d):
+        return
+    with open(os.path.join(d, "cgroup.procs")) as f:
+        pids = f.read().split()
+    for pid in pids:
+        try:
+            with open(os.path.join(lab.V1, "cgroup.procs"), "w") as f:
+                f.write(pid)
+        except OSError:
+            pass
+    try:
+        os.rmdir(d)
+    except OSError as e:
+        print("lab: rmdir %s: %s" % (d, e), file=sys.stderr)
 
 
 class Interrupted(Exception):
@@ -376,6 +425,7 @@ class Lab:
         log = open(os.path.join(self.out, name + ".log"), "w")
         p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         self.procs.append(p)
+        shield([p.pid])
         return p
 
     def total_s(self):
@@ -391,6 +441,7 @@ class Lab:
     def setup(self):
         lab.remove_all()
         stack.ensure_up()
+        shield(stack.pids().values())
         self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=[self.host])
         self.monitor.join()
         self.specs = SpecWatch(self.victim_job, SIGNAL)
@@ -510,6 +561,7 @@ class Lab:
             except requests.RequestException as e:
                 print("lab: cancelling job %s: %s" % (self.job, e), file=sys.stderr)
         lab.remove_all()
+        unshield()
 
     # --- what happened ----------------------------------------------------------------------
 
@@ -701,9 +753,14 @@ class Lab:
         with open(os.path.join(self.out, "events.jsonl"), "w") as f:
             for task, t0, t1 in self.antagonists:
                 f.write(json.dumps({"record": "antagonist", "task": task, "start_s": t0, "end_s": t1}) + "\n")
-            for record, recs in (("incident", inc), ("action", self.monitor.actions)):
+            for record, recs, message, key in (
+                ("incident", inc, "Incident", "incident_id"),
+                ("action", self.monitor.actions, "EnforcementAction", "action_id"),
+            ):
                 for r in recs:
-                    f.write(json.dumps({"record": record, **r}, default=str) + "\n")
+                    # when the lab read it from Kafka (wall s): how late it reached the host
+                    read_at = self.monitor.read_at.get((message, r[key]))
+                    f.write(json.dumps({"record": record, "read_at_s": read_at, **r}, default=str) + "\n")
         print("\n" + text)
         plot = self.plot(lat, caps)
         print(
