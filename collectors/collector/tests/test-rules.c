@@ -172,9 +172,9 @@ int main(void)
 	      !strcmp(m.scrape->latency, "redis_latency_percentiles_usec{cmd=\"get\"}") &&
 	      !m.scrape->quantile);
 	CHECK(rules_map(&r, "kubepods/pod2", "h1", &m) == MAP_TASK && !m.is_protected && m.scrape);
-	CHECK(!strcmp(m.scrape->work,
-		      "http_requests_total{code=~\"2..\",path=\"/a \\\"b\\\" #c\"}"),
-	      "%s", m.scrape->work);
+	CHECK(
+	    !strcmp(m.scrape->work, "http_requests_total{code=~\"2..\",path=\"/a \\\"b\\\" #c\"}"),
+	    "%s", m.scrape->work);
 	CHECK(!strcmp(m.scrape->quantile, "0.99"));
 	CHECK(rules_map(&r, "kubepods/pod3", "h1", &m) == MAP_TASK && !m.scrape);
 	static const struct {

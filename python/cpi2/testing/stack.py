@@ -5,6 +5,7 @@ import subprocess
 import time
 
 from cpi2 import repo
+from cpi2.schemas import avroschemas
 from cpi2.repo import read_client_file  # one reader of client files, mode checked
 
 ROOT = str(repo.ROOT)
@@ -111,8 +112,11 @@ def query(sql, data=None):
 
 
 def cpi_sample(host, job, task):
-    """A valid CpiSample record (wire.encode("CpiSample", ...)) of a simulated task, now."""
-    return {
+    """A valid CpiSample record (wire.encode("CpiSample", ...)) of a simulated task, now.
+
+    Every field the schema gives a default starts at it, so the record is what decode returns."""
+    record = {f["name"]: f["default"] for f in avroschemas.message_schemas()["CpiSample"]["fields"] if "default" in f}
+    record.update({
         "host": host,
         "task": task,
         "job": job,
@@ -138,4 +142,5 @@ def cpi_sample(host, job, task):
         "memory_bandwidth_bytes_per_s": None,
         "llc_mpki": None,
         "host_cpus": 4,
-    }
+    })
+    return record
