@@ -20,7 +20,7 @@ STACK_DIR="${STACK_DIR:-$ROOT/.stack}"
 CTX="${IMAGES_CONTEXT:-$ROOT/build/images}"
 IMAGE_BUILDER="${IMAGE_BUILDER:-buildah}"
 # The one version of every image: the chart's appVersion (the chart names its images by it).
-VERSION="$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$ROOT/deploy/helm/cpi2/Chart.yaml")"
+VERSION="$("$ROOT/mk/version.sh")"
 DEBIAN_SUITE=bookworm
 BASE_IMAGE="localhost/cpi2/debian:12"
 MIRROR=http://deb.debian.org

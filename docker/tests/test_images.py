@@ -112,6 +112,20 @@ def test_programs_know_the_options_compose_gives(staged, project, service, progr
     assert options and all(re.search(rf"{re.escape(o)}[\s,=]", text) for o in options), (options, text)
 
 
+@pytest.mark.parametrize(
+    "ctx, program",
+    [
+        ("agents", "bin/cpi2-collector"),
+        ("agents", "bin/cpi2-fleetsim"),
+        ("agents", "bin/cpi2-enforcer"),
+        ("identity", "cpi2-k8s-identity"),
+    ],
+)
+def test_programs_print_the_images_version(staged, ctx, program):
+    r = subprocess.run([str(staged[ctx] / program), "--version"], capture_output=True, text=True, timeout=30)
+    assert (r.returncode, r.stdout) == (0, f"{program.split('/')[-1]} {VERSION}\n"), r.stderr
+
+
 def test_fleetsim_reads_the_scenarios_the_image_holds(staged, project):
     cmd = project["services"]["fleetsim"]["command"]
     scenario_dir, scenario = cmd[cmd.index("--scenario-dir") + 1], cmd[cmd.index("--scenario") + 1]

@@ -23,6 +23,9 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// version is the project's, set by the build (-X main.version=, k8s/Makefile).
+var version = "unknown"
+
 // options are the command line; a config file sets the same names (key = value lines).
 type options struct {
 	config       string
@@ -40,6 +43,7 @@ type options struct {
 	ownerTTL     time.Duration
 	maxPods      int
 	once         bool
+	version      bool
 }
 
 func newFlags(o *options, out io.Writer) *flag.FlagSet {
@@ -61,6 +65,7 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.ownerTTL, "owner-ttl", 10*time.Minute, "keep a ReplicaSet's or Job's owner this long")
 	fs.IntVar(&o.maxPods, "max-pods", 2000, "map at most this many pods")
 	fs.BoolVar(&o.once, "once", false, "write the file once from the first list of pods and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: cpi2-k8s-identity [options]\n\n"+
 			"Watches the pods of one node and writes the collector's labels file (TASK JOB TASK_ID CLASS [protected]).\n"+
@@ -122,6 +127,9 @@ func parseArgs(args []string, out io.Writer) (options, Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.version {
+		return o, Config{}, errVersion
 	}
 	if o.config != "" {
 		if err := applyConfig(fs, o.config); err != nil {
@@ -193,9 +201,16 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", kubeconfig)
 }
 
+// errVersion: --version was asked for (printed by run).
+var errVersion = errors.New("version")
+
 func run(args []string, stdout, stderr io.Writer) int {
 	o, cfg, err := parseArgs(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if errors.Is(err, errVersion) {
+		fmt.Fprintf(stdout, "cpi2-k8s-identity %s\n", version)
 		return 0
 	}
 	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)

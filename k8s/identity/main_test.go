@@ -21,6 +21,15 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// --version prints the version the build set (k8s/Makefile: the project's) and exits 0, whatever
+// else is missing (no node, no cluster).
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if rc := run([]string{"--version"}, &out, &errb); rc != 0 || out.String() != "cpi2-k8s-identity "+version+"\n" {
+		t.Fatalf("--version: exit %d, %q %q", rc, out.String(), errb.String())
+	}
+}
+
 // A config file sets what the command line does not; the command line wins; errors name the
 // file, the line and the option, and exit 2.
 func TestConfigFile(t *testing.T) {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char cpi2_version[] = CPI2_VERSION;
+
 static const struct cpi2_config_key *find(const struct cpi2_config_key *keys, const char *name,
 					  size_t len)
 {
@@ -189,6 +191,7 @@ void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FIL
 		"ones; mode 0600 "
 		"(key " CLIENT_FILE_KEY " in --config FILE; default: none)");
 	fprintf(out, "  %-32s %s\n", "--help", "this text");
+	fprintf(out, "  %-32s %s\n", "--version", "the program's name and version");
 	for (const struct cpi2_config_key *k = keys; k->name; k++)
 		shorts |= k->short_name != 0;
 	for (; keys->name; keys++) {
@@ -223,6 +226,12 @@ int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int a
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			cpi2_config_help(keys, usage, stdout);
+			return 1;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			const char *slash = strrchr(argv[0], '/');
+
+			printf("%s %s\n", slash ? slash + 1 : argv[0], cpi2_version);
 			return 1;
 		}
 		if (!strcmp(argv[i], "--config")) {

@@ -251,6 +251,14 @@ int main(void)
 	CHECK(strstr(help, "  -b, --brokers TEXT ") && strstr(help, "      --max-caps N ") &&
 		  strstr(help, "  -n, --dry-run "),
 	      "%s", help);
+	/* --version: 1 (done, as --help), wherever it stands; the version is the project's */
+	char *v1[] = {"p", "--brokers", "x", "--version", NULL};
+	CHECK(cpi2_config_parse_args(keys, &c, 4, v1, "usage", props, err, sizeof(err)) == 1);
+	char want[64] = "";
+	FILE *vs = popen("sh " CPI2_SOURCE_DIR "/mk/version.sh", "r");
+	CHECK(vs && fgets(want, sizeof(want), vs) && pclose(vs) == 0);
+	want[strcspn(want, "\n")] = '\0';
+	CHECK(want[0] && !strcmp(cpi2_version, want), "'%s' != '%s'", cpi2_version, want);
 	client_file_tests();
 	printf("test-config: ok\n");
 	return 0;

@@ -37,14 +37,18 @@ int cpi2_config_load(const struct cpi2_config_key *keys, void *conf, const char 
 		     size_t errsz);
 
 /* Defaults, then --config FILE, then the other options in order; -X key=value pairs are
- * collected into props (NULL-terminated, pointers into argv). Returns 0, 1 for --help (the
- * help was printed to stdout), or -EINVAL with a reason. */
+ * collected into props (NULL-terminated, pointers into argv). Returns 0, 1 for --help or
+ * --version (the help, or the program's name and the project's version, was printed to stdout),
+ * or -EINVAL with a reason. */
 int cpi2_config_parse_args(const struct cpi2_config_key *keys, void *conf, int argc, char **argv,
 			   const char *usage, const char **props, char *err, size_t errsz);
 
 /* s without the blanks (spaces, tabs) before it and the blanks and line ends after it; the end
  * is cut in place. */
 char *cpi2_config_trim(char *s);
+
+/* The project's version (mk/version.sh), as --version prints it. */
+extern const char cpi2_version[];
 
 /* Print the options table. */
 void cpi2_config_help(const struct cpi2_config_key *keys, const char *usage, FILE *out);
