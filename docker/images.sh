@@ -102,7 +102,8 @@ build_base() {
 
 # --- the contexts: each image's files, built by the project's own builds ----------------------
 stage_agents() {
-  local b="$CTX/cmake" d="$CTX/agents"
+  # the Release tree `make build` builds (mk/c.mk's c-build): only what changed since is compiled
+  local b="${C_BUILD:-$ROOT/build/c}" d="$CTX/agents"
   { cmake -S "$ROOT" -B "$b" -DCMAKE_BUILD_TYPE=Release \
       && cmake --build "$b" -j2 --target cpi2-collector cpi2-fleetsim cpi2-enforcer; } > "$CTX/cmake.log" 2>&1 \
     || { tail -30 "$CTX/cmake.log" >&2; die "the agents' CMake build failed (log: $CTX/cmake.log)"; }
@@ -113,25 +114,44 @@ stage_agents() {
 }
 
 stage_identity() {
+  # k8s's build (`make build` made it: static, the version in it)
   local d="$CTX/identity"
+  make --no-print-directory -C "$ROOT/k8s" build >/dev/null
   rm -rf "$d"; mkdir -p "$d"
-  (cd "$ROOT/k8s/identity" && CGO_ENABLED=0 go build -trimpath -buildvcs=false \
-    -ldflags "-s -w -X main.version=$VERSION" -o "$d/cpi2-k8s-identity" .)
+  cp "$ROOT/build/k8s/cpi2-k8s-identity" "$d/"
+}
+
+# A folder of Maven Central's jars for the Flink image, by docker/flink/pom.xml's PROFILE, kept in
+# STACK_DIR/lib/flink-image/<profile>-<the pom's sha> (fetched again when the pom changes).
+image_jars() {
+  local profile="$1" sha dir
+  sha="$(sha256sum "$ROOT/docker/flink/pom.xml" | cut -c1-16)"
+  dir="$STACK_DIR/lib/flink-image/$profile-$sha"
+  if [ ! -f "$dir/.done" ]; then
+    rm -rf "$STACK_DIR/lib/flink-image/$profile-"*; mkdir -p "$dir"
+    mvn -q -B -Dstyle.color=never -f "$ROOT/docker/flink/pom.xml" -P"$profile" dependency:copy-dependencies \
+      -DoutputDirectory="$dir" -DincludeScope=runtime -DexcludeTransitive=true >&2
+    touch "$dir/.done"
+  fi
+  echo "$dir"
 }
 
 stage_flink() {
-  local d="$CTX/flink" jar="$ROOT/flink-jobs/target/cpi2-flink-jobs-$VERSION.jar"
-  make --no-print-directory -C "$ROOT/flink-jobs" build >/dev/null
+  local d="$CTX/flink" jar="$ROOT/flink-jobs/target/cpi2-flink-jobs-$VERSION.jar" newer
+  # the jar `make build` made, unless a source of it changed since (then Maven builds it again)
+  newer=""
+  [ -f "$jar" ] && newer="$(find "$ROOT/pom.xml" "$ROOT/flink-jobs/pom.xml" "$ROOT/flink-jobs/src/main" \
+    "$ROOT/schemas" -path '*/target' -prune -o -type f -newer "$jar" -print -quit)"
+  if [ ! -f "$jar" ] || [ -n "$newer" ]; then
+    make --no-print-directory -C "$ROOT/flink-jobs" build >/dev/null
+  fi
   [ -f "$jar" ] || die "no $jar after make -C flink-jobs build"
-  rm -rf "$d"; mkdir -p "$d/lib" "$d/plugins" "$d/usrlib" "$d/conf" "$d/bin"
+  rm -rf "$d"; mkdir -p "$d/lib" "$d/plugins/s3-fs-presto" "$d/usrlib" "$d/conf" "$d/bin"
   # Flink's jars from Maven Central (stack/jars/pom.xml, profile flink: what the local stack runs)
   # and the image's own (docker/flink/pom.xml: Kubernetes, the Prometheus reporter, S3)
   "$ROOT/stack/setup.sh" >/dev/null
-  cp "$STACK_DIR"/lib/flink/*.jar "$d/lib/"
-  mvn -q -B -Dstyle.color=never -f "$ROOT/docker/flink/pom.xml" -Pflink-lib dependency:copy-dependencies \
-    -DoutputDirectory="$d/lib" -DincludeScope=runtime -DexcludeTransitive=true
-  mvn -q -B -Dstyle.color=never -f "$ROOT/docker/flink/pom.xml" -Pplugin-s3-fs-presto dependency:copy-dependencies \
-    -DoutputDirectory="$d/plugins/s3-fs-presto" -DincludeScope=runtime -DexcludeTransitive=true
+  cp "$STACK_DIR"/lib/flink/*.jar "$(image_jars flink-lib)"/*.jar "$d/lib/"
+  cp "$(image_jars plugin-s3-fs-presto)"/*.jar "$d/plugins/s3-fs-presto/"
   cp "$jar" "$d/usrlib/cpi2-flink-jobs.jar"
   cp "$ROOT/stack/flink/jvm-opts" "$ROOT/docker/flink/config.yaml" "$ROOT/docker/flink/log4j-console.properties" \
     "$ROOT/docker/flink/log4j-cli.properties" "$d/conf/"
@@ -144,9 +164,19 @@ stage_tools() {
   (cd "$ROOT/python" && tar --exclude=__pycache__ --exclude='cpi2/testing' --exclude='cpi2/e2e' -cf - cpi2) | tar -xf - -C "$d/python"
   cp -r "$ROOT/clickhouse/migrations" "$ROOT/clickhouse/queries" "$d/clickhouse/"
   cp -r "$ROOT/schemas/avro" "$ROOT/schemas/versions" "$ROOT/schemas/topics.conf" "$d/schemas/"
-  # cpi2ctl's two libraries beyond the standard library, the versions of requirements.txt
-  grep -E '^(fastavro|confluent-kafka)==' "$ROOT/requirements.txt" \
-    | xargs "$ROOT/.venv/bin/pip" install -q --disable-pip-version-check --no-deps --only-binary=:all: --target "$d/site"
+  # cpi2ctl's two libraries beyond the standard library, the versions of requirements.txt (kept in
+  # STACK_DIR/lib/tools-site/<their sha>, installed again when they change)
+  local reqs sha site
+  reqs="$(grep -E '^(fastavro|confluent-kafka)==' "$ROOT/requirements.txt")"
+  sha="$(echo "$reqs" | sha256sum | cut -c1-16)"
+  site="$STACK_DIR/lib/tools-site/$sha"
+  if [ ! -f "$site/.done" ]; then
+    rm -rf "$STACK_DIR/lib/tools-site"; mkdir -p "$site"
+    echo "$reqs" | xargs "$ROOT/.venv/bin/pip" install -q --disable-pip-version-check --no-deps --only-binary=:all: --target "$site"
+    touch "$site/.done"
+  fi
+  cp -r "$site/." "$d/site/"
+  rm -f "$d/site/.done"
 }
 
 image_names() { echo "$IMAGE_TABLE" | awk 'NF {print $1}'; }
