@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cpi2/cgroup.h>
+#include <cpi2/httpd.h>
 #include <cpi2/log.h>
 #include <cpi2/names.h>
 
@@ -100,6 +101,10 @@ static const struct cpi2_config_key keys[] = {
     {"clock_file", STR(clock_file), "",
      "simulation: the clock is the number of microseconds in this file", 0},
     {"log_level", STR(log_level), "info", "error, warn, info or debug", 0},
+    {"log_format", STR(log_format), "text", CPI2_LOG_FORMAT_HELP, 0},
+    {"metrics_address", STR(metrics_address), "", CPI2_HTTPD_ADDRESS_HELP, 0},
+    {"health_timeout_s", NUM(CPI2_CFG_DOUBLE, health_timeout_s), "60",
+     "/healthz fails when no poll of Kafka completed for this long", 0},
     {NULL, 0, 0, 0, NULL, NULL, 0}};
 
 static const char usage[] =
@@ -167,6 +172,12 @@ int conf_parse(struct conf *c, int argc, char **argv, char *err, size_t errsz)
 		snprintf(err, errsz, "cgroup_root %s: %s", c->cgroup_root, strerror(errno));
 		return -EINVAL;
 	}
+	if (!(c->health_timeout_s > 0) || c->health_timeout_s * 1000 <= (double)c->poll_ms) {
+		snprintf(err, errsz, "health_timeout_s must be above poll_ms");
+		return -EINVAL;
+	}
+	if (cpi2_log_set_format_name(c->log_format, err, errsz))
+		return -EINVAL;
 	return cpi2_log_set_level_name(c->log_level, err, errsz);
 }
 

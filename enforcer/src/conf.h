@@ -49,6 +49,9 @@ struct conf {
 	    keep_capabilities[256]; /* comma list of capabilities kept after start (default none) */
 	char clock_file[PATH_MAX];  /* simulation: read "now" (microseconds) from this file */
 	char log_level[16];
+	char log_format[16];	   /* text or json */
+	char metrics_address[256]; /* /metrics and /healthz on HOST:PORT ("" = off) */
+	double health_timeout_s;   /* /healthz fails without a poll this long */
 	const char *kafka_props[CPI2_CONFIG_MAX_PROPS]; /* -X key=value */
 	char protected_buf[1024], cgroups_buf[2048];	/* split copies of the lists */
 	char root_real[PATH_MAX]; /* the cgroup root with its symlinks resolved (at start) */

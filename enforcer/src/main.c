@@ -11,8 +11,10 @@
 
 #include <cpi2/clock.h>
 #include <cpi2/config.h>
+#include <cpi2/httpd.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
+#include <cpi2/metrics.h>
 #include <cpi2/signals.h>
 #include <cpi2/textfile.h>
 #include <cpi2/wire.h>
@@ -54,8 +56,19 @@ struct enforcer {
 	int64_t started_us;
 	struct latency latency; /* incident arrival in Kafka -> cgroup write */
 	struct latency inside;	/* the message received from the consumer -> cgroup write */
+	/* /metrics and /healthz (NULL: off), and what they count since the start */
+	struct cpi2_httpd *httpd;
+	struct cpi2_metrics text;
+	int64_t next_metrics_us; /* CLOCK_BOOTTIME: the text is made again at most once a second */
+	uint64_t actions[CPI2_ACTION_KIND_SYMBOLS_LEN][CPI2_ACTION_CAUSE_SYMBOLS_LEN];
+	uint64_t messages[2], dead_letters, suppressed;
+	struct cpi2_histogram to_cap; /* incident in Kafka -> cgroup write, seconds */
 	char buf[65536];
 };
+
+/* incident-to-cap latency buckets, seconds */
+static const double to_cap_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+				       0.25,  0.5,    1,     2.5,  5,	  10,	30};
 
 static void publish(struct enforcer *e, struct host_enforcer *h, const struct action *a)
 {
@@ -65,6 +78,7 @@ static void publish(struct enforcer *e, struct host_enforcer *h, const struct ac
 	int rc;
 
 	snprintf(id, sizeof(id), "%s-%lld-%ld", h->host, (long long)e->started_us, ++e->seq);
+	e->actions[a->kind][a->cause]++;
 	cpi2_log(a->kind == CPI2_ACTION_KIND_FAILED    ? CPI2_LOG_ERR
 		 : a->kind == CPI2_ACTION_KIND_REFUSED ? CPI2_LOG_WARN
 						       : CPI2_LOG_INFO,
@@ -113,7 +127,8 @@ static void report_suppressed(struct enforcer *e)
 	char key[SAMPLER_KEY];
 	long n;
 
-	while (sampler_due(&e->sampler, cpi2_clock_us(CLOCK_REALTIME), &key[0], &n))
+	while (sampler_due(&e->sampler, cpi2_clock_us(CLOCK_REALTIME), &key[0], &n) &&
+	       (e->suppressed += (uint64_t)n, 1))
 		cpi2_log(CPI2_LOG_WARN, "enforcer",
 			 "%ld more reports like '%s...' left out in the last minute "
 			 "(dead_letters_per_min %ld)",
@@ -122,6 +137,7 @@ static void report_suppressed(struct enforcer *e)
 
 static void dead_letter(struct enforcer *e, const struct cpi2_message *m, const char *reason)
 {
+	e->dead_letters++;
 	if (!sample(e, reason))
 		return;
 	cpi2_log(CPI2_LOG_WARN, "enforcer", "refused message %s[%d]@%lld: %s", m->topic,
@@ -281,6 +297,8 @@ static void on_incident(struct enforcer *e, const struct cpi2_message *m)
 			int64_t now = cpi2_clock_us(CLOCK_REALTIME);
 
 			latency_add(&e->latency, (double)(now - m->timestamp_ms * 1000) / 1000.0);
+			cpi2_histogram_observe(&e->to_cap,
+					       (double)(now - m->timestamp_ms * 1000) / 1e6);
 			latency_add(&e->inside, (double)(now - received_us) / 1000.0);
 		}
 		remember(e, 'i', in.incident_id);
@@ -358,6 +376,67 @@ static void on_command(struct enforcer *e, const struct cpi2_message *m)
 	}
 	n = decide_command(h, &in, sim_now_us(e->conf), a, MAX_ACTIONS);
 	publish_all(e, h, a, n);
+}
+
+/* What the enforcer did, for /metrics (at most once a second), and that its loop goes on. */
+static void publish_metrics(struct enforcer *e)
+{
+	struct cpi2_metrics *m = &e->text;
+	int caps = 0, off = 0;
+
+	if (!e->httpd)
+		return;
+	cpi2_httpd_alive(e->httpd);
+	if (e->mono_us < e->next_metrics_us)
+		return;
+	e->next_metrics_us = e->mono_us + 1000000;
+	for (int i = 0; i < e->n_hosts; i++) {
+		caps += e->hosts[i].caps.n;
+		off += e->hosts[i].protection_off;
+	}
+	cpi2_metrics_reset(m);
+	cpi2_metrics_family(m, "cpi2_enforcer_actions_total", "counter",
+			    "Actions published, by kind and cause");
+	for (int k = 0; k < CPI2_ACTION_KIND_SYMBOLS_LEN; k++)
+		for (int c = 0; c < CPI2_ACTION_CAUSE_SYMBOLS_LEN; c++)
+			cpi2_metrics_value(
+			    m, "cpi2_enforcer_actions_total",
+			    (const char *const[]){"kind", cpi2_action_kind_symbols[k], "cause",
+						  cpi2_action_cause_symbols[c], NULL},
+			    (double)e->actions[k][c]);
+	cpi2_metrics_family(m, "cpi2_enforcer_caps_in_force", "gauge",
+			    "Caps in force on the hosts served");
+	cpi2_metrics_value(m, "cpi2_enforcer_caps_in_force", NULL, caps);
+	cpi2_metrics_family(m, "cpi2_enforcer_protection_off", "gauge",
+			    "Kill switches off: the cluster's (0 or 1), and hosts served with "
+			    "theirs off");
+	cpi2_metrics_value(m, "cpi2_enforcer_protection_off",
+			   (const char *const[]){"scope", "cluster", NULL},
+			   e->cluster_protection_off);
+	cpi2_metrics_value(m, "cpi2_enforcer_protection_off",
+			   (const char *const[]){"scope", "host", NULL}, off);
+	cpi2_metrics_family(m, "cpi2_enforcer_hosts", "gauge", "Hosts served");
+	cpi2_metrics_value(m, "cpi2_enforcer_hosts", NULL, e->n_hosts);
+	cpi2_metrics_family(m, "cpi2_enforcer_messages_total", "counter",
+			    "Messages read from Kafka, by topic");
+	cpi2_metrics_value(m, "cpi2_enforcer_messages_total",
+			   (const char *const[]){"topic", "incidents", NULL},
+			   (double)e->messages[0]);
+	cpi2_metrics_value(m, "cpi2_enforcer_messages_total",
+			   (const char *const[]){"topic", "commands", NULL},
+			   (double)e->messages[1]);
+	cpi2_metrics_family(m, "cpi2_enforcer_dead_letters_total", "counter",
+			    "Messages refused as malformed, oversized or inconsistent");
+	cpi2_metrics_value(m, "cpi2_enforcer_dead_letters_total", NULL, (double)e->dead_letters);
+	cpi2_metrics_family(m, "cpi2_enforcer_reports_suppressed_total", "counter",
+			    "Dead letters and refusals left out by dead_letters_per_min");
+	cpi2_metrics_value(m, "cpi2_enforcer_reports_suppressed_total", NULL,
+			   (double)e->suppressed);
+	cpi2_metrics_histogram(
+	    m, "cpi2_enforcer_incident_to_cap_seconds",
+	    "From the incident's arrival in Kafka to the cgroup write of its cap", &e->to_cap);
+	if (!m->failed)
+		cpi2_httpd_publish(e->httpd, m->text, m->len);
 }
 
 static void expire(struct enforcer *e)
@@ -548,6 +627,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	cpi2_signal_install();
+	e.to_cap = (struct cpi2_histogram){.bounds = to_cap_bounds,
+					   .n_bounds = sizeof(to_cap_bounds) / sizeof(double)};
+	if (conf.metrics_address[0] && cpi2_httpd_start(&e.httpd, conf.metrics_address, "enforcer",
+							conf.health_timeout_s, err, sizeof(err))) {
+		fprintf(stderr, "cpi2-enforcer: %s\n", err);
+		return 1;
+	}
 	cpi2_log(CPI2_LOG_INFO, "enforcer",
 		 "serving %d host%s (first %s, cgroup root %s)%s%s, brokers %s", e.n_hosts,
 		 e.n_hosts == 1 ? "" : "s", text_log(0, e.hosts[0].host), e.hosts[0].policy.root,
@@ -577,7 +663,10 @@ int main(int argc, char **argv)
 		rc = cpi2_consumer_poll(e.consumer, conf.poll_ms, &m);
 		e.mono_us = cpi2_clock_us(CLOCK_BOOTTIME);
 		if (rc == 1) {
-			if (strcmp(m.topic, conf.incidents_topic) == 0)
+			bool incident = strcmp(m.topic, conf.incidents_topic) == 0;
+
+			e.messages[!incident]++;
+			if (incident)
 				on_incident(&e, &m);
 			else
 				on_command(&e, &m);
@@ -592,6 +681,7 @@ int main(int argc, char **argv)
 		}
 		report_suppressed(&e);
 		cpi2_producer_poll(e.producer);
+		publish_metrics(&e);
 	}
 
 	cpi2_log(CPI2_LOG_INFO, "enforcer", "stopping: lifting every cap");
@@ -612,6 +702,8 @@ int main(int argc, char **argv)
 	cpi2_codec_close(e.action_codec);
 	seen_close(&e.seen);
 	persist_stop(e.persist); /* every write asked for is on disk */
+	cpi2_httpd_stop(e.httpd);
+	cpi2_metrics_free(&e.text);
 	optin_free(&e.optin);
 	return 0;
 }

@@ -5,12 +5,15 @@ enforcer keeps working (dead letters sampled per kind of reason), another host's
 ignored, SIGTERM lifts every cap."""
 
 import collections
+import json
 import os
 import random
 import re
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 import pytest
@@ -118,8 +121,8 @@ def wait_joined(host, logtext):
 
 
 class Enforcer:
-    def __init__(self, tmp, host, root):
-        self.tmp, self.host, self.root = tmp, host, root
+    def __init__(self, tmp, host, root, extra=()):
+        self.tmp, self.host, self.root, self.extra = tmp, host, root, list(extra)
         self.log = open(os.path.join(tmp, "enforcer-%s.log" % host), "a")
         self.proc = None
         self.group = "cpi2-enforcer-it-" + host + "-" + uuid.uuid4().hex[:6]
@@ -144,7 +147,8 @@ class Enforcer:
                 "--group-id",
                 "%s-%d" % (self.group, self.starts),
             ]
-            + stack.agent_kafka_args("enforcer"),
+            + stack.agent_kafka_args("enforcer")
+            + self.extra,
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
@@ -298,3 +302,53 @@ def test_hostile_path_is_refused_and_reported(tmp_path):
     e.proc.terminate()
     e.proc.wait(15)
     c.close()
+
+
+def http_get(port, path):
+    """(status, body) of GET http://127.0.0.1:port/path."""
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path), timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_metrics_health_and_json_log(tmp_path):
+    """--metrics-address: /metrics counts what the enforcer did (an incident's cap, a dead letter,
+    the incident-to-cap histogram, caps in force), /healthz is good while its loop polls;
+    --log-format json: every line of its log is one JSON object."""
+    host = "it-metrics-" + uuid.uuid4().hex[:6]
+    root = str(tmp_path / "cg")
+    a = cgroup(root, "batch/a")
+    e = Enforcer(str(tmp_path), host, root, ["--metrics-address", "127.0.0.1:0", "--log-format", "json"])
+    e.start()
+    port = int(re.search(r"\(port (\d+)\)", e.logtext()).group(1))
+    produce("cpi2.incidents", host, b"junk")
+    produce("cpi2.incidents", host, wire.encode("Incident", incident(host, "batch/a", 0.1, 30)))
+    stack.wait_until(lambda: read_limit(a) == "25000 250000", 20, "the incident's cap")
+
+    def metrics():
+        status, body = http_get(port, "/metrics")
+        assert status == 200, body
+        return dict(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$", body, re.M))
+
+    m = stack.wait_until(
+        lambda: (lambda m: m if m.get('cpi2_enforcer_caps_in_force') == "1" else None)(metrics()), 10, "caps_in_force 1"
+    )
+    assert m['cpi2_enforcer_actions_total{kind="APPLIED",cause="INCIDENT"}'] == "1", m
+    assert m['cpi2_enforcer_actions_total{kind="RELEASED",cause="EXPIRY"}'] == "0", m
+    assert int(m["cpi2_enforcer_dead_letters_total"]) >= 1, m
+    assert int(m['cpi2_enforcer_messages_total{topic="incidents"}']) >= 2, m
+    assert m["cpi2_enforcer_incident_to_cap_seconds_count"] == "1", m
+    assert m['cpi2_enforcer_incident_to_cap_seconds_bucket{le="+Inf"}'] == "1", m
+    assert m['cpi2_enforcer_protection_off{scope="cluster"}'] == "0", m
+    assert float(m["process_cpu_seconds_total"]) > 0, m
+    status, body = http_get(port, "/healthz")
+    assert status == 200 and body.startswith("ok: last progress "), body
+    e.proc.send_signal(signal.SIGTERM)
+    assert e.proc.wait(15) == 0
+    assert read_limit(a) == "max 100000"
+    lines = e.logtext().splitlines()
+    records = [json.loads(line) for line in lines]  # fails on any line that is not JSON
+    assert {r["module"] for r in records} >= {"enforcer"} and all(r["level"] and r["msg"] for r in records)
+    assert any("cpi2.incidents" in r["msg"] and r["level"] == "warn" for r in records), lines
