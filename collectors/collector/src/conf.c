@@ -1,6 +1,7 @@
 /* conf: see conf.h. */
 #include "conf.h"
 
+#include <cpi2/httpd.h>
 #include <cpi2/log.h>
 #include <cpi2/names.h>
 
@@ -75,6 +76,10 @@ const struct cpi2_config_key collector_conf_keys[] = {
     {"stdout", NUM(CPI2_CFG_BOOL, to_stdout), "false",
      "samples as JSON lines on stdout instead of Kafka", 0},
     {"log_level", STR(log_level), "info", "error, warn, info or debug", 0},
+    {"log_format", STR(log_format), "text", CPI2_LOG_FORMAT_HELP, 0},
+    {"metrics_address", STR(metrics_address), "", CPI2_HTTPD_ADDRESS_HELP, 0},
+    {"health_timeout_s", NUM(CPI2_CFG_DOUBLE, health_timeout_s), "0",
+     "/healthz fails when no window completed for this long (0: 3 periods and 30 s)", 0},
     {"mountinfo", STR(mountinfo), "/proc/self/mountinfo", "where the cgroup mounts are read from",
      0},
     {NULL, 0, 0, 0, NULL, NULL, 0},
@@ -115,8 +120,13 @@ int collector_conf_check(const struct collector_conf *c, char *err, size_t errsz
 		    c->window_s / 2);
 		return -EINVAL;
 	}
-	if (cpi2_log_set_level_name(c->log_level, err, errsz))
+	if (cpi2_log_set_level_name(c->log_level, err, errsz) ||
+	    cpi2_log_set_format_name(c->log_format, err, errsz))
 		return -EINVAL;
+	if (c->health_timeout_s < 0) {
+		snprintf(err, errsz, "health_timeout_s must be >= 0 (0: 3 periods and 30 s)");
+		return -EINVAL;
+	}
 	if (!c->once && !c->dry_run && !c->to_stdout && !c->brokers[0]) {
 		snprintf(err, errsz, "brokers is empty (use --dry-run to publish nothing)");
 		return -EINVAL;

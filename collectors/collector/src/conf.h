@@ -37,7 +37,11 @@ struct collector_conf {
 	bool dry_run;		 /* no Kafka: sample and log only */
 	bool to_stdout;		 /* samples as JSON lines on stdout instead of Kafka */
 	char log_level[16];	 /* error, warn, info, debug */
-	char mountinfo[4096];	 /* where the cgroup mounts are read from */
+	char log_format[16];	 /* text or json */
+	char metrics_address[256]; /* /metrics and /healthz on HOST:PORT ("" = off) */
+	double
+	    health_timeout_s; /* /healthz fails without a window this long (0 = 3 periods + 30 s) */
+	char mountinfo[4096]; /* where the cgroup mounts are read from */
 };
 
 extern const struct cpi2_config_key collector_conf_keys[];

@@ -4,8 +4,10 @@
 #include "conf.h"
 
 #include <cpi2/clock.h>
+#include <cpi2/httpd.h>
 #include <cpi2/kafka.h>
 #include <cpi2/log.h>
+#include <cpi2/metrics.h>
 #include <cpi2/signals.h>
 #include <cpi2/sample.h>
 
@@ -22,6 +24,11 @@ struct output {
 	const struct collector_conf *conf;
 	const char *host;
 	uint64_t encode_errors, send_errors;
+	struct cpi2_httpd *httpd; /* /metrics and /healthz, or NULL */
+	struct totals {		  /* since the start, for /metrics */
+		uint64_t windows, samples, scrapes, failed[SVC_REASONS], values[2], nulls[2];
+	} totals;
+	struct cpi2_metrics text;
 };
 
 static int emit(void *arg, const struct cpi2_sample *s)
@@ -103,6 +110,99 @@ static double cpu_seconds(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
 	       ru.ru_stime.tv_usec / 1e6;
+}
+
+/* A window's counts into the metrics /metrics serves (before log_window empties the scrapes'). */
+static void publish_metrics(struct collector *c, struct output *o)
+{
+	static const char *const names[] = {"discovered", "ignored",	"unmapped",
+					    "parents",	  "unlabelled", "counted",
+					    "deferred",	  "vanished",	"failed"};
+	const struct window_stats *w = &c->stats;
+	const size_t v[] = {w->discovered, w->ignored,	w->unmapped, w->parents, w->unlabelled,
+			    w->counted,	   w->deferred, w->vanished, w->failed};
+	const struct svc_counts *k = &c->services.counts;
+	struct totals *t = &o->totals;
+	struct cpi2_metrics *m = &o->text;
+	struct cpi2_producer_stats ks = {0};
+	char reason[32];
+
+	t->windows++;
+	t->samples += w->samples;
+	t->scrapes += k->scrapes;
+	t->values[0] += k->cpu_per_op;
+	t->values[1] += k->latency;
+	for (int r = 0; r < SVC_REASONS; r++) {
+		t->failed[r] += k->failed[r];
+		t->nulls[0] += k->cpu_per_op_null[r];
+		t->nulls[1] += k->latency_null[r];
+	}
+	if (!o->httpd)
+		return;
+	cpi2_httpd_alive(o->httpd);
+	cpi2_metrics_reset(m);
+	cpi2_metrics_family(m, "cpi2_collector_windows_total", "counter",
+			    "Windows counted and published");
+	cpi2_metrics_value(m, "cpi2_collector_windows_total", NULL, (double)t->windows);
+	cpi2_metrics_family(m, "cpi2_collector_window_cgroups", "gauge",
+			    "Cgroups of the last window by what became of them");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cpi2_metrics_value(m, "cpi2_collector_window_cgroups",
+				   (const char *const[]){"state", names[i], NULL}, (double)v[i]);
+	cpi2_metrics_family(m, "cpi2_collector_samples_total", "counter", "Samples made");
+	cpi2_metrics_value(m, "cpi2_collector_samples_total", NULL, (double)t->samples);
+	cpi2_metrics_family(m, "cpi2_collector_sample_errors_total", "counter",
+			    "Samples not published, by the step that failed");
+	cpi2_metrics_value(m, "cpi2_collector_sample_errors_total",
+			   (const char *const[]){"step", "encode", NULL}, (double)o->encode_errors);
+	cpi2_metrics_value(m, "cpi2_collector_sample_errors_total",
+			   (const char *const[]){"step", "send", NULL}, (double)o->send_errors);
+	if (o->producer)
+		cpi2_producer_get_stats(o->producer, &ks);
+	cpi2_metrics_family(m, "cpi2_collector_kafka_messages_total", "counter",
+			    "Samples given to Kafka, by outcome (sent: queued; failed: delivery "
+			    "failed; dropped: the queue was full)");
+	cpi2_metrics_value(m, "cpi2_collector_kafka_messages_total",
+			   (const char *const[]){"outcome", "sent", NULL}, (double)ks.sent);
+	cpi2_metrics_value(m, "cpi2_collector_kafka_messages_total",
+			   (const char *const[]){"outcome", "delivered", NULL},
+			   (double)ks.delivered);
+	cpi2_metrics_value(m, "cpi2_collector_kafka_messages_total",
+			   (const char *const[]){"outcome", "failed", NULL}, (double)ks.failed);
+	cpi2_metrics_value(m, "cpi2_collector_kafka_messages_total",
+			   (const char *const[]){"outcome", "dropped", NULL},
+			   (double)ks.dropped_queue_full);
+	cpi2_metrics_family(m, "cpi2_collector_scrapes_total", "counter",
+			    "Scrapes of the tasks' metrics endpoints");
+	cpi2_metrics_value(m, "cpi2_collector_scrapes_total", NULL, (double)t->scrapes);
+	cpi2_metrics_family(m, "cpi2_collector_scrape_errors_total", "counter",
+			    "Scrapes that failed, by reason");
+	for (int r = 1; r < SVC_REASONS; r++) {
+		snprintf(reason, sizeof(reason), "%s", svc_reason_name(r));
+		for (char *ch = reason; *ch; ch++)
+			*ch = *ch == ' ' ? '_' : *ch;
+		cpi2_metrics_value(m, "cpi2_collector_scrape_errors_total",
+				   (const char *const[]){"reason", reason, NULL},
+				   (double)t->failed[r]);
+	}
+	cpi2_metrics_family(m, "cpi2_collector_service_values_total", "counter",
+			    "cpu_per_op and latency of scraped tasks, published or null");
+	for (int i = 0; i < 2; i++) {
+		const char *sig = i ? "latency" : "cpu_per_op";
+
+		cpi2_metrics_value(m, "cpi2_collector_service_values_total",
+				   (const char *const[]){"signal", sig, "result", "value", NULL},
+				   (double)t->values[i]);
+		cpi2_metrics_value(m, "cpi2_collector_service_values_total",
+				   (const char *const[]){"signal", sig, "result", "null", NULL},
+				   (double)t->nulls[i]);
+	}
+	cpi2_metrics_family(m, "cpi2_collector_last_window_timestamp_seconds", "gauge",
+			    "When the last window started (Unix time)");
+	cpi2_metrics_value(m, "cpi2_collector_last_window_timestamp_seconds", NULL,
+			   (double)c->start_us / 1e6);
+	if (!m->failed)
+		cpi2_httpd_publish(o->httpd, m->text, m->len);
 }
 
 static void log_window(struct collector *c, struct output *o, struct cpi2_producer_stats *last,
@@ -200,6 +300,7 @@ static int run(struct collector *c, struct output *o)
 		double cpu1 = cpu_seconds();
 		int64_t wall1 = cpi2_clock_us(CLOCK_MONOTONIC);
 
+		publish_metrics(c, o);
 		log_window(c, o, &last, cpu1 - cpu0, (double)(wall1 - wall0) / 1e6);
 		cpu0 = cpu1;
 		wall0 = wall1;
@@ -267,6 +368,16 @@ int main(int argc, char **argv)
 		collector_free(&c);
 		return 2;
 	}
+	if (conf.metrics_address[0] &&
+	    cpi2_httpd_start(&out.httpd, conf.metrics_address, "collector",
+			     conf.health_timeout_s > 0 ? conf.health_timeout_s
+						       : 3 * conf.period_s + 30,
+			     err, sizeof(err))) {
+		cpi2_log(CPI2_LOG_ERR, "collector", "%s", err);
+		cpi2_producer_close(out.producer, 0);
+		collector_free(&c);
+		return 2;
+	}
 	rc = run(&c, &out);
 	drain(&c, &out); /* the samples of the last window still waiting for their scrapes */
 	if (out.producer) {
@@ -290,6 +401,8 @@ int main(int argc, char **argv)
 		cpi2_log(
 		    CPI2_LOG_WARN, "collector", "%llu samples could not be encoded, %llu not sent",
 		    (unsigned long long)out.encode_errors, (unsigned long long)out.send_errors);
+	cpi2_httpd_stop(out.httpd);
+	cpi2_metrics_free(&out.text);
 	collector_free(&c);
 	cpi2_log(CPI2_LOG_INFO, "collector", "stopped");
 	return rc;

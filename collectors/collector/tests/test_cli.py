@@ -11,12 +11,15 @@ not published, never a job of its own).
 Usage: test_cli.py PATH/TO/cpi2-collector
 """
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 import cgtest  # this script's folder is on the path
 
@@ -241,6 +244,60 @@ def check_back_to_back(root, rules):
     print("1 s windows every 1 s: ok (starts %s us apart, windows %s us)" % (gaps, [s["window_us"] for s in samples]))
 
 
+def check_metrics_and_json_log(root, rules):
+    """--metrics-address: /metrics counts the windows, their cgroups and samples, /healthz is good
+    while windows complete; --log-format json: every line of the log is one JSON object."""
+    with tempfile.TemporaryFile("w+") as log:
+        p = subprocess.Popen(
+            [BIN, "--stdout", "--events", "task-clock", "--roots", root, "--rules-file", rules, "--window-s", "0.5",
+             "--period-s", "0.5", "--metrics-address", "127.0.0.1:0", "--log-format", "json"],
+            stdout=subprocess.DEVNULL, stderr=log, text=True,
+        )  # fmt: skip
+        try:
+
+            def text():
+                log.seek(0)
+                return log.read()
+
+            deadline = time.monotonic() + 30
+            while "(port " not in text() and time.monotonic() < deadline and p.poll() is None:
+                time.sleep(0.1)
+            port = int(re.search(r"\(port (\d+)\)", text()).group(1))
+
+            def metrics():
+                with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+                    assert r.status == 200
+                    return dict(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$", r.read().decode(), re.M))
+
+            m = metrics()
+            while int(m.get("cpi2_collector_windows_total", 0)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                m = metrics()
+            assert int(m["cpi2_collector_windows_total"]) >= 2, m
+            assert m['cpi2_collector_window_cgroups{state="counted"}'] == "3", m
+            assert m['cpi2_collector_window_cgroups{state="ignored"}'] == "1", m
+            assert int(m["cpi2_collector_samples_total"]) >= 6, m
+            assert m['cpi2_collector_sample_errors_total{step="encode"}'] == "0", m
+            assert m['cpi2_build_info{program="collector",version="%s"}' % version()] == "1", m
+            with urllib.request.urlopen("http://127.0.0.1:%d/healthz" % port, timeout=10) as r:
+                body = r.read().decode()
+                assert r.status == 200 and body.startswith("ok: last progress "), body
+        finally:
+            p.send_signal(signal.SIGTERM)
+            rc = p.wait(15)
+        assert rc == 0, text()
+        records = [json.loads(line) for line in text().splitlines()]  # fails on a line that is not JSON
+        assert all(r["module"] and r["level"] and r["msg"] for r in records)
+        assert any(r["msg"].startswith("window: ") for r in records), records
+    print("/metrics, /healthz and the JSON log: ok (%s windows)" % m["cpi2_collector_windows_total"])
+
+
+def version():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("cpi2-collector "), r
+    return r.stdout.split()[1]
+
+
 def two_windows(root, *args):
     """Two short windows of task-clock on root's tree, samples on stdout."""
     window = ("--window-s", "0.2", "--period-s", "0.5", "--windows", "2")
@@ -363,6 +420,7 @@ def main():
             rules.flush()
             check_real_tree(root, rules.name)
             check_back_to_back(root, rules.name)
+            check_metrics_and_json_log(root, rules.name)
     finally:
         cgtest.stop(spinner)
         cgtest.remove_tree(root)
