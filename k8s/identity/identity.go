@@ -40,6 +40,7 @@ type Config struct {
 	Annotations AnnotationPolicy
 	Debounce    time.Duration
 	Retry       time.Duration
+	Resync      time.Duration // sync this often without events too (/healthz sees the loop go on)
 	MaxPods     int
 }
 
@@ -54,12 +55,17 @@ type Identity struct {
 	reported map[string]string // by pod uid: the last refusal or note logged
 	writes   atomic.Int64
 	synced   atomic.Bool
+	// for /metrics and /healthz
+	syncs, syncErrors, mapped, unmapped atomic.Int64
+	alive                               atomic.Int64 // unix ns of the last good sync (or the start)
 }
 
 // New makes an identity component; owners resolves ReplicaSets and Jobs.
 func New(cfg Config, client kubernetes.Interface, owners OwnerResolver, logger *log.Logger) *Identity {
-	return &Identity{cfg: cfg, client: client, owners: owners, log: logger,
+	id := &Identity{cfg: cfg, client: client, owners: owners, log: logger,
 		last: map[string]Task{}, reported: map[string]string{}}
+	id.alive.Store(time.Now().UnixNano())
+	return id
 }
 
 // Writes is how many times the labels file was replaced.
@@ -107,11 +113,21 @@ func (id *Identity) Run(ctx context.Context, once bool) error {
 	retry := time.NewTimer(time.Hour) // armed only while a pod waits for its owner
 	retry.Stop()
 	defer retry.Stop()
+	var resync <-chan time.Time
+	if id.cfg.Resync > 0 {
+		t := time.NewTicker(id.cfg.Resync)
+		defer t.Stop()
+		resync = t.C
+	}
 	for {
 		pending, err := id.sync(ctx, pods.Lister().List)
 		if err != nil {
+			id.syncErrors.Add(1)
 			id.log.Printf("identity: write %s: %v (the collector keeps the file it has)", id.cfg.LabelsFile, err)
 			pending = true
+		} else {
+			id.syncs.Add(1)
+			id.alive.Store(time.Now().UnixNano())
 		}
 		if once {
 			if pending {
@@ -128,6 +144,7 @@ func (id *Identity) Run(ctx context.Context, once bool) error {
 			return nil
 		case <-dirty:
 		case <-retry.C:
+		case <-resync:
 		}
 		// let a burst of events (a rollout, a node drain) settle into one write
 		select {
@@ -191,6 +208,13 @@ func (id *Identity) sync(ctx context.Context, list func(labels.Selector) ([]*cor
 	}
 	next := map[string]Task{}
 	seen := map[string]bool{"max-pods": true}
+	unmapped := int64(0)
+	defer func() {
+		if err == nil {
+			id.mapped.Store(int64(len(next)))
+			id.unmapped.Store(unmapped)
+		}
+	}()
 	for _, pod := range pods {
 		uid := string(pod.UID)
 		seen[uid] = true
@@ -205,12 +229,14 @@ func (id *Identity) sync(ctx context.Context, list func(labels.Selector) ([]*cor
 		switch {
 		case errors.Is(err, ErrHostile):
 			id.report(uid, fmt.Sprintf("identity: %s not mapped: %v", where, err))
+			unmapped++
 			continue
 		case err != nil:
 			pending = true
 			prev, ok := id.last[uid]
 			if !ok {
 				id.report(uid, fmt.Sprintf("identity: %s not mapped yet: its owner could not be read: %v", where, err))
+				unmapped++
 				continue
 			}
 			id.report(uid, fmt.Sprintf("identity: %s keeps job %s: its owner could not be read: %v", where, prev.Job, err))

@@ -213,8 +213,8 @@ func TestIdentityFollowsPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = h.await("the finished pod", func(m map[string][]string) bool { return len(m) == 4 && m[cg(uidCron)] == nil })
-	writes := h.id.Writes()
 	h.stop()
+	writes := h.id.Writes() // after the stop: the last write's count follows its file by a moment
 	// stopped: the file keeps the last mapping
 	if b, _ := os.ReadFile(h.path); len(parseLabels(t, string(b))) != 4 {
 		t.Fatalf("after stop: %s", b)

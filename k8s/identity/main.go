@@ -41,9 +41,13 @@ type options struct {
 	debounce     time.Duration
 	retry        time.Duration
 	ownerTTL     time.Duration
+	resync       time.Duration
 	maxPods      int
 	once         bool
 	version      bool
+	metricsAddr  string
+	healthBound  time.Duration
+	logFormat    string
 }
 
 func newFlags(o *options, out io.Writer) *flag.FlagSet {
@@ -63,9 +67,13 @@ func newFlags(o *options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.debounce, "debounce", 200*time.Millisecond, "wait this long after a change for more before writing")
 	fs.DurationVar(&o.retry, "retry", 5*time.Second, "try again this often while a pod's owner cannot be read")
 	fs.DurationVar(&o.ownerTTL, "owner-ttl", 10*time.Minute, "keep a ReplicaSet's or Job's owner this long")
+	fs.DurationVar(&o.resync, "resync", 30*time.Second, "sync the pods this often without events too (0: only on events)")
 	fs.IntVar(&o.maxPods, "max-pods", 2000, "map at most this many pods")
 	fs.BoolVar(&o.once, "once", false, "write the file once from the first list of pods and exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.metricsAddr, "metrics-address", "", "serve /metrics and /healthz on HOST:PORT (':PORT' every address; empty: off)")
+	fs.DurationVar(&o.healthBound, "health-timeout", 2*time.Minute, "/healthz fails when no sync of the pods completed for this long")
+	fs.StringVar(&o.logFormat, "log-format", "text", "text (one line an event) or json (one JSON object a line)")
 	fs.Usage = func() {
 		fmt.Fprintf(out, "usage: cpi2-k8s-identity [options]\n\n"+
 			"Watches the pods of one node and writes the collector's labels file (TASK JOB TASK_ID CLASS [protected]).\n"+
@@ -137,7 +145,7 @@ func parseArgs(args []string, out io.Writer) (options, Config, error) {
 		}
 	}
 	cfg := Config{Node: o.node, LabelsFile: o.labelsFile, CgroupParent: o.cgroupParent,
-		Debounce: o.debounce, Retry: o.retry, MaxPods: o.maxPods, Namespaces: map[string]bool{}}
+		Debounce: o.debounce, Retry: o.retry, Resync: o.resync, MaxPods: o.maxPods, Namespaces: map[string]bool{}}
 	if cfg.Node == "" || !dnsSubdomain.MatchString(cfg.Node) {
 		return o, cfg, fmt.Errorf("--node: %q is not a node name (set --node or $NODE_NAME)", cfg.Node)
 	}
@@ -182,8 +190,14 @@ func parseArgs(args []string, out io.Writer) (options, Config, error) {
 	if len(cfg.EnforceNamespaces) > 0 && cfg.EnforceFile == "" {
 		return o, cfg, errors.New("--enforce-namespaces needs --enforce-file (the enforcer reads the list there)")
 	}
-	if cfg.Debounce < 0 || cfg.Retry <= 0 || o.ownerTTL <= 0 || cfg.MaxPods <= 0 {
-		return o, cfg, errors.New("--debounce must be >= 0, --retry, --owner-ttl and --max-pods > 0")
+	if cfg.Debounce < 0 || cfg.Retry <= 0 || o.ownerTTL <= 0 || cfg.MaxPods <= 0 || cfg.Resync < 0 {
+		return o, cfg, errors.New("--debounce and --resync must be >= 0, --retry, --owner-ttl and --max-pods > 0")
+	}
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return o, cfg, fmt.Errorf("--log-format: %q is not text or json", o.logFormat)
+	}
+	if o.metricsAddr != "" && (o.healthBound <= 0 || (cfg.Resync > 0 && o.healthBound <= cfg.Resync)) {
+		return o, cfg, errors.New("--health-timeout must be above --resync")
 	}
 	return o, cfg, nil
 }
@@ -214,6 +228,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	logger := log.New(stderr, "", log.LstdFlags|log.LUTC)
+	if err == nil && o.logFormat == "json" {
+		stderr = &jsonLog{out: stderr}
+		logger = log.New(stderr, "", 0)
+	}
 	if err != nil {
 		logger.Printf("identity: %v", err)
 		return 2
@@ -234,7 +252,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	owners := &APIOwners{Client: client, TTL: o.ownerTTL, MaxSize: 4 * cfg.MaxPods, Now: time.Now}
-	if err := New(cfg, client, owners, logger).Run(ctx, o.once); err != nil {
+	id := New(cfg, client, owners, logger)
+	if o.metricsAddr != "" {
+		ln, err := id.serve(o.metricsAddr, o.healthBound)
+		if err != nil {
+			logger.Printf("identity: %v", err)
+			return 2
+		}
+		defer ln.Close()
+	}
+	if err := id.Run(ctx, o.once); err != nil {
 		logger.Printf("identity: %v", err)
 		return 1
 	}
