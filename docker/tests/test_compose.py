@@ -269,6 +269,45 @@ def test_servers_that_read_kafka_secrets_mount_them_read_only(project):
     assert [v.get("read_only", False) for v in _secrets_mount(project["services"]["kafka-secrets"])] == [False]
 
 
+# service -> the copy of ClickHouse's password it reads (docker/kafka-secrets.sh makes one a reader)
+CLICKHOUSE_READERS = {"clickhouse": "clickhouse", "clickhouse-schema": "tools", "flink-submit": "flink", "grafana": "grafana"}
+
+
+def test_clickhouse_signs_in_as_the_charts_user_with_a_password(project):
+    """The chart's ClickHouse credentials (clickhouse.user, a password from a secret): no
+    password-less default user; the password only in kafka-secrets' files, each client given its
+    own copy, read where it runs."""
+    s = project["services"]
+    user = yaml.safe_load((ROOT / "deploy" / "helm" / "cpi2" / "values.yaml").read_text())["clickhouse"]["user"]
+    assert user != "default"
+    ch = s["clickhouse"]
+    assert ch["environment"].get("CLICKHOUSE_USER") == user and "CLICKHOUSE_SKIP_USER_SETUP" not in ch["environment"]
+    for name in s:
+        env = s[name].get("environment") or {}
+        assert not any("PASSWORD" in k and not k.endswith("_FILE") for k in env if k != "GF_SECURITY_ADMIN_PASSWORD"), (
+            name,
+            "a password in the compose file",
+        )
+    files = {name: "/secrets/clickhouse-password-" + reader for name, reader in CLICKHOUSE_READERS.items()}
+    assert "CLICKHOUSE_PASSWORD=" in " ".join(ch["entrypoint"]) and files["clickhouse"] in " ".join(ch["entrypoint"])
+    assert f"--user {user} " in " ".join(ch["healthcheck"]["test"]) and files["clickhouse"] in " ".join(ch["healthcheck"]["test"])
+    schema = s["clickhouse-schema"]["command"]
+    assert schema[schema.index("--user") + 1] == user and schema[schema.index("--password-file") + 1] == files["clickhouse-schema"]
+    loader = s["flink-submit"]["environment"]["CPI2_LOADER_ARGS"].split()
+    assert loader[loader.index("--clickhouse.user") + 1] == user
+    assert loader[loader.index("--clickhouse.password-file") + 1] == files["flink-submit"]
+    grafana = s["grafana"]
+    assert grafana["environment"]["CPI2_CLICKHOUSE_USER"] == user and files["grafana"] in " ".join(grafana["entrypoint"])
+    # the loader runs in the TaskManager, which holds the file
+    for name in ("clickhouse", "clickhouse-schema", "taskmanager", "grafana"):
+        assert _secrets_mount(s[name]) and all(v.get("read_only") for v in _secrets_mount(s[name])), name
+    # each copy belongs to the user its container runs as
+    script = (DOCKER / "kafka-secrets.sh").read_text()
+    owners = {"clickhouse": 101, "tools": 65532, "flink": 9999, "grafana": 472}
+    for reader, uid in owners.items():
+        assert re.search(rf'^chown {uid} .*"\$dir/clickhouse-password-{reader}"', script, re.M), reader
+
+
 def test_secrets_script_makes_files_no_one_else_reads(tmp_path):
     """kafka-secrets.sh over the real make-secrets.sh (openssl), without chown: files 0600 but
     ca.pem, and the broker's JAAS lines for both client listeners."""
@@ -280,6 +319,11 @@ def test_secrets_script_makes_files_no_one_else_reads(tmp_path):
     modes = {f.name: f.stat().st_mode & 0o777 for f in d.iterdir()}
     assert modes.pop("ca.pem") == 0o644 and set(modes.values()) == {0o600}, modes
     assert {"kafka-admin-java.properties", "kafka-server.pem", "kafka-collector.properties"} <= set(modes)
+    ch = {f: (d / f).read_text() for f in modes if f.startswith("clickhouse-password-")}
+    assert set(ch) == {"clickhouse-password-" + r for r in CLICKHOUSE_READERS.values()}, modes
+    assert len(set(ch.values())) == 1 and re.fullmatch(r"[0-9a-f]{32}\n", next(iter(ch.values()))), ch
+    subprocess.run(["bash", str(tmp_path / "k.sh"), str(d)], check=True, capture_output=True)
+    assert (d / "clickhouse-password-grafana").read_text() == ch["clickhouse-password-grafana"], "made once"
     sasl = (d / "server-sasl.properties").read_text()
     assert "listener.name.internal.plain.sasl.jaas.config=" in sasl and "listener.name.external.scram-sha-512" in sasl
     assert 'user_collector="' in sasl and 'user_detector="' not in sasl  # detector is a SCRAM user
