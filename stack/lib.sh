@@ -22,6 +22,9 @@ KAFKA_BROKERS="${KAFKA_BROKERS:-1}"
 FLINK_TASKMANAGERS="${FLINK_TASKMANAGERS:-1}"
 KAFKA_REPLICATION_FACTOR="${KAFKA_REPLICATION_FACTOR:-1}"
 KAFKA_MIN_INSYNC_REPLICAS="${KAFKA_MIN_INSYNC_REPLICAS:-1}"
+# Flink's Prometheus reporter: each Flink process (the JobManager, then each TaskManager) takes
+# the first free port of this range, right above the REST port unless STACK_ENV sets it.
+FLINK_METRICS_PORTS="${FLINK_METRICS_PORTS:-$((FLINK_REST_PORT + 1))-$((FLINK_REST_PORT + 1 + FLINK_TASKMANAGERS))}"
 
 # member NAME I: the server name of member I (0-based) of a cluster: NAME, NAME-1, NAME-2...
 member() { if [ "$2" -eq 0 ]; then echo "$1"; else echo "$1-$2"; fi; }
