@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -121,5 +122,35 @@ func TestNotes(t *testing.T) {
 		"grafana": map[string]any{"enabled": false}})
 	if !strings.Contains(text, "DRY RUN, no cgroup is written") || strings.Contains(text, "t-grafana") {
 		t.Errorf("NOTES.txt with a dry run and no Grafana:\n%s", text)
+	}
+}
+
+// Both FlinkDeployments report through Flink's Prometheus reporter on pipeline.metricsPort (the
+// operator writes flinkConfiguration over the image's configuration), the pods name the port and
+// are annotated for a Prometheus's pod discovery; the reporter's jar is one the Flink image's lib
+// gets (stack/jars/pom.xml's flink profile, which docker/images.sh copies there).
+func TestFlinkReportsToPrometheus(t *testing.T) {
+	pom, err := os.ReadFile("../../../stack/jars/pom.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(pom), "<artifactId>flink-metrics-prometheus</artifactId>") {
+		t.Fatal("stack/jars/pom.xml fetches no flink-metrics-prometheus")
+	}
+	for _, fd := range all(render(t, "--set", "pipeline.metricsPort=19249"), "FlinkDeployment") {
+		name := get(fd, "metadata", "name")
+		conf := get(fd, "spec", "flinkConfiguration").(obj)
+		if conf["metrics.reporter.prom.factory.class"] != "org.apache.flink.metrics.prometheus.PrometheusReporterFactory" ||
+			conf["metrics.reporter.prom.port"] != "19249" {
+			t.Errorf("%v: reporter %v", name, conf)
+		}
+		pt := get(fd, "spec", "podTemplate")
+		if get(pt, "metadata", "annotations", "prometheus.io/port") != "19249" ||
+			get(pt, "metadata", "annotations", "prometheus.io/scrape") != "true" {
+			t.Errorf("%v: annotations %v", name, get(pt, "metadata"))
+		}
+		if num(fmt.Sprint(get(pt, "spec", "containers", 0, "ports", 0, "containerPort"))) != 19249 {
+			t.Errorf("%v: ports %v", name, get(pt, "spec", "containers", 0, "ports"))
+		}
 	}
 }
