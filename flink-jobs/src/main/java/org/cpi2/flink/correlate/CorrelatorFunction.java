@@ -2,6 +2,7 @@ package org.cpi2.flink.correlate;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +14,8 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.MetricGroup;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.util.Collector;
 import org.apache.flink.util.OutputTag;
@@ -74,6 +77,8 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
   private transient MapState<String, Long> reanalyseUntilUs;
   private transient MapState<String, CapState> caps;
   private transient ValueState<Long> lastAnalysisMs;
+  private transient Counter analyses;
+  private transient Map<Decision, Counter> incidents; // by decision (a "decision" metric label)
 
   public CorrelatorFunction(Cpi2Options o) {
     this(o, Signal.CPI);
@@ -104,6 +109,12 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     double minCpu = options.getDouble(Cpi2Options.MIN_CPU_USAGE);
     DecisionPolicy policy = DecisionPolicy.of(options);
     analyzer = new Analyzer(windowUs, minCpu, policy, signal);
+    MetricGroup metrics = getRuntimeContext().getMetricGroup();
+    analyses = metrics.counter("analyses");
+    incidents = new EnumMap<>(Decision.class);
+    for (Decision d : Decision.values()) {
+      incidents.put(d, metrics.addGroup("decision", d.name()).counter("incidents"));
+    }
     long ttl = options.getLong(Cpi2Options.TASK_TTL_S);
     // No state TTL on the series: TTL filtering copies a host's whole map on every access. Tasks
     // that stop reporting are dropped in event time by prune(), at every timer of the host.
@@ -387,6 +398,8 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     }
     lastIncidentUs.put(victim, detectedAt);
     lastRound.put(victim, round);
+    analyses.inc();
+    incidents.get(incident.getDecision()).inc();
     out.collect(incident);
     return true;
   }

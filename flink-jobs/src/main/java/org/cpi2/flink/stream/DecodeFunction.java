@@ -41,6 +41,7 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
   private transient Wire<T> wire;
   private transient FastPath<T> fast;
   private transient Counter deadLetters;
+  private transient Counter decoded;
 
   public DecodeFunction(Class<T> type, String component, SerializableFunction<T, String> validate) {
     this(type, component, validate, null, null);
@@ -68,6 +69,7 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
     wire = Wire.of(type);
     fast = new FastPath<>(wire.schema());
     deadLetters = getRuntimeContext().getMetricGroup().counter("deadLetters");
+    decoded = getRuntimeContext().getMetricGroup().counter("recordsDecoded");
     if (hostAuth != null) {
       hostAuth.open();
     }
@@ -86,6 +88,7 @@ public class DecodeFunction<T extends SpecificRecord> extends ProcessFunction<Ra
         reason = hostAuth.check(raw, hostOf.apply(record));
       }
       if (reason == null) {
+        decoded.inc();
         out.collect(record);
         return;
       }
