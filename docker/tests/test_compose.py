@@ -262,6 +262,19 @@ def test_each_client_signs_in_as_its_principal(project, service, principal):
     assert re.search(rf"^{principal}\s", acls, re.M), principal
 
 
+@pytest.mark.parametrize("agent", ["collector", "enforcer"])
+def test_agents_serve_metrics_and_their_healthcheck_asks_healthz(project, agent):
+    """As the chart: --metrics-address on the agent's port, and the healthcheck a GET /healthz
+    there that wants 200 (the image has bash, no curl)."""
+    s = project["services"][agent]
+    cmd = s["command"]
+    port = cmd[cmd.index("--metrics-address") + 1].lstrip(":")
+    values = yaml.safe_load((ROOT / "deploy" / "helm" / "cpi2" / "values.yaml").read_text())
+    assert int(port) == values["agents"]["metrics"][agent + "Port"]
+    test = " ".join(s["healthcheck"]["test"])
+    assert f"/dev/tcp/127.0.0.1/{port}" in test and "GET /healthz HTTP/1.0" in test and "200 OK" in test, test
+
+
 def test_servers_that_read_kafka_secrets_mount_them_read_only(project):
     for name in ("kafka", "kafka-topics", "clickhouse", "telegraf", "jobmanager", "taskmanager"):
         mounts = _secrets_mount(project["services"][name])
