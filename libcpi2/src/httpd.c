@@ -338,6 +338,8 @@ static void *serve(void *arg)
 	struct cpi2_httpd *h = arg;
 	struct pollfd fds[CPI2_HTTPD_MAX_CLIENTS + 2];
 	struct client *who[CPI2_HTTPD_MAX_CLIENTS + 2];
+	int64_t accept_after_us = 0; /* after a failed accept (no descriptor left): a pause */
+	bool said = false;
 
 	for (;;) {
 		int64_t now = cpi2_clock_us(CLOCK_MONOTONIC), wait_us = 1000000;
@@ -363,9 +365,11 @@ static void *serve(void *arg)
 			fds[n++] =
 			    (struct pollfd){.fd = c->fd, .events = c->out ? POLLOUT : POLLIN};
 		}
-		if (free_slot) {
+		if (free_slot && now >= accept_after_us) {
 			who[n] = NULL;
 			fds[n++] = (struct pollfd){.fd = h->listen_fd, .events = POLLIN};
+		} else if (free_slot && accept_after_us - now < wait_us) {
+			wait_us = accept_after_us - now;
 		}
 		if (poll(fds, (nfds_t)n, (int)((wait_us + 999) / 1000)) < 0) {
 			if (errno == EINTR)
@@ -388,6 +392,17 @@ static void *serve(void *arg)
 					free_slot->deadline_us =
 					    cpi2_clock_us(CLOCK_MONOTONIC) +
 					    (int64_t)CPI2_HTTPD_TIMEOUT_MS * 1000;
+				} else if (errno != EAGAIN && errno != EINTR &&
+					   errno != ECONNABORTED) {
+					/* EMFILE and the like: the connection stays queued, and a
+					 * listen socket polled again at once would spin */
+					accept_after_us = cpi2_clock_us(CLOCK_MONOTONIC) + 100000;
+					if (!said)
+						cpi2_log(CPI2_LOG_WARN, h->program,
+							 "metrics server: accept: %s (tried again "
+							 "every 100 ms)",
+							 strerror(errno));
+					said = true;
 				}
 			} else if (who[i]->out) {
 				on_writable(who[i]);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,6 +152,60 @@ static double seconds(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+/* With no descriptor left for accept (EMFILE), the server pauses rather than polling the
+ * queued connection again at once (it spun on a whole CPU before); the connection is answered
+ * once descriptors are free again. */
+static void no_descriptor_left(struct cpi2_httpd *h, int port)
+{
+	static char out[1 << 16];
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), held[4096], n = 0;
+	const char req[] = "GET /healthz HTTP/1.0\r\n\r\n";
+	struct rlimit old, low;
+	double cpu0;
+	ssize_t k;
+	size_t got = 0;
+
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	CHECK(fd >= 0);
+	/* a soft limit the test can reach */
+	CHECK(getrlimit(RLIMIT_NOFILE, &old) == 0);
+	low = old;
+	low.rlim_cur = 256;
+	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "%s", strerror(errno));
+	/* every descriptor taken, those the server lets go of meanwhile too (a closed client's) */
+	for (int round = 0; round < 3; round++) {
+		while (n < 4096 && (held[n] = dup(0)) >= 0)
+			n++;
+		CHECK(n < 4096 && errno == EMFILE, "%d descriptors, %s", n, strerror(errno));
+		usleep(100000);
+	}
+	CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0, "%s", strerror(errno));
+	CHECK(send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req));
+	cpu0 = cpu_s();
+	usleep(500000);
+	CHECK(cpu_s() - cpu0 < 0.1, "%.3f s of CPU in 0.5 s with no descriptor left",
+	      cpu_s() - cpu0);
+	cpi2_httpd_alive(h); /* the answer is then 200 */
+	while (n > 0)
+		close(held[--n]);
+	CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+	while ((k = recv(fd, out + got, sizeof(out) - 1 - got, 0)) > 0)
+		got += (size_t)k;
+	out[got] = '\0';
+	close(fd);
+	CHECK(strstr(out, "HTTP/1.1 200 OK"), "%s", out);
+}
+
 static void server(void)
 {
 	static char out[1 << 16];
@@ -223,6 +278,7 @@ static void server(void)
 	CHECK(get(port, big, out, sizeof(out)) == 431, "%s", out);
 	CHECK(get(port, "GET /metrics HTTP/1.1\r\nX\r\n\r\n", out, sizeof(out)) == 400, "%s", out);
 	close(idle);
+	no_descriptor_left(h, port);
 	cpi2_httpd_stop(h);
 	cpi2_httpd_stop(NULL);
 }
