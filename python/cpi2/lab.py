@@ -352,6 +352,11 @@ def main(argv=None):
     )
     r.add_argument("--build", help="the C release build (default build/c)")
     r.add_argument(
+        "--job-arg",
+        action="append",
+        help="one more argument of the detection job, after the lab's (repeat: --job-arg=--signal.x.y --job-arg=1)",
+    )
+    r.add_argument(
         "--out",
         help="a new folder (or an empty one of yours) for the table, plot and files (default build/lab/<time>-XXXXXX)",
     )
@@ -424,6 +429,11 @@ def main(argv=None):
         "--max-onset-to-cap", type=float, default=5.0, help="a judged row's antagonist capped within (default 5 s)"
     )
     v.add_argument("--build", help="the C release build (default build/c)")
+    v.add_argument(
+        "--job-arg",
+        action="append",
+        help="one more argument of the detection job, after the lab's (repeat: --job-arg=--signal.x.y --job-arg=1)",
+    )
     v.add_argument("--out", help="a new folder (or an empty one of yours): one folder per kind in it")
     args = ap.parse_args(argv)
     if args.cmd == "services":

@@ -89,23 +89,45 @@ def weigh_top():
             f.write(str(TOP_SHARES))
 
 
-# The v1 cpu cgroup of the pipeline while the lab runs: the stack's servers (this checkout's
-# Kafka, Flink, ClickHouse) and the lab's collector and enforcer, beside the lab's top cgroup and
-# at its weight, as a node reserves CPU for its own agents (and as the servers would be on other
-# machines): else, while an uncapped antagonist fills the victims' CPU at the lab's weight and the
-# rest of a shared machine fills the other, the job's incidents reach Kafka only once the
-# antagonist has ended.
+# The v1 cpu cgroup of the pipeline while the lab runs: the stack's servers the lab uses (this
+# checkout's Kafka and Flink; not ClickHouse, which the lab's job does not write; their threads
+# kept off the victims' CPU, as the servers would be on other machines) and the lab's collector
+# and enforcer, beside the lab's top cgroup at a quarter of its weight, as a node reserves CPU for
+# its own agents: else, while an
+# uncapped antagonist fills the victims' CPU at the lab's weight and the rest of a shared machine
+# fills the other, the job's incidents reach Kafka only once the antagonist has ended; at the
+# lab's own weight, the job's start (its compilation, its first checkpoints) set the victims'
+# latency in the quiet phase.
 SYSTEM = "cpi2-lab-system"
+SYSTEM_SHARES = TOP_SHARES // 4
+SYSTEM_SERVERS = ("kafka", "flink-jobmanager", "flink-taskmanager")
 
 
-def shield(pids):
-    """Move pids (whole processes) into the SYSTEM v1 cgroup at TOP_SHARES; the pids moved."""
+def pin_threads(pid, cpus):
+    """Every thread of process pid allowed on cpus only (a set; all CPUs to undo)."""
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return
+    for tid in tids:
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:
+            pass  # gone meanwhile
+
+
+def shield(pids, away_from=None):
+    """Move pids (whole processes) into the SYSTEM v1 cgroup at SYSTEM_SHARES, and with
+    away_from (a CPU) keep their threads off that CPU; the pids moved."""
+    if away_from is not None:
+        for pid in pids:
+            pin_threads(pid, set(range(os.cpu_count())) - {away_from})
     d = os.path.join(lab.V1, SYSTEM)
     if not os.path.exists(os.path.join(lab.V1, "cpu.shares")):
         return []
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "cpu.shares"), "w") as f:
-        f.write(str(TOP_SHARES))
+        f.write(str(SYSTEM_SHARES))
     moved = []
     for pid in pids:
         try:
@@ -125,6 +147,7 @@ def unshield():
     with open(os.path.join(d, "cgroup.procs")) as f:
         pids = f.read().split()
     for pid in pids:
+        pin_threads(int(pid), set(range(os.cpu_count())))
         try:
             with open(os.path.join(lab.V1, "cgroup.procs"), "w") as f:
                 f.write(pid)
@@ -154,12 +177,18 @@ def profile(path=PROFILE):
     return out
 
 
+# Every signal the job has: the real-service lab's victims carry their own (cpu_per_op, latency,
+# from their exporters); the job's default list leaves those out
+SIGNALS = "cpi,cpu_pressure,memory_pressure,llc_mpki,cpu_per_op,latency"
+
+
 def job_options(prof, on_phases):
     """The detection job's arguments: the profile file, then what the lab adds: a consumer group
-    of its own from the latest offsets, no ClickHouse, and a cap at least as long as the longest
-    on-phase (a cap that lapses while its antagonist still runs would split the capped phase)."""
+    of its own from the latest offsets, no ClickHouse, every signal, and a cap at least as long as
+    the longest on-phase (a cap that lapses while its antagonist still runs would split the capped
+    phase)."""
     options = ["--config", PROFILE, "--kafka.group", pipeline.fresh_group("lab")]
-    options += ["--kafka.start", "latest", "--clickhouse.url", ""]
+    options += ["--kafka.start", "latest", "--clickhouse.url", "", "--signals", SIGNALS]
     if max(on_phases) > float(prof["cap.duration-s"]):
         options += ["--cap.duration-s", str(int(max(on_phases)) + 5)]
     return options
@@ -441,12 +470,19 @@ class Lab:
     def setup(self):
         lab.remove_all()
         stack.ensure_up()
-        shield(stack.pids().values())
-        self.monitor = Monitor(stack.kafka_conf("admin"), sample_hosts=[self.host])
+        # the servers off the victims' CPU, as they would be on other machines
+        shield([pid for name, pid in stack.pids().items() if name in SYSTEM_SERVERS], away_from=self.cpu)
+        self.monitor = Monitor(
+            stack.kafka_conf("admin"),
+            sample_hosts=[self.host],
+            sample_signals=("cpu_pressure", "cpu_per_op", "latency"),
+        )
         self.monitor.join()
         self.specs = SpecWatch(self.victim_job, SIGNAL)
         self.specs.join()
-        options = job_options(self.profile, [on for on, _off in self.cycles])
+        options = job_options(self.profile, [on for on, _off in self.cycles]) + list(
+            getattr(self.args, "job_arg", None) or []
+        )
         self.job = pipeline.submit_job(options=options)
         print("lab: detection job %s submitted: %s" % (self.job, " ".join(options)))
         root, version = enforcer_root()

@@ -154,6 +154,17 @@ class ServiceLab(lab_loop.Lab):
     def judged(self):
         return {n for n in range(len(self.antagonists)) if self.claimed(n)}
 
+    def signal_mean(self, signal, spans):
+        """The victims' mean value of signal over the collector's 1 s windows inside spans."""
+        v = []
+        for (host, task), rows in self.monitor.signals.items():
+            if host == self.host and task in self.victim_names():
+                for ws, values in rows:
+                    t = ws / 1e6
+                    if values.get(signal) is not None and any(a <= t and t + 1 <= b for a, b in spans):
+                        v.append(values[signal])
+        return sum(v) / len(v) if v else None
+
     def more_lines(self, lat, phases, caps, incidents):
         by_name = {name: (t0, t1) for name, t0, t1 in phases}
         quiet = [x for at, x in lat if any(t0 <= at < t1 for n, t0, t1 in phases if "capped" not in n)]
@@ -177,21 +188,30 @@ class ServiceLab(lab_loop.Lab):
                 if c
                 else "no calibration row"
             )
+            calm = [(a, b) for name_, a, b in phases if "capped" not in name_]
+            on = [(a, b) for name_, a, b in phases if name_ == "on-%d uncapped" % n]
             sig = []
             for s in SIGNALS:
+                before, during = self.signal_mean(s, calm), self.signal_mean(s, on)
+                level = (
+                    "%.4g -> %.4g (x%.2f)" % (before, during, during / before)
+                    if before and during is not None
+                    else "not measured"
+                )
                 mine = sorted(
                     (i for i in incidents if i.get("signal") == s and t0 <= i["detected_at_us"] / 1e6 <= t1 + 2),
                     key=lambda i: i["detected_at_us"],
                 )
                 named = [i for i in mine if i.get("antagonist_task") == task]
                 if not mine:
-                    sig.append("%s: none" % s)
+                    sig.append("%s %s: no incident" % (s, level))
                     continue
                 first = mine[0]
                 sig.append(
-                    "%s: %.1f s %s->%s%s"
+                    "%s %s: %.1f s %s->%s%s"
                     % (
                         s,
+                        level,
                         first["detected_at_us"] / 1e6 - t0,
                         first["decision"],
                         first.get("antagonist_task") or "-",

@@ -17,12 +17,16 @@ TOPICS = {t: names.TOPIC_RECORDS[t] for t in (names.INCIDENTS, names.ACTIONS, na
 class Monitor:
     """Reads the topics from their current end (or the beginning) without committing offsets."""
 
-    def __init__(self, kafka_conf, from_beginning=False, sample_hosts=()):
+    def __init__(self, kafka_conf, from_beginning=False, sample_hosts=(), sample_signals=()):
         """kafka_conf: confluent-kafka settings (bootstrap.servers, and the principal's sign-in:
         stack.kafka_conf()). sample_hosts: also keep the CPI samples of these hosts (cpi2.samples, keyed by host),
-        as self.samples[(host, task)] = [(window_start_us, cpi, cpu_usage), ...]."""
+        as self.samples[(host, task)] = [(window_start_us, cpi, cpu_usage), ...]; and, for each field
+        of sample_signals (cpu_pressure, cpu_per_op...), self.signals[(host, task)] =
+        [(window_start_us, {field: value}), ...]."""
         self.sample_hosts = {h.encode() for h in sample_hosts}
+        self.sample_signals = tuple(sample_signals)
         self.samples = collections.defaultdict(list)
+        self.signals = collections.defaultdict(list)
         self.consumer = Consumer(
             {
                 **kafka_conf,
@@ -74,6 +78,10 @@ class Monitor:
                         self.undecodable.append((m.topic(), str(e)))
                         continue
                     self.samples[(r["host"], r["task"])].append((r["window_start_us"], r["cpi"], r["cpu_usage"]))
+                    if self.sample_signals:
+                        self.signals[(r["host"], r["task"])].append(
+                            (r["window_start_us"], {k: r.get(k) for k in self.sample_signals})
+                        )
                 continue
             message = TOPICS[m.topic()]
             try:
