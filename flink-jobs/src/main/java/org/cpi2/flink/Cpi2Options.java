@@ -228,7 +228,7 @@ public final class Cpi2Options implements Serializable {
     // sample of the fleet, the neighbours of services too (Signal.perTask).
     DEFAULTS.put(SIGNALS, "cpi,cpu_pressure,memory_pressure,llc_mpki");
     // Defaults of the signals other than CPI: flink-jobs/README.md "Signals" says why.
-    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.25", "0");
+    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.05", "2");
     signal(Signal.MEMORY_PRESSURE, "0.01", "2.0", "0.02", "0");
     signal(Signal.LLC_MPKI, "0.25", "2.0", "1.0", "0");
     signal(Signal.CPU_PER_OP, "0.005", "2.0", "0", "1.2");

@@ -128,7 +128,10 @@ class SignalTest {
     assertFalse(perOp.isOutlier(30e-6, 0.05, noisy, 20e-6), "1.5 times, under mean + 2 sigma");
     Cpi2Options o = Cpi2Options.defaults();
     assertEquals(0.0, o.forSignal(Signal.CPI).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
-    assertEquals(0.0, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
+    // a pressure twice the task's own: a short-request server an antagonist hurts waits 0.1-0.2
+    // of each window, a few times its usual share, far under a quarter
+    assertEquals(2.0, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
+    assertEquals(0.05, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.OUTLIER_FLOOR));
     assertEquals(1.2, o.forSignal(Signal.CPU_PER_OP).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
     assertEquals(1.5, o.forSignal(Signal.LATENCY).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
     assertEquals(0.005, o.forSignal(Signal.LATENCY).getDouble(Cpi2Options.MIN_CPU_USAGE));
