@@ -6,7 +6,6 @@ uncapped at least twice it); this test also checks the files it writes, the onse
 and that nothing it started is left behind, on success and after SIGINT. Skipped with the reason
 where the lab cannot run (not root, no PSI, no cpu controller, one CPU)."""
 
-import os
 import re
 import signal
 import subprocess
@@ -14,6 +13,7 @@ import sys
 import time
 
 import pytest
+from labtest import left_behind
 
 from cpi2 import lab, lab_loop
 
@@ -23,14 +23,6 @@ pytestmark = pytest.mark.skipif(WHY is not None, reason="the lab cannot run here
 
 def lab_cmd(out, schedule, *more):
     return [sys.executable, "-m", "cpi2.lab", "run", "--schedule", schedule, "--out", str(out), *more]
-
-
-def left_behind(out):
-    """The lab's cgroups still there (removed only once empty: their tasks gone), and processes
-    whose command line names the run's folder (the victims, the collector, the enforcer)."""
-    dirs = [d for d in (os.path.join(lab.V2, lab.TOP), os.path.join(lab.V1, lab.TOP)) if os.path.exists(d)]
-    procs = subprocess.run(["pgrep", "-f", str(out)], capture_output=True, text=True)
-    return dirs, procs.stdout.split()
 
 
 def test_the_antagonist_is_detected_and_capped_and_the_victims_recover(tmp_path):

@@ -19,7 +19,9 @@ Usage: python -m cpi2.lab quiet-vs-antagonist [--phase-s S] [--rate R] [--cpu C]
 """
 
 import argparse
+import contextlib
 import csv
+import fcntl
 import json
 import math
 import os
@@ -37,6 +39,36 @@ TOP = "cpi2-lab"
 REPLICAS = 5
 CAP = 0.01  # CPU-sec/sec: the paper's hard cap for best-effort tasks
 PERIOD_US = 100000
+
+
+# One lab at a time on a machine: every checkout's lab works under the same cgroups (TOP) on the
+# same CPUs and starts by removing what it finds there, so a second lab (another checkout's make
+# test, a calibration) would kill the first's victims and antagonists, and both would measure each
+# other. Each lab holds this lock from before it touches TOP until it has removed what it made.
+LOCK = "/run/lock/cpi2-lab.lock"
+
+
+@contextlib.contextmanager
+def one_at_a_time(lock=LOCK):
+    """Hold the machine's lab lock, waiting (and saying so) while another lab holds it."""
+    os.makedirs(os.path.dirname(lock), exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            print(
+                "lab: another lab runs on this machine (pid %s, %s): waiting for it to end" % (holder, lock),
+                file=sys.stderr,
+                flush=True,
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def nearest_rank(values, q):
@@ -216,6 +248,11 @@ def quiet_vs_antagonist(args):
     for b in bins.values():
         if not os.access(b, os.X_OK):
             raise SystemExit("lab: %s missing (make build)" % b)
+    with one_at_a_time():
+        measure_quiet_vs_antagonist(args, bins)
+
+
+def measure_quiet_vs_antagonist(args, bins):
     remove_all()
     tmp = tempfile.mkdtemp(prefix="cpi2-lab-")
     victims = [Cgroup("victim-%d" % i) for i in range(REPLICAS)]

@@ -915,8 +915,25 @@ class Lab:
 
 def guarded(body, stop):
     """Run body() with SIGTERM and SIGINT raising Interrupted, then stop(), whatever happened
-    (stop ends every process and cgroup the run started). True when it was interrupted."""
+    (stop ends every process and cgroup the run started), all of it holding the machine's lab lock
+    (lab.one_at_a_time). True when it was interrupted."""
     old = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGTERM, signal.SIGINT)}
+    held = []
+    try:
+        with lab.one_at_a_time():
+            held.append(True)
+            return _guarded(body, stop)
+    except (Interrupted, KeyboardInterrupt) as e:
+        if held:
+            raise
+        print("lab: interrupted (%s) while waiting for another lab: nothing started" % e, file=sys.stderr)
+        return True
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _guarded(body, stop):
     try:
         body()
     except (Interrupted, KeyboardInterrupt) as e:
@@ -926,9 +943,6 @@ def guarded(body, stop):
     except BaseException:
         stop()
         raise
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
     stop()
     return False
 
