@@ -206,6 +206,34 @@ class SignalDetectionIT {
         "the steady bystander is never named: " + out.incidents);
   }
 
+  /**
+   * A second on-phase is caught as fast as the first: the first, which nobody capped (20 windows of
+   * the hog in the spec period ending at second 120), is folded into the spec and raises its mean
+   * and sigma; the second (second 160, judged against that spec) is still named within five
+   * windows, as the replicas wait several times their usual share.
+   */
+  @Test
+  void aSecondOnPhaseIsCaughtAsFastAsTheFirst() throws Exception {
+    long second = 1_000_000L;
+    GraphRun out = run(labProfile(), shortRequests(T0, second, 200, List.of(100, 160)), List.of());
+    for (int onset : List.of(100, 160)) {
+      long t0 = T0 + onset * second;
+      List<Incident> named =
+          out.incidents.stream()
+              .filter(
+                  i ->
+                      i.getDecision() == Decision.THROTTLE
+                          && "hog/0".equals(i.getAntagonistTask())
+                          && i.getDetectedAtUs() >= t0
+                          && i.getDetectedAtUs() < t0 + 20 * second)
+              .toList();
+      assertTrue(!named.isEmpty(), "on-phase at " + onset + " s: incidents " + out.incidents);
+      assertTrue(
+          named.get(0).getDetectedAtUs() <= t0 + 4 * second,
+          "on-phase at " + onset + " s named after " + (named.get(0).getDetectedAtUs() - t0) / 1e6);
+    }
+  }
+
   static Cpi2Options labProfile() throws Exception {
     Path profile = Path.of(System.getProperty("user.dir"), "profiles", "lab-1s.properties");
     return Cpi2Options.fromArgs(
