@@ -283,7 +283,12 @@ def test_servers_that_read_kafka_secrets_mount_them_read_only(project):
 
 
 # service -> the copy of ClickHouse's password it reads (docker/kafka-secrets.sh makes one a reader)
-CLICKHOUSE_READERS = {"clickhouse": "clickhouse", "clickhouse-schema": "tools", "flink-submit": "flink", "grafana": "grafana"}
+CLICKHOUSE_READERS = {
+    "clickhouse": "clickhouse",
+    "clickhouse-schema": "tools",
+    "flink-submit": "flink",
+    "grafana": "grafana",
+}
 
 
 def test_clickhouse_signs_in_as_the_charts_user_with_a_password(project):
@@ -303,14 +308,21 @@ def test_clickhouse_signs_in_as_the_charts_user_with_a_password(project):
         )
     files = {name: "/secrets/clickhouse-password-" + reader for name, reader in CLICKHOUSE_READERS.items()}
     assert "CLICKHOUSE_PASSWORD=" in " ".join(ch["entrypoint"]) and files["clickhouse"] in " ".join(ch["entrypoint"])
-    assert f"--user {user} " in " ".join(ch["healthcheck"]["test"]) and files["clickhouse"] in " ".join(ch["healthcheck"]["test"])
+    assert f"--user {user} " in " ".join(ch["healthcheck"]["test"]) and files["clickhouse"] in " ".join(
+        ch["healthcheck"]["test"]
+    )
     schema = s["clickhouse-schema"]["command"]
-    assert schema[schema.index("--user") + 1] == user and schema[schema.index("--password-file") + 1] == files["clickhouse-schema"]
+    assert (
+        schema[schema.index("--user") + 1] == user
+        and schema[schema.index("--password-file") + 1] == files["clickhouse-schema"]
+    )
     loader = s["flink-submit"]["environment"]["CPI2_LOADER_ARGS"].split()
     assert loader[loader.index("--clickhouse.user") + 1] == user
     assert loader[loader.index("--clickhouse.password-file") + 1] == files["flink-submit"]
     grafana = s["grafana"]
-    assert grafana["environment"]["CPI2_CLICKHOUSE_USER"] == user and files["grafana"] in " ".join(grafana["entrypoint"])
+    assert grafana["environment"]["CPI2_CLICKHOUSE_USER"] == user and files["grafana"] in " ".join(
+        grafana["entrypoint"]
+    )
     # the loader runs in the TaskManager, which holds the file
     for name in ("clickhouse", "clickhouse-schema", "taskmanager", "grafana"):
         assert _secrets_mount(s[name]) and all(v.get("read_only") for v in _secrets_mount(s[name])), name

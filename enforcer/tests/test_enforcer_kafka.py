@@ -333,7 +333,7 @@ def test_metrics_health_and_json_log(tmp_path):
         return dict(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$", body, re.M))
 
     m = stack.wait_until(
-        lambda: (lambda m: m if m.get('cpi2_enforcer_caps_in_force') == "1" else None)(metrics()), 10, "caps_in_force 1"
+        lambda: (lambda m: m if m.get("cpi2_enforcer_caps_in_force") == "1" else None)(metrics()), 10, "caps_in_force 1"
     )
     assert m['cpi2_enforcer_actions_total{kind="APPLIED",cause="INCIDENT"}'] == "1", m
     assert m['cpi2_enforcer_actions_total{kind="RELEASED",cause="EXPIRY"}'] == "0", m

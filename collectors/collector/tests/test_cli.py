@@ -267,7 +267,9 @@ def check_metrics_and_json_log(root, rules):
             def metrics():
                 with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
                     assert r.status == 200
-                    return dict(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$", r.read().decode(), re.M))
+                    return dict(
+                        re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)$", r.read().decode(), re.M)
+                    )
 
             m = metrics()
             while int(m.get("cpi2_collector_windows_total", 0)) < 2 and time.monotonic() < deadline:

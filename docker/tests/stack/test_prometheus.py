@@ -16,7 +16,6 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -157,7 +156,9 @@ def test_prometheus_scrapes_every_component(programs, tmp_path):
 
             stack.wait_until(all_found, 120, "every component's series in Prometheus")
             up = {r["metric"]["job"] + " " + r["metric"]["instance"]: r["value"][1] for r in query(base, "up")}
-            assert all(up["%s %s" % (j, t)] == "1" for j in ("collector", "enforcer", "identity") for t in targets[j]), up
+            assert all(
+                up["%s %s" % (j, t)] == "1" for j in ("collector", "enforcer", "identity") for t in targets[j]
+            ), up
             assert sum(up["flink " + t] == "1" for t in targets["flink"]) >= 2, up  # the JobManager and a TaskManager
         except Exception:
             for p in started:

@@ -5,8 +5,8 @@ import subprocess
 import time
 
 from cpi2 import repo
-from cpi2.schemas import avroschemas
 from cpi2.repo import read_client_file  # one reader of client files, mode checked
+from cpi2.schemas import avroschemas
 
 ROOT = str(repo.ROOT)
 ENV_PATH = str(repo.STACK_ENV)
@@ -116,31 +116,33 @@ def cpi_sample(host, job, task):
 
     Every field the schema gives a default starts at it, so the record is what decode returns."""
     record = {f["name"]: f["default"] for f in avroschemas.message_schemas()["CpiSample"]["fields"] if "default" in f}
-    record.update({
-        "host": host,
-        "task": task,
-        "job": job,
-        "task_id": "1",
-        "platform": "test/1/2/cpu",
-        "task_class": "BATCH",
-        "is_protected": False,
-        "window_start_us": int(time.time() * 1e6),
-        "window_us": 10_000_000,
-        "cycles": 2000,
-        "instructions": 1000,
-        "counter_source": "SIMULATED",
-        "time_running_ratio": 1.0,
-        "cpu_usage": 0.5,
-        "cpi": 2.0,
-        "llc_misses": None,
-        "numa_score": None,
-        "threads": 3,
-        "cpu_pressure": None,
-        "memory_pressure": None,
-        "memory_pressure_full": None,
-        "llc_occupancy_bytes": None,
-        "memory_bandwidth_bytes_per_s": None,
-        "llc_mpki": None,
-        "host_cpus": 4,
-    })
+    record.update(
+        {
+            "host": host,
+            "task": task,
+            "job": job,
+            "task_id": "1",
+            "platform": "test/1/2/cpu",
+            "task_class": "BATCH",
+            "is_protected": False,
+            "window_start_us": int(time.time() * 1e6),
+            "window_us": 10_000_000,
+            "cycles": 2000,
+            "instructions": 1000,
+            "counter_source": "SIMULATED",
+            "time_running_ratio": 1.0,
+            "cpu_usage": 0.5,
+            "cpi": 2.0,
+            "llc_misses": None,
+            "numa_score": None,
+            "threads": 3,
+            "cpu_pressure": None,
+            "memory_pressure": None,
+            "memory_pressure_full": None,
+            "llc_occupancy_bytes": None,
+            "memory_bandwidth_bytes_per_s": None,
+            "llc_mpki": None,
+            "host_cpus": 4,
+        }
+    )
     return record
