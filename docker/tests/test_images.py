@@ -6,6 +6,7 @@ every image has the chart's version. `make images` itself builds them (docker/RE
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -124,6 +125,15 @@ def test_programs_know_the_options_compose_gives(staged, project, service, progr
 def test_programs_print_the_images_version(staged, ctx, program):
     r = subprocess.run([str(staged[ctx] / program), "--version"], capture_output=True, text=True, timeout=30)
     assert (r.returncode, r.stdout) == (0, f"{program.split('/')[-1]} {VERSION}\n"), r.stderr
+
+
+def test_job_jar_prints_the_images_version(staged):
+    java = shutil.which("java")
+    if not java:
+        pytest.fail("java is missing (make setup installs a JDK 17)")
+    r = subprocess.run([java, "-jar", str(staged["flink"] / "usrlib" / "cpi2-flink-jobs.jar"), "--version"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert (r.returncode, r.stdout) == (0, f"cpi2-flink-jobs {VERSION}\n"), r.stderr
 
 
 def test_fleetsim_reads_the_scenarios_the_image_holds(staged, project):
