@@ -52,6 +52,9 @@ struct fleet_task {
 	double level, jitter;		 /* its own CPU level and relative jitter */
 	double warmup_level;		 /* its CPU level during the warm-up; < 0: level */
 	int64_t exit_us;		 /* it ends then for good (INT64_MAX: never) */
+	int64_t alive_from_us;		 /* it runs on its host from then (INT64_MIN: always) */
+	struct rng burst_rng;		 /* its own bursts (pattern bursts), apart from caps */
+	bool bursting, burst_drawn;	 /* bursting this period; the chain's state drawn */
 	int caps;			 /* caps applied to it so far */
 	bool silent;			 /* this period: in a gap, nothing published */
 	const struct scn_event *numa_ev; /* this period: a numa event moving it, or NULL */
@@ -66,6 +69,7 @@ struct fleet {
 	struct fleet_pod *pods; /* behind fleet_task.pod */
 	int npods;
 	struct cpi_model *models; /* [job * nplatforms + platform] */
+	double *job_phase;	  /* [job]: the phase of its daily cycles */
 	int *event_index;	  /* storage behind fleet_task.events */
 	int64_t start_us, warmup_end_us, now_us;
 	int64_t period; /* periods played */
@@ -83,6 +87,52 @@ static int cmp_host(const void *a, const void *b)
 	if (x->job != y->job)
 		return x->job < y->job ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int64_t event_start_us(const struct fleet *f, const struct scn_event *e)
+{
+	return f->warmup_end_us + (int64_t)(e->start_s * 1e6);
+}
+
+/* Each move event, in the order of their start, ends the task where it runs then and adds it
+ * again (same job, index and cgroup path) on the event's host from then on: tasks[n...]. */
+static int place_moves(struct fleet *f, int n)
+{
+	const struct scenario *s = f->s;
+	int *order = calloc((size_t)s->nevents + 1, sizeof(int)), nm = 0;
+
+	if (!order)
+		return -ENOMEM;
+	for (int e = 0; e < s->nevents; e++)
+		if (s->events[e].kind == SCN_EV_MOVE) {
+			int k = nm++;
+			while (k > 0 && s->events[order[k - 1]].start_s > s->events[e].start_s) {
+				order[k] = order[k - 1];
+				k--;
+			}
+			order[k] = e;
+		}
+	for (int k = 0; k < nm; k++) {
+		const struct scn_event *e = &s->events[order[k]];
+		int64_t at = event_start_us(f, e);
+		struct fleet_task *from = NULL;
+		for (int t = 0; t < n; t++)
+			if (f->tasks[t].job == e->job && f->tasks[t].index == e->task_index &&
+			    f->tasks[t].alive_from_us <= at && at < f->tasks[t].exit_us)
+				from = &f->tasks[t];
+		if (!from || from->host == e->host) {
+			free(order);
+			return -EEXIST; /* not running then, or already on that host */
+		}
+		struct fleet_task *to = &f->tasks[n++];
+		*to = *from;
+		to->host = e->host;
+		to->alive_from_us = at;
+		to->exit_us = INT64_MAX;
+		from->exit_us = at;
+	}
+	free(order);
+	return 0;
 }
 
 /* Places every job's tasks: a [hosts] target is filled round robin, continuing where the
@@ -114,11 +164,13 @@ static int place_tasks(struct fleet *f)
 				t->host = s->hosts[g].first_host + i;
 				t->job = j;
 				t->index = index++;
+				t->alive_from_us = INT64_MIN;
+				t->exit_us = INT64_MAX;
 			}
 		}
 	}
 	free(cursor);
-	return 0;
+	return place_moves(f, n);
 }
 
 /* the kubelet's QoS tier of a task class: Guaranteed pods sit at the top of kubepods */
@@ -196,13 +248,34 @@ static const struct fleet_task *find_task(const struct fleet *f, int j, int i)
 	return NULL;
 }
 
-/* an event's named victims must share its task's host */
+/* how many fleet tasks a task is (more than one when it moves) */
+static int task_copies(const struct fleet *f, int j, int i)
+{
+	int n = 0;
+
+	for (int t = 0; t < f->ntasks; t++)
+		n += f->tasks[t].job == j && f->tasks[t].index == i;
+	return n;
+}
+
+/* an event's named victims must share its task's host, and neither may move */
 static int check_victims(const struct fleet *f, char *err, size_t errsz)
 {
 	const struct scenario *s = f->s;
 
 	for (int e = 0; e < s->nevents; e++) {
 		const struct scn_event *ev = &s->events[e];
+		if (!ev->nvictims)
+			continue;
+		for (int v = -1; v < ev->nvictims; v++) {
+			int j = v < 0 ? ev->job : ev->victim_job[v];
+			int i = v < 0 ? ev->task_index : ev->victim_index[v];
+			if (task_copies(f, j, i) > 1) {
+				snprintf(err, errsz, "line %d: event: victims: task '%s' moves",
+					 ev->line, v < 0 ? ev->task_ref : ev->victim_ref[v]);
+				return -EINVAL;
+			}
+		}
 		const struct fleet_task *a = find_task(f, ev->job, ev->task_index);
 		for (int v = 0; v < ev->nvictims; v++) {
 			const struct fleet_task *t =
@@ -230,7 +303,8 @@ static int init_task_levels(struct fleet *f, char *err, size_t errsz)
 		ft->level = job->cpu;
 		ft->jitter = job->cpu_jitter;
 		ft->warmup_level = -1;
-		ft->exit_us = INT64_MAX;
+		rng_seed(&ft->burst_rng, rng_mix(rng_mix(f->seed ^ 0x627273ULL, (uint64_t)ft->job),
+						 (uint64_t)ft->index));
 		if (job->cpu_spread > 0) {
 			struct rng r;
 			rng_seed(&r, rng_mix(rng_mix(f->seed ^ 0x6c766cULL, (uint64_t)ft->job),
@@ -238,23 +312,28 @@ static int init_task_levels(struct fleet *f, char *err, size_t errsz)
 			ft->level = fmax(0, job->cpu * (1 + job->cpu_spread * rng_normal(&r)));
 		}
 	}
-	for (int i = 0; i < s->ntask_overrides; i++) {
+	for (int i = 0; i < s->ntask_overrides; i++) { /* every copy of a task that moves */
 		const struct scn_task *o = &s->task_overrides[i];
-		struct fleet_task *ft = (struct fleet_task *)find_task(f, o->job, o->index);
-		if (!ft)
-			continue; /* the parser checked the index: cannot happen */
-		if (o->cpu >= 0)
-			ft->level = o->cpu;
-		if (o->cpu_jitter >= 0)
-			ft->jitter = o->cpu_jitter;
-		ft->warmup_level = o->warmup_cpu;
+		for (int t = 0; t < f->ntasks; t++) {
+			struct fleet_task *ft = &f->tasks[t];
+			if (ft->job != o->job || ft->index != o->index)
+				continue;
+			if (o->cpu >= 0)
+				ft->level = o->cpu;
+			if (o->cpu_jitter >= 0)
+				ft->jitter = o->cpu_jitter;
+			ft->warmup_level = o->warmup_cpu;
+		}
 	}
 	for (int e = 0; e < s->nevents; e++) {
 		const struct scn_event *ev = &s->events[e];
-		struct fleet_task *ft = (struct fleet_task *)find_task(f, ev->job, ev->task_index);
-		int64_t at = f->warmup_end_us + (int64_t)(ev->start_s * 1e6);
-		if (ev->kind == SCN_EV_EXIT && ft && at < ft->exit_us)
-			ft->exit_us = at;
+		int64_t at = event_start_us(f, ev);
+		for (int t = 0; ev->kind == SCN_EV_EXIT && t < f->ntasks; t++) {
+			struct fleet_task *ft = &f->tasks[t];
+			if (ft->job == ev->job && ft->index == ev->task_index &&
+			    ft->alive_from_us < at && at < ft->exit_us)
+				ft->exit_us = at;
+		}
 	}
 	for (int g = 0, h = 0; g < s->nhosts_groups; g++)
 		for (int i = 0; i < s->hosts[g].count; i++, h++) {
@@ -283,11 +362,17 @@ static bool names_victim(const struct scn_event *e, const struct fleet_task *t)
 	return false;
 }
 
+/* is e an event of task t (its own, or its job's)? */
+static bool event_of(const struct scn_event *e, const struct fleet_task *t)
+{
+	return e->job == t->job && (e->task_index == t->index || e->task_index < 0);
+}
+
 int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64_t start_us,
 	      char *err, size_t errsz)
 {
 	struct fleet *f = calloc(1, sizeof(*f));
-	int total = 0, h = 0;
+	int total = 0, h = 0, attached = 0, rc;
 
 	*out = NULL;
 	if (!f)
@@ -299,16 +384,28 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 	f->warmup_end_us = start_us + (int64_t)(s->warmup_s * 1e6);
 	for (int j = 0; j < s->njobs; j++)
 		total += s->jobs[j].ntasks;
+	for (int e = 0; e < s->nevents; e++)
+		total += s->events[e].kind == SCN_EV_MOVE;
 	f->nhosts = s->nhosts;
 	f->ntasks = total;
 	f->hosts = calloc((size_t)s->nhosts, sizeof(*f->hosts));
 	f->tasks = calloc((size_t)total, sizeof(*f->tasks));
 	f->models = calloc((size_t)s->njobs * (size_t)s->nplatforms, sizeof(*f->models));
-	f->event_index = calloc((size_t)s->nevents + 1, sizeof(int));
-	if (!f->hosts || !f->tasks || !f->models || !f->event_index || place_tasks(f)) {
+	f->job_phase = calloc((size_t)s->njobs + 1, sizeof(double));
+	if (!f->hosts || !f->tasks || !f->models || !f->job_phase) {
 		snprintf(err, errsz, "out of memory building a fleet of %d tasks", total);
 		fleet_delete(f);
 		return -ENOMEM;
+	}
+	if ((rc = place_tasks(f))) {
+		if (rc == -EEXIST)
+			snprintf(err, errsz,
+				 "a move event's task does not run then, or runs on that host "
+				 "already");
+		else
+			snprintf(err, errsz, "out of memory building a fleet of %d tasks", total);
+		fleet_delete(f);
+		return rc == -EEXIST ? -EINVAL : rc;
 	}
 	for (int g = 0; g < s->nhosts_groups; g++)
 		for (int i = 0; i < s->hosts[g].count; i++, h++) {
@@ -329,6 +426,12 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 		struct rng r;
 		rng_seed(&r, rng_mix(seed ^ 0x6a6f62ULL, (uint64_t)j));
 		double phase = 2 * M_PI * rng_uniform(&r); /* jobs peak at different hours */
+		if (job->peak_s >= 0)			   /* sin(day angle + phase) is 1 then */
+			phase = M_PI / 2 -
+				2 * M_PI *
+				    fmod((double)f->warmup_end_us / 1e6 + job->peak_s, 86400.0) /
+				    86400.0;
+		f->job_phase[j] = phase;
 		for (int p = 0; p < s->nplatforms; p++) {
 			double scale = s->platforms[p].cpi_scale;
 			cpi_model_init(&f->models[j * s->nplatforms + p], job->cpi * scale,
@@ -365,12 +468,21 @@ int fleet_new(struct fleet **out, const struct scenario *s, uint64_t seed, int64
 		fleet_delete(f);
 		return -EINVAL;
 	}
-	/* attach events to their tasks, in file order (a later event wins where they overlap) */
+	/* attach events to their tasks, in file order (a later event wins where they overlap); a
+	 * job's event (shift) to each of its tasks */
+	for (int t = 0; t < total; t++)
+		for (int e = 0; e < s->nevents; e++)
+			attached += event_of(&s->events[e], &f->tasks[t]);
+	if (!(f->event_index = calloc((size_t)attached + 1, sizeof(int)))) {
+		snprintf(err, errsz, "out of memory attaching %d events", attached);
+		fleet_delete(f);
+		return -ENOMEM;
+	}
 	for (int t = 0, k = 0; t < total; t++) {
 		struct fleet_task *ft = &f->tasks[t];
 		ft->events = &f->event_index[k];
 		for (int e = 0; e < s->nevents; e++)
-			if (s->events[e].job == ft->job && s->events[e].task_index == ft->index) {
+			if (event_of(&s->events[e], ft)) {
 				f->event_index[k++] = e;
 				ft->nevents++;
 			}
@@ -391,6 +503,7 @@ void fleet_delete(struct fleet *f)
 	free(f->tasks);
 	free(f->pods);
 	free(f->models);
+	free(f->job_phase);
 	free(f->event_index);
 	free(f);
 }
@@ -417,50 +530,74 @@ void fleet_write_truth(struct fleet *f, FILE *truth, int64_t end_us)
 	f->truth = truth;
 	f->truth_end_us = end_us;
 	truth_scenario(truth, s->name, f->seed, f->start_us, f->warmup_end_us, end_us);
+	for (int e = 0; e < s->nevents; e++) {
+		const struct scn_event *ev = &s->events[e];
+		int64_t start = event_start_us(f, ev);
+		if (ev->kind == SCN_EV_SHIFT && start < end_us)
+			truth_shift(truth, s->jobs[ev->job].name,
+				    scenario_class_name(s->jobs[ev->job].task_class), start,
+				    clip(f->warmup_end_us + (int64_t)(ev->end_s * 1e6), end_us),
+				    ev->cpi_factor, ev->cpu_factor, ev->rollout_s);
+	}
 	for (int t = 0; t < f->ntasks; t++) {
 		const struct fleet_task *a = &f->tasks[t];
 		const struct fleet_host *h = &f->hosts[a->host];
 		struct truth_task ta = truth_of(f, a);
+		if (a->alive_from_us != INT64_MIN && a->alive_from_us < end_us)
+			truth_task_span(truth, "move", &ta, a->alive_from_us,
+					clip(a->exit_us, end_us));
 		for (int k = 0; k < a->nevents; k++) {
 			const struct scn_event *e = &s->events[a->events[k]];
-			int64_t start = f->warmup_end_us + (int64_t)(e->start_s * 1e6);
+			int64_t start = event_start_us(f, e);
 			int64_t end = clip(f->warmup_end_us + (int64_t)(e->end_s * 1e6), end_us);
-			if (start >= end_us)
+			if (start >= end_us || e->kind == SCN_EV_SHIFT || e->kind == SCN_EV_MOVE)
+				continue;
+			if (e->kind == SCN_EV_EXIT) {
+				if (a->exit_us == start) /* the copy that ran then */
+					truth_task_span(truth, "exit", &ta, start, end_us);
+				continue;
+			}
+			/* only while this copy of the task runs on its host */
+			if (start < a->alive_from_us)
+				start = a->alive_from_us;
+			end = clip(end, a->exit_us);
+			if (start >= end)
 				continue;
 			if (e->kind != SCN_EV_ANTAGONIST) {
 				static const char *type[] = {[SCN_EV_SELF_INFLICTED] =
 								 "self_inflicted",
 							     [SCN_EV_GAP] = "gap",
-							     [SCN_EV_EXIT] = "exit",
 							     [SCN_EV_NUMA] = "numa"};
-				truth_task_span(truth, type[e->kind], &ta, start,
-						e->kind == SCN_EV_EXIT ? end_us : end);
+				truth_task_span(truth, type[e->kind], &ta, start, end);
 				continue;
 			}
-			end = clip(end, a->exit_us); /* no antagonist after it has gone */
-			if (start >= end)
-				continue;
 			double press = e->pressure >= 0 ? e->pressure : s->jobs[a->job].pressure;
 			for (int v = h->first_task; v < h->first_task + h->ntasks; v++) {
 				const struct fleet_task *vt = &f->tasks[v];
 				double inc = s->jobs[vt->job].sensitivity * press * e->cpu;
+				int64_t vs = start > vt->alive_from_us ? start : vt->alive_from_us;
+				int64_t ve = clip(end, vt->exit_us);
 				if (v == t || inc < s->truth_threshold ||
-				    (e->nvictims && !names_victim(e, vt)))
+				    (e->nvictims && !names_victim(e, vt)) || vs >= ve)
 					continue;
 				struct truth_task tv = truth_of(f, vt);
-				truth_antagonism(truth, &ta, &tv, start, end, e->cpu, inc);
+				truth_antagonism(truth, &ta, &tv, vs, ve, e->cpu, inc);
 			}
 		}
 	}
 	fflush(truth);
 }
 
-/* CPU demand of a task under one event at time rel_s after the warmup, between cpu_low and cpu. */
-static double pattern_cpu(const struct scn_event *e, double low, double rel_s)
+/* CPU demand of a task under one event at time rel_s after the warmup, between cpu_low and cpu;
+ * bursting: the task's own bursts (pattern bursts). */
+static double pattern_cpu(const struct scn_event *e, double low, double rel_s, bool bursting)
 {
 	double tau = rel_s - e->start_s + e->phase_s, x;
 
 	switch (e->pattern) {
+	case SCN_PAT_BURSTS:
+		x = bursting ? 1.0 : 0.0;
+		break;
 	case SCN_PAT_SQUARE:
 		x = fmod(tau, e->period_s) < e->period_s * e->duty ? 1.0 : 0.0;
 		break;
@@ -474,6 +611,49 @@ static double pattern_cpu(const struct scn_event *e, double low, double rel_s)
 		x = 1.0;
 	}
 	return low + (e->cpu - low) * x;
+}
+
+/* One period of a task's bursts: a two-state Markov chain, on for duty x period and off for
+ * the rest on average (exponential durations), from its own random numbers. */
+static void step_bursts(struct fleet_task *t, double period_s, double duty)
+{
+	double on_s = duty * period_s, off_s = (1 - duty) * period_s;
+	double dt = (double)FLEET_PERIOD_US / 1e6;
+
+	if (!t->burst_drawn) { /* the chain's stationary state */
+		t->bursting = rng_uniform(&t->burst_rng) < duty;
+		t->burst_drawn = true;
+		return;
+	}
+	if (rng_uniform(&t->burst_rng) < 1 - exp(-dt / (t->bursting ? on_s : off_s)))
+		t->bursting = !t->bursting;
+}
+
+/* The last active event of t with pattern bursts at rel_s, or NULL. */
+static const struct scn_event *bursts_event(const struct fleet *f, const struct fleet_task *t,
+					    double rel_s)
+{
+	const struct scn_event *b = NULL;
+
+	for (int k = 0; k < t->nevents; k++) {
+		const struct scn_event *e = &f->s->events[t->events[k]];
+		if (e->pattern == SCN_PAT_BURSTS && rel_s >= e->start_s && rel_s < e->end_s)
+			b = e;
+	}
+	return b;
+}
+
+/* Where task t takes a shift event in its rollout: seconds after the event's start. */
+static double rollout_offset_s(const struct fleet *f, const struct fleet_task *t,
+			       const struct scn_event *e)
+{
+	struct rng r;
+
+	if (e->rollout_s <= 0)
+		return 0;
+	rng_seed(&r, rng_mix(rng_mix(f->seed ^ 0x726f6cULL, (uint64_t)(e - f->s->events)),
+			     rng_mix((uint64_t)t->job, (uint64_t)t->index)));
+	return e->rollout_s * rng_uniform(&r);
 }
 
 long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
@@ -491,25 +671,45 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 
 		for (struct fleet_task *t = first; t < end; t++) {
 			const struct scn_job *job = &s->jobs[t->job];
-			double demand = t->level, cpu;
+			double demand = t->level, cpu, shift_cpi = 1, shift_cpu = 1;
 			t->pressure = job->pressure;
 			t->self_factor = 1.0;
 			t->target = NULL;
 			t->silent = false;
 			t->numa_ev = NULL;
-			if (f->now_us >= t->exit_us) { /* gone: no load, no sample */
-				t->cpu = t->pressure = 0;
+			if (f->now_us < t->alive_from_us || f->now_us >= t->exit_us) {
+				t->cpu = t->pressure =
+				    0; /* not (or no longer) here: no load, no sample */
 				t->silent = true;
 				continue;
 			}
 			if (f->now_us < f->warmup_end_us && t->warmup_level >= 0)
 				demand = t->warmup_level;
+			if (job->cpu_diurnal > 0)
+				demand *= 1 + job->cpu_diurnal *
+						  sin(2 * M_PI * fmod(t_s, 86400.0) / 86400.0 +
+						      f->job_phase[t->job]);
+			const struct scn_event *be = bursts_event(f, t, rel_s);
+			if (be)
+				step_bursts(t, be->period_s, be->duty);
+			else if (job->burst_cpu > 0)
+				step_bursts(t, job->burst_period_s, job->burst_duty);
+			if (!be && job->burst_cpu > 0 && t->bursting)
+				demand = job->burst_cpu;
 			for (int k = 0; k < t->nevents; k++) {
 				const struct scn_event *e = &s->events[t->events[k]];
-				if (rel_s < e->start_s || rel_s >= e->end_s)
+				if (rel_s < e->start_s || rel_s >= e->end_s ||
+				    e->kind == SCN_EV_MOVE)
 					continue;
 				if (e->kind == SCN_EV_NUMA) { /* moves it, changes no load */
 					t->numa_ev = e;
+					continue;
+				}
+				if (e->kind == SCN_EV_SHIFT) { /* the job's release reached it */
+					if (rel_s >= e->start_s + rollout_offset_s(f, t, e)) {
+						shift_cpi *= e->cpi_factor;
+						shift_cpu *= e->cpu_factor;
+					}
 					continue;
 				}
 				if (e->kind == SCN_EV_GAP || e->kind == SCN_EV_EXIT) {
@@ -517,7 +717,7 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 					continue;
 				}
 				double low = e->cpu_low >= 0 ? e->cpu_low : t->level;
-				demand = pattern_cpu(e, low, rel_s);
+				demand = pattern_cpu(e, low, rel_s, t->bursting);
 				if (e->pressure >= 0)
 					t->pressure = e->pressure;
 				t->target = e->nvictims ? e : NULL;
@@ -525,6 +725,8 @@ long fleet_step(struct fleet *f, fleet_emit emit, void *ctx)
 					t->self_factor =
 					    1.0 + e->self_gain * (e->cpu - demand) / (e->cpu - low);
 			}
+			demand *= shift_cpu;
+			t->self_factor *= shift_cpi;
 			t->threads = job->threads;
 			if (f->now_us < t->lame_until_us) { /* offloads work to its peers */
 				demand *= 0.25;

@@ -375,6 +375,16 @@ static int key_job(struct parser *p, const char *k, const char *v)
 		return parse_duration(p, k, v, &j->lame_duck_s);
 	if (!strcmp(k, "exit_on_cap"))
 		return parse_int(p, k, v, 0, 1000, &j->exit_on_cap);
+	if (!strcmp(k, "burst_cpu"))
+		return parse_double(p, k, v, 0.0, 1024.0, &j->burst_cpu);
+	if (!strcmp(k, "burst_period"))
+		return parse_duration(p, k, v, &j->burst_period_s);
+	if (!strcmp(k, "burst_duty"))
+		return parse_double(p, k, v, 0.01, 0.99, &j->burst_duty);
+	if (!strcmp(k, "cpu_diurnal"))
+		return parse_double(p, k, v, 0.0, 1.0, &j->cpu_diurnal);
+	if (!strcmp(k, "peak"))
+		return parse_duration(p, k, v, &j->peak_s);
 	if (!strcmp(k, "count"))
 		return parse_int(p, k, v, 1, 10000, &j->count);
 	if (!strcmp(k, "place"))
@@ -398,13 +408,13 @@ static int key_job(struct parser *p, const char *k, const char *v)
 
 static int parse_pattern(struct parser *p, const char *v, int *out)
 {
-	static const char *names[] = {"steady", "square", "sine", "ramp"};
-	for (int i = 0; i < 4; i++)
+	static const char *names[] = {"steady", "square", "sine", "ramp", "bursts"};
+	for (int i = 0; i < 5; i++)
 		if (!strcmp(v, names[i])) {
 			*out = i;
 			return 0;
 		}
-	return fail(p, p->line, "pattern: '%s' is not steady, square, sine or ramp", v);
+	return fail(p, p->line, "pattern: '%s' is not steady, square, sine, ramp or bursts", v);
 }
 
 static char *trim(char *a);
@@ -449,14 +459,38 @@ static int key_event(struct parser *p, const char *k, const char *v)
 			e->kind = SCN_EV_EXIT;
 		else if (!strcmp(v, "numa"))
 			e->kind = SCN_EV_NUMA;
+		else if (!strcmp(v, "shift"))
+			e->kind = SCN_EV_SHIFT;
+		else if (!strcmp(v, "move"))
+			e->kind = SCN_EV_MOVE;
 		else
 			return fail(
 			    p, p->line,
-			    "kind: '%s' is not antagonist, self-inflicted, gap, exit or numa", v);
+			    "kind: '%s' is not antagonist, self-inflicted, gap, exit, numa, "
+			    "shift or move",
+			    v);
 		return 0;
 	}
 	if (!strcmp(k, "task"))
 		return parse_task_ref(p, k, v, e->task_ref, sizeof(e->task_ref), &e->task_index);
+	if (!strcmp(k, "job")) {
+		if (!valid_name(v, false))
+			return fail(p, p->line, "job: '%s' is not a job name", v);
+		snprintf(e->job_ref, sizeof(e->job_ref), "%s", v);
+		return 0;
+	}
+	if (!strcmp(k, "host")) {
+		if (!valid_name(v, false) || strlen(v) >= sizeof(e->host_ref))
+			return fail(p, p->line, "host: '%s' is not a host name", v);
+		snprintf(e->host_ref, sizeof(e->host_ref), "%s", v);
+		return 0;
+	}
+	if (!strcmp(k, "cpi_factor"))
+		return parse_double(p, k, v, 0.1, 20.0, &e->cpi_factor);
+	if (!strcmp(k, "cpu_factor"))
+		return parse_double(p, k, v, 0.0, 20.0, &e->cpu_factor);
+	if (!strcmp(k, "rollout"))
+		return parse_duration(p, k, v, &e->rollout_s);
 	if (!strcmp(k, "victims")) {
 		char buf[SCN_LINE_MAX], *item, *save = NULL;
 
@@ -567,6 +601,9 @@ static int begin_section(struct parser *p, char *name, char *arg)
 		j->sensitivity = 1.0;
 		j->threads = 8;
 		j->mpki = 1.0;
+		j->burst_period_s = 600;
+		j->burst_duty = 0.3;
+		j->peak_s = -1;
 		j->count = 1;
 		snprintf(j->k8s_namespace, sizeof(j->k8s_namespace), "default");
 		j->line = p->line;
@@ -587,6 +624,9 @@ static int begin_section(struct parser *p, char *name, char *arg)
 		e->period_s = 600;
 		e->self_gain = 1.0;
 		e->duty = 0.5;
+		e->cpi_factor = 1.0;
+		e->cpu_factor = 1.0;
+		e->host = -1;
 		e->line = p->line;
 		p->sec = SEC_EVENT;
 		return 0;
@@ -820,6 +860,14 @@ static int resolve(struct parser *p)
 			free(per_platform);
 			return fail(p, j->line, "job '%s' defined twice", j->name);
 		}
+		if (j->peak_s >= 86400) {
+			free(per_platform);
+			return fail(p, j->line, "job '%s': peak must be under 1d", j->name);
+		}
+		if (j->burst_cpu > 0 && j->burst_period_s <= 0) {
+			free(per_platform);
+			return fail(p, j->line, "job '%s': burst_period must be > 0", j->name);
+		}
 		memset(per_platform, 0, (size_t)s->nplatforms * sizeof(int));
 		for (int k = 0; k < j->nplace; k++) {
 			struct scn_placement *pl = &j->place[k];
@@ -850,15 +898,39 @@ static int resolve(struct parser *p)
 		struct scn_event *e = &s->events[i];
 		char job[SCN_NAME_MAX];
 		const char *slash = strchr(e->task_ref, '/');
-		if (!e->task_ref[0])
-			return fail(p, e->line, "event: missing task = JOB/INDEX");
-		snprintf(job, sizeof(job), "%.*s", (int)(slash - e->task_ref), e->task_ref);
-		e->job = find_job(s, job);
-		if (e->job < 0)
-			return fail(p, e->line, "event: task '%s': no job '%s'", e->task_ref, job);
-		if (e->task_index >= s->jobs[e->job].ntasks)
-			return fail(p, e->line, "event: task '%s': job '%s' has %d tasks",
-				    e->task_ref, job, s->jobs[e->job].ntasks);
+		if (e->kind == SCN_EV_SHIFT) {
+			if (!e->job_ref[0] || e->task_ref[0])
+				return fail(p, e->line,
+					    "event: kind = shift needs job = NAME (its tasks all "
+					    "change), not task");
+			e->job = find_job(s, e->job_ref);
+			e->task_index = -1;
+			if (e->job < 0)
+				return fail(p, e->line, "event: no job '%s'", e->job_ref);
+		} else {
+			if (e->job_ref[0])
+				return fail(p, e->line, "event: job is for kind = shift");
+			if (!e->task_ref[0])
+				return fail(p, e->line, "event: missing task = JOB/INDEX");
+			snprintf(job, sizeof(job), "%.*s", (int)(slash - e->task_ref), e->task_ref);
+			e->job = find_job(s, job);
+			if (e->job < 0)
+				return fail(p, e->line, "event: task '%s': no job '%s'",
+					    e->task_ref, job);
+			if (e->task_index >= s->jobs[e->job].ntasks)
+				return fail(p, e->line, "event: task '%s': job '%s' has %d tasks",
+					    e->task_ref, job, s->jobs[e->job].ntasks);
+		}
+		if (e->kind == SCN_EV_MOVE) {
+			if (!e->host_ref[0] || scenario_find_host(s, e->host_ref, &g, &idx))
+				return fail(p, e->line,
+					    "event: kind = move needs host = a host's "
+					    "name ('%s' is none)",
+					    e->host_ref);
+			e->host = s->hosts[g].first_host + idx;
+		} else if (e->host_ref[0]) {
+			return fail(p, e->line, "event: host is for kind = move");
+		}
 		if (e->end_s < 0)
 			e->end_s = s->duration_s;
 		if (e->end_s <= e->start_s)
@@ -873,6 +945,11 @@ static int resolve(struct parser *p)
 			return fail(p, e->line, "event: self-inflicted needs cpu_low");
 		if (e->nvictims && e->kind != SCN_EV_ANTAGONIST)
 			return fail(p, e->line, "event: victims is for kind = antagonist");
+		if (e->pattern == SCN_PAT_BURSTS && e->kind != SCN_EV_ANTAGONIST &&
+		    e->kind != SCN_EV_SELF_INFLICTED)
+			return fail(p, e->line,
+				    "event: pattern bursts is for kind = antagonist or "
+				    "self-inflicted");
 		if (e->kind == SCN_EV_NUMA && numa_event_check(&e->numa, why, sizeof(why)))
 			return fail(p, e->line, "%s", why);
 		for (int v = 0; v < e->nvictims; v++) {

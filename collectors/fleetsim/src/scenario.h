@@ -17,18 +17,23 @@
 #define SCN_EVENT_VICTIMS_MAX 16
 
 /* gap: the task runs but publishes nothing; exit: the task ends for good (no more samples, no
- * more load on its host) */
+ * more load on its host); shift: a whole job's CPI (and CPU) changes, as with a new release or a
+ * new mix of requests; move: the task is restarted on another host */
 enum scn_event_kind {
 	SCN_EV_ANTAGONIST,
 	SCN_EV_SELF_INFLICTED,
 	SCN_EV_GAP,
 	SCN_EV_EXIT,
-	SCN_EV_NUMA
+	SCN_EV_NUMA,
+	SCN_EV_SHIFT,
+	SCN_EV_MOVE
 };
 /* a host group's tasks: the simulator's jobs/<job>/<index> folders, or Kubernetes pods with the
  * kubelet's cgroups under either cgroup driver */
 enum scn_kubernetes { SCN_K8S_NONE, SCN_K8S_CGROUPFS, SCN_K8S_SYSTEMD };
-enum scn_pattern { SCN_PAT_STEADY, SCN_PAT_SQUARE, SCN_PAT_SINE, SCN_PAT_RAMP };
+/* bursts: on and off at random (a two-state Markov chain of the task's own), on for duty x
+ * period and off for the rest on average */
+enum scn_pattern { SCN_PAT_STEADY, SCN_PAT_SQUARE, SCN_PAT_SINE, SCN_PAT_RAMP, SCN_PAT_BURSTS };
 
 struct scn_platform {
 	char name[SCN_NAME_MAX];
@@ -80,6 +85,11 @@ struct scn_job {
 	    lame_duck_s; /* after a cap is lifted: this long at 1/4 CPU and threads (paper 6.2) */
 	/* > 0: a task exits a period after its cap number exit_on_cap (paper 6.2 case 6) */
 	int exit_on_cap;
+	/* > 0: its tasks burst to this CPU at random (pattern bursts), burst_period and burst_duty
+	 */
+	double burst_cpu, burst_period_s, burst_duty;
+	double cpu_diurnal; /* relative amplitude of a daily cycle of its tasks' CPU demand */
+	double peak_s;	    /* its daily cycles peak this long after the warmup; < 0: at random */
 	int count; /* > 1: a template expanded into count jobs, "{i}" in the name numbers them */
 	struct numa_job_conf numa; /* CPI rise when its memory is remote (numa_model.h) */
 	struct scn_placement *place;
@@ -91,7 +101,8 @@ struct scn_job {
 struct scn_event {
 	int kind;			 /* enum scn_event_kind */
 	char task_ref[2 * SCN_NAME_MAX]; /* "job/index" as written */
-	int job, task_index;		 /* resolved */
+	char job_ref[SCN_NAME_MAX];	 /* shift: the job, as written */
+	int job, task_index;		 /* resolved; task_index -1 for a job's event (shift) */
 	double start_s, end_s;		 /* relative to the end of the warmup */
 	double cpu, cpu_low; /* high and low CPU demand of the pattern; cpu_low < 0: job's */
 	int pattern;
@@ -105,6 +116,11 @@ struct scn_event {
 	int victim_job[SCN_EVENT_VICTIMS_MAX], victim_index[SCN_EVENT_VICTIMS_MAX]; /* resolved */
 	int nvictims;
 	struct numa_event_conf numa; /* kind numa: where threads and memory move */
+	/* shift: the job's CPI and CPU demand are multiplied by these; its tasks take the change
+	 * one after another over rollout_s, in an order drawn from the seed */
+	double cpi_factor, cpu_factor, rollout_s;
+	char host_ref[2 * SCN_NAME_MAX]; /* move: the host the task runs on from start */
+	int host;			 /* resolved: its index in the fleet */
 	int line;
 };
 

@@ -34,6 +34,16 @@ void truth_task_span(FILE *f, const char *type, const struct truth_task *t, int6
 		type, t->host, t->task, t->job, t->task_class, start_us, end_us);
 }
 
+void truth_shift(FILE *f, const char *job, const char *job_class, int64_t start_us, int64_t end_us,
+		 double cpi_factor, double cpu_factor, double rollout_s)
+{
+	fprintf(f,
+		"{\"type\":\"shift\",\"job\":\"%s\",\"class\":\"%s\",\"start_us\":%" PRId64
+		",\"end_us\":%" PRId64
+		",\"cpi_factor\":%.4f,\"cpu_factor\":%.4f,\"rollout_s\":%.0f}\n",
+		job, job_class, start_us, end_us, cpi_factor, cpu_factor, rollout_s);
+}
+
 void truth_cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap)
 {
 	if (cap < 0 || isinf(cap))

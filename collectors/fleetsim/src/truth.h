@@ -24,6 +24,9 @@ void truth_antagonism(FILE *f, const struct truth_task *antagonist, const struct
 void truth_task_span(FILE *f, const char *type, const struct truth_task *t, int64_t start_us,
 		     int64_t end_us);
 /* cap < 0 or infinite: the cap was lifted. */
+/* a job-wide change (a release, a new mix of requests): no antagonist, every task of the job */
+void truth_shift(FILE *f, const char *job, const char *job_class, int64_t start_us, int64_t end_us,
+		 double cpi_factor, double cpu_factor, double rollout_s);
 void truth_cap(FILE *f, const struct truth_task *t, int64_t at_us, double cap);
 
 #endif

@@ -1,7 +1,8 @@
 /* The scenario language's finer controls (scenarios/README.md): interference on named victims,
  * per-task CPU levels, jitter and warm-up level, cpu_spread, square duty cycles, gaps, missing
- * samples, tasks that exit (at a time, or under their Nth cap), late and clock-skewed hosts; each
- * on a small inline scenario. */
+ * samples, tasks that exit (at a time, or under their Nth cap), late and clock-skewed hosts, a
+ * job-wide shift with its rollout, a task moved to another host, random bursts, a daily cycle of
+ * CPU demand; each on a small inline scenario. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -362,6 +363,162 @@ static void test_late_and_skewed_hosts(void)
 	scenario_delete(c);
 }
 
+/* a job-wide change (a release): every task's CPI rises by cpi_factor at unchanged CPU, over the
+ * rollout one task after another; the truth has one shift line and no antagonism */
+static void test_shift(void)
+{
+	struct scenario *s =
+	    parse(HEAD "[job web]\nclass = latency-sensitive\ncpi = 1.0\n"
+		       "cpi_sd = 0.02\ndiurnal_cv = 0\nplace = h:1, f:9\n"
+		       "[event]\nkind = shift\njob = web\nstart = 30m\ncpi_factor = 1.5\n"
+		       "rollout = 10m\n");
+	struct recorder r;
+	FILE *truth = tmpfile();
+
+	if (!s || !truth)
+		return;
+	play(s, 1, 60, &r, truth);
+	int before = 0, after = 0, changed_early = 0, unchanged_late = 0;
+	for (int i = 0; i < r.n; i++) {
+		if (r.s[i].period < 30)
+			before += r.s[i].cpi > 1.2;
+		else if (r.s[i].period >= 40)
+			after += r.s[i].cpi > 1.2;
+		if (r.s[i].period == 31)
+			changed_early += r.s[i].cpi > 1.2;
+		if (r.s[i].period == 38)
+			unchanged_late += r.s[i].cpi < 1.2;
+	}
+	fprintf(stderr,
+		"shift: high before %d, after %d of 200; rolled out at 31: %d, not yet at "
+		"38: %d of 10\n",
+		before, after, changed_early, unchanged_late);
+	CHECK(before == 0 && after == 200, "high CPI before %d, after %d of 200", before, after);
+	CHECK(changed_early < 10 && unchanged_late < 10 && changed_early + unchanged_late > 0,
+	      "rollout: %d changed at 31, %d unchanged at 38", changed_early, unchanged_late);
+	double cpu = mean(&r, "h", "jobs/web/0", 1, 45, 60, NULL);
+	CHECK(fabs(cpu - 1.0) < 0.1, "CPU %f after the shift", cpu);
+	CHECK(count_lines(truth, "\"type\":\"shift\"", "\"job\":\"web\"") == 1 &&
+		  count_lines(truth, "\"type\":\"antagonism\"", NULL) == 0,
+	      "truth: one shift, no antagonism");
+	fclose(truth);
+	free(r.s);
+	scenario_delete(s);
+}
+
+/* a task restarted on another host: samples and load there from the move on, none on its first
+ * host; its antagonism follows it */
+static void test_move(void)
+{
+	struct scenario *s =
+	    parse(HEAD "[hosts g]\nplatform = p\n"
+		       "[job web]\nclass = latency-sensitive\ncpi = 1.0\ncpi_sd = 0.05\n"
+		       "place = h:1, g:1, f:5\n"
+		       "[job bully]\nplace = h:1, f:5\n"
+		       "[event]\ntask = bully/0\ncpu = 4\npressure = 0.3\n"
+		       "[event]\nkind = move\ntask = bully/0\nhost = g\nstart = 30m\n");
+	struct recorder r;
+	FILE *truth = tmpfile();
+	int on_h, on_g_before, on_g;
+
+	if (!s || !truth)
+		return;
+	play(s, 1, 60, &r, truth);
+	mean(&r, "h", "jobs/bully/0", 1, 30, 60, &on_h);
+	mean(&r, "g", "jobs/bully/0", 1, 0, 30, &on_g_before);
+	mean(&r, "g", "jobs/bully/0", 1, 30, 60, &on_g);
+	CHECK(on_h == 0 && on_g_before == 0 && on_g == 30,
+	      "samples: %d on h after the move, %d on g before, %d on g after", on_h, on_g_before,
+	      on_g);
+	double h_before = mean(&r, "h", "jobs/web/0", 0, 0, 30, NULL);
+	double h_after = mean(&r, "h", "jobs/web/0", 0, 30, 60, NULL);
+	double g_before = mean(&r, "g", "jobs/web/1", 0, 0, 30, NULL);
+	double g_after = mean(&r, "g", "jobs/web/1", 0, 30, 60, NULL);
+	fprintf(stderr, "move: CPI on h %.2f -> %.2f, on g %.2f -> %.2f\n", h_before, h_after,
+		g_before, g_after);
+	CHECK(h_before > 1.9 && h_after < 1.1 && g_before < 1.1 && g_after > 1.9,
+	      "CPI on h %f -> %f, on g %f -> %f", h_before, h_after, g_before, g_after);
+	char at[64];
+	snprintf(at, sizeof(at), "%lld", (long long)(START + 1800000000LL));
+	CHECK(count_lines(truth, "\"type\":\"move\"", "\"host\":\"g\"") == 1 &&
+		  count_lines(truth, "\"type\":\"antagonism\"", "\"host\":\"h\"") == 1 &&
+		  count_lines(truth, "\"type\":\"antagonism\"", "\"host\":\"g\"") == 1 &&
+		  count_lines(truth, "\"host\":\"g\"", at) == 2,
+	      "truth: the move, an antagonism on each host, g's from the move (%s)", at);
+	fclose(truth);
+	free(r.s);
+	scenario_delete(s);
+
+	/* a move to the host it runs on is refused */
+	struct fleet *f = NULL;
+	char err[256] = "";
+	s = parse(HEAD "[job web]\nplace = h:1, f:5\n"
+		       "[event]\nkind = move\ntask = web/0\nhost = h\nstart = 10m\n");
+	CHECK(s && fleet_new(&f, s, 1, START, err, sizeof(err)) == -EINVAL &&
+		  strstr(err, "runs on that host already"),
+	      "%s", err);
+	scenario_delete(s);
+}
+
+/* random bursts (a job's burst_cpu, or an event's pattern bursts): on for about duty of the time,
+ * in runs, the same whatever caps do to other tasks */
+static void test_bursts(void)
+{
+	struct scenario *s = parse(HEAD "[job batch]\ncpu = 0.3\ncpu_jitter = 0\nburst_cpu = 3\n"
+					"burst_period = 20m\nburst_duty = 0.25\nplace = f:5\n"
+					"[job etl]\ncpu = 0.2\ncpu_jitter = 0\nplace = h:1, f:5\n"
+					"[event]\ntask = etl/0\npattern = bursts\nperiod = 10m\n"
+					"duty = 0.5\ncpu = 2\nend = 10h\n");
+	struct recorder r;
+	int on = 0, n = 0, switches = 0, eon = 0, en = 0;
+	double prev[5] = {-1, -1, -1, -1, -1};
+
+	if (!s)
+		return;
+	play(s, 7, 600, &r, NULL);
+	for (int i = 0; i < r.n; i++) {
+		const char *t = r.s[i].task;
+		if (!strncmp(t, "jobs/batch/", 11)) {
+			int k = atoi(t + 11);
+			on += r.s[i].cpu > 1;
+			n++;
+			switches += prev[k] >= 0 && (prev[k] > 1) != (r.s[i].cpu > 1);
+			prev[k] = r.s[i].cpu;
+		} else if (!strcmp(t, "jobs/etl/0")) {
+			eon += r.s[i].cpu > 1;
+			en++;
+		}
+	}
+	fprintf(stderr, "bursts: batch on %d of %d periods, %d switches; etl/0 on %d of %d\n", on,
+		n, switches, eon, en);
+	/* 3000 periods of 5 chains, mean on-run 5 periods: the share within 0.25 +- 0.07, about
+	 * 2 switches per 20 periods */
+	CHECK(fabs((double)on / n - 0.25) < 0.07, "on %d of %d", on, n);
+	CHECK(switches > 150 && switches < 450, "%d switches", switches);
+	CHECK(fabs((double)eon / en - 0.5) < 0.12, "etl/0 on %d of %d", eon, en);
+	free(r.s);
+	scenario_delete(s);
+}
+
+/* cpu_diurnal and peak: a daily cycle of CPU demand that peaks when the scenario says */
+static void test_diurnal_load(void)
+{
+	struct scenario *s = parse(HEAD "[job web]\ncpu = 1.0\ncpu_jitter = 0\ncpu_diurnal = 0.4\n"
+					"peak = 6h\nplace = f:5\n");
+	struct recorder r;
+
+	if (!s)
+		return;
+	play(s, 1, 24 * 60, &r, NULL);
+	double at_peak = mean(&r, "f-000", "jobs/web/0", 1, 355, 365, NULL);
+	double at_trough = mean(&r, "f-000", "jobs/web/0", 1, 1075, 1085, NULL);
+	fprintf(stderr, "diurnal load: %.2f at the peak, %.2f at the trough\n", at_peak, at_trough);
+	CHECK(fabs(at_peak - 1.4) < 0.02 && fabs(at_trough - 0.6) < 0.02, "peak %f, trough %f",
+	      at_peak, at_trough);
+	free(r.s);
+	scenario_delete(s);
+}
+
 int main(void)
 {
 	test_victims();
@@ -372,6 +529,10 @@ int main(void)
 	test_exit();
 	test_exit_on_cap();
 	test_late_and_skewed_hosts();
+	test_shift();
+	test_move();
+	test_bursts();
+	test_diurnal_load();
 	fprintf(stderr, "fleetsim language: all checks passed\n");
 	return 0;
 }

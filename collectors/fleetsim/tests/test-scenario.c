@@ -153,6 +153,30 @@ static void test_errors(void)
 	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\nskew = +3s\n", 6,
 	     "not a duration"},
 	    {"[scenario]\nname = t\n[platform p]\n[job j]\nmissing = 2\n", 5, "out of range"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\nkind = shift\ntask = j/0\n",
+	     8, "kind = shift needs job = NAME"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\nkind = shift\njob = k\n",
+	     8, "no job 'k'"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\ncpu = 1\njob = j\n",
+	     8, "job is for kind = shift"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\nkind = shift\njob = j\ncpi_factor = 0\n",
+	     11, "out of range"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\nkind = move\ntask = j/0\nhost = z\n",
+	     8, "kind = move needs host"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\ntask = j/0\ncpu = 1\nhost = h\n",
+	     8, "host is for kind = move"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "[event]\nkind = gap\ntask = j/0\npattern = bursts\n",
+	     8, "pattern bursts is for kind = antagonist"},
+	    {"[scenario]\nname = t\n[platform p]\n[hosts h]\nplatform = p\n[job j]\nplace = h:5\n"
+	     "peak = 25h\n",
+	     6, "peak must be under 1d"},
 	};
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct scenario *s = (struct scenario *)1;
