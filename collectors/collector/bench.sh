@@ -14,6 +14,10 @@
 #     each window scrapes 20 endpoints and parses 20 answers; its cost beside part 2's is what
 #     scraping adds. Every scrape must succeed and every scraped sample carry both values.
 #     Target: < 1% of one CPU.
+#  4. the fast profile with the metrics server: part 2 with --metrics-address and a client that
+#     fetches /metrics and /healthz once a second (a Prometheus at a 1 s interval, and a probe);
+#     its cost beside part 2's is what serving the metrics adds (the server's thread is the
+#     collector's: getrusage counts it).
 # Removes the cgroups afterwards. Usage: bench.sh BUILD_DIR
 set -eu
 BIN=${1:?build dir}/collectors/collector/cpi2-collector
@@ -113,4 +117,25 @@ grep 'window:' "$TMP/log2" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms in \([
 a=$(grep 'window:' "$TMP/log1" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms.*/\1/' | awk '{ s += $1; c++ } END { if (c) printf "%.4f", s / c }')
 b=$(grep 'window:' "$TMP/log2" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms.*/\1/' | awk '{ s += $1; c++ } END { if (c) printf "%.4f", s / c }')
 echo "$a $b $SCRAPED" | awk '{ printf "  scraping adds %.2f ms per window to %.2f ms without it: %.1f us per scrape (connect, request, read, parse, values)\n", $2 - $1, $1, 1000 * ($2 - $1) / $3 }'
+echo "collector bench, 1 s profile with the metrics server: part 2 with --metrics-address 127.0.0.1:0, /metrics and /healthz fetched once a second (curl), $FAST_WINDOWS windows"
+"$BIN" --events task-clock --roots $ROOT --rules-file "$TMP/rules" --default-rules=false --window-s 1 \
+	--period-s 1 --windows "$FAST_WINDOWS" --dry-run --metrics-address 127.0.0.1:0 2>"$TMP/log3" &
+pid=$!
+port=
+i=0
+while [ -z "$port" ] && [ $i -lt 100 ]; do
+	port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$TMP/log3" | head -1)
+	sleep 0.1
+	i=$((i + 1))
+done
+[ -n "$port" ] || { cat "$TMP/log3"; echo "collector bench: no metrics server"; exit 1; }
+fetched=0
+while kill -0 $pid 2>/dev/null; do
+	curl -fsS "http://127.0.0.1:$port/metrics" >/dev/null 2>&1 && curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 \
+		&& fetched=$((fetched + 1))
+	sleep 1
+done
+wait $pid || { cat "$TMP/log3"; exit 1; }
+c=$(grep 'window:' "$TMP/log3" | tail -n +2 | sed 's/.*own cpu \([0-9.]*\) ms.*/\1/' | awk '{ s += $1; c++ } END { if (c) printf "%.4f", s / c }')
+echo "$a $c $fetched $FAST_WINDOWS" | awk '{ printf "  own CPU %.2f ms per window (%.2f without the server); %d fetches of both paths: the server adds %.2f ms per window, %.0f us per fetch\n", $2, $1, $3, $2 - $1, ($3 > 0 ? 1000 * ($2 - $1) * $4 / $3 : 0) }'
 exit ${rc:-0}
