@@ -55,6 +55,13 @@ public final class Cpi2Options implements Serializable {
    */
   public static final String OUTLIER_MIN_RATIO = "outlier.min-ratio";
 
+  /**
+   * A value at or above this passes the {@link #OUTLIER_MIN_RATIO} gate whatever the spec's mean
+   * (0: none): for a share of the window, waiting a quarter of it is always enough, while a task
+   * that usually waits little is an outlier at a few times its usual share already.
+   */
+  public static final String OUTLIER_MIN_RATIO_CAP = "outlier.min-ratio-cap";
+
   public static final String ANOMALY_OUTLIERS = "anomaly.outliers";
 
   /**
@@ -70,6 +77,7 @@ public final class Cpi2Options implements Serializable {
   public static final String SIGNAL_SIGMAS = ".outlier-sigmas";
   public static final String SIGNAL_FLOOR = ".outlier-floor";
   public static final String SIGNAL_MIN_RATIO = ".outlier-min-ratio";
+  public static final String SIGNAL_MIN_RATIO_CAP = ".outlier-min-ratio-cap";
 
   public static final String ANOMALY_WINDOW_S = "anomaly.window-s";
   // Correlator and policy (paper 4.2, 5).
@@ -224,15 +232,16 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(OUTLIER_SIGMAS, "2.0");
     DEFAULTS.put(OUTLIER_FLOOR, "0");
     DEFAULTS.put(OUTLIER_MIN_RATIO, "0");
+    DEFAULTS.put(OUTLIER_MIN_RATIO_CAP, "0");
     // cpu_per_op and latency are asked for (--signals): their detector and correlator take every
     // sample of the fleet, the neighbours of services too (Signal.perTask).
     DEFAULTS.put(SIGNALS, "cpi,cpu_pressure,memory_pressure,llc_mpki");
     // Defaults of the signals other than CPI: flink-jobs/README.md "Signals" says why.
-    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.05", "2");
-    signal(Signal.MEMORY_PRESSURE, "0.01", "2.0", "0.02", "0");
-    signal(Signal.LLC_MPKI, "0.25", "2.0", "1.0", "0");
-    signal(Signal.CPU_PER_OP, "0.005", "2.0", "0", "1.2");
-    signal(Signal.LATENCY, "0.005", "2.0", "0", "1.5");
+    signal(Signal.CPU_PRESSURE, "0.01", "2.0", "0.05", "2", "0.25");
+    signal(Signal.MEMORY_PRESSURE, "0.01", "2.0", "0.02", "0", "0");
+    signal(Signal.LLC_MPKI, "0.25", "2.0", "1.0", "0", "0");
+    signal(Signal.CPU_PER_OP, "0.005", "2.0", "0", "1.2", "0");
+    signal(Signal.LATENCY, "0.005", "2.0", "0", "1.5", "0");
     DEFAULTS.put(ANOMALY_OUTLIERS, "3");
     DEFAULTS.put(ANOMALY_WINDOW_S, "300");
     DEFAULTS.put(CORRELATION_WINDOW_S, "600");
@@ -282,11 +291,13 @@ public final class Cpi2Options implements Serializable {
     LOADER_DEFAULTS.put(CLICKHOUSE_MAX_DELAY_MS, "5000");
   }
 
-  private static void signal(Signal s, String minCpu, String sigmas, String floor, String ratio) {
+  private static void signal(
+      Signal s, String minCpu, String sigmas, String floor, String ratio, String ratioCap) {
     DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_MIN_CPU, minCpu);
     DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_SIGMAS, sigmas);
     DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_FLOOR, floor);
     DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_MIN_RATIO, ratio);
+    DEFAULTS.put(SIGNAL_PREFIX + s.wireName() + SIGNAL_MIN_RATIO_CAP, ratioCap);
   }
 
   private final Map<String, String> values;
@@ -393,7 +404,8 @@ public final class Cpi2Options implements Serializable {
         with(MIN_CPU_USAGE, get(p + SIGNAL_MIN_CPU))
             .with(OUTLIER_SIGMAS, get(p + SIGNAL_SIGMAS))
             .with(OUTLIER_FLOOR, get(p + SIGNAL_FLOOR))
-            .with(OUTLIER_MIN_RATIO, get(p + SIGNAL_MIN_RATIO));
+            .with(OUTLIER_MIN_RATIO, get(p + SIGNAL_MIN_RATIO))
+            .with(OUTLIER_MIN_RATIO_CAP, get(p + SIGNAL_MIN_RATIO_CAP));
     return signal.selfInflictedByOwnUsage() ? o : o.with(CORRELATION_SELF_INFLICTED_R, "0");
   }
 

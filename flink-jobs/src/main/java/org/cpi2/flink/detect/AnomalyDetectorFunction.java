@@ -61,6 +61,7 @@ public class AnomalyDetectorFunction
   private final double minCpu;
   private final double floor;
   private final double minRatio;
+  private final double ratioCap;
   private final int outliers;
   private final long windowUs;
   private final long specPeriodUs;
@@ -88,6 +89,7 @@ public class AnomalyDetectorFunction
     this.minCpu = o.getDouble(Cpi2Options.MIN_CPU_USAGE);
     this.floor = o.getDouble(Cpi2Options.OUTLIER_FLOOR);
     this.minRatio = o.getDouble(Cpi2Options.OUTLIER_MIN_RATIO);
+    this.ratioCap = o.getDouble(Cpi2Options.OUTLIER_MIN_RATIO_CAP);
     this.outliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
     this.windowUs = o.getLong(Cpi2Options.ANOMALY_WINDOW_S) * 1_000_000L;
     this.specPeriodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
@@ -96,7 +98,7 @@ public class AnomalyDetectorFunction
 
   @Override
   public void open(OpenContext ctx) {
-    rule = new OutlierRule(sigmas, minCpu, floor, minRatio);
+    rule = new OutlierRule(sigmas, minCpu, floor, minRatio, ratioCap);
     window = new AnomalyWindow(outliers, windowUs);
     specCache = new JobPlatformMap<>();
     tasks =

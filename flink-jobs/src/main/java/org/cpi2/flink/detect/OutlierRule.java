@@ -9,13 +9,16 @@ package org.cpi2.flink.detect;
  * floor far above a job's normal level does not turn every normal window into a deep negative term
  * for each busy neighbour. It may also have to exceed the spec's mean times a ratio ({@code
  * outlier.min-ratio}; 0: no such gate), a floor in the signal's own units for the signals whose
- * units are each job's (CPU per unit of work, latency), gating outliers in the same way.
+ * units are each job's (CPU per unit of work, latency), gating outliers in the same way; a value at
+ * or above {@code outlier.min-ratio-cap} (0: none) passes that gate whatever the mean (a pressure
+ * of a quarter of the window is enough, however much the task usually waits).
  */
 public final class OutlierRule {
   private final double sigmas;
   private final double minCpuUsage;
   private final double floor;
   private final double minRatio;
+  private final double ratioCap;
 
   public OutlierRule(double sigmas, double minCpuUsage) {
     this(sigmas, minCpuUsage, 0, 0);
@@ -26,10 +29,16 @@ public final class OutlierRule {
   }
 
   public OutlierRule(double sigmas, double minCpuUsage, double floor, double minRatio) {
+    this(sigmas, minCpuUsage, floor, minRatio, 0);
+  }
+
+  public OutlierRule(
+      double sigmas, double minCpuUsage, double floor, double minRatio, double ratioCap) {
     this.sigmas = sigmas;
     this.minCpuUsage = minCpuUsage;
     this.floor = floor;
     this.minRatio = minRatio;
+    this.ratioCap = ratioCap;
   }
 
   /** The abnormal-CPI threshold c_t of a spec: its mean plus {@code sigmas} deviations. */
@@ -42,9 +51,10 @@ public final class OutlierRule {
     return Double.isFinite(cpi) && cpuUsage >= minCpuUsage && cpi > threshold && cpi > floor;
   }
 
-  /** As above, and above the spec's mean times the minimum ratio. */
+  /** As above, and above the spec's mean times the minimum ratio or at least the ratio's cap. */
   public boolean isOutlier(double cpi, double cpuUsage, double threshold, double specMean) {
-    return isOutlier(cpi, cpuUsage, threshold) && cpi > minRatio * specMean;
+    return isOutlier(cpi, cpuUsage, threshold)
+        && (cpi > minRatio * specMean || (ratioCap > 0 && cpi >= ratioCap));
   }
 
   public double minCpuUsage() {

@@ -132,6 +132,20 @@ class SignalTest {
     // of each window, a few times its usual share, far under a quarter
     assertEquals(2.0, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
     assertEquals(0.05, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.OUTLIER_FLOOR));
+    // ... and a quarter of the window is enough, however much the task usually waits
+    assertEquals(
+        0.25, o.forSignal(Signal.CPU_PRESSURE).getDouble(Cpi2Options.OUTLIER_MIN_RATIO_CAP));
+    assertEquals(0.0, o.forSignal(Signal.CPU_PER_OP).getDouble(Cpi2Options.OUTLIER_MIN_RATIO_CAP));
+    OutlierRule pressure = new OutlierRule(2.0, 0.01, 0.05, 2, 0.25);
+    double quiet = pressure.threshold(0.03, 0.01);
+    assertTrue(
+        pressure.isOutlier(0.11, 0.05, quiet, 0.03), "a short-request server, 3.7 x its share");
+    assertFalse(
+        pressure.isOutlier(0.055, 0.05, quiet, 0.03), "over mean + 2 sigma, under twice it");
+    double busy = pressure.threshold(0.2, 0.02);
+    assertTrue(
+        pressure.isOutlier(0.3, 0.5, busy, 0.2), "a task that usually waits: over a quarter");
+    assertFalse(pressure.isOutlier(0.22, 0.5, busy, 0.2), "under its spec's threshold");
     assertEquals(1.2, o.forSignal(Signal.CPU_PER_OP).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
     assertEquals(1.5, o.forSignal(Signal.LATENCY).getDouble(Cpi2Options.OUTLIER_MIN_RATIO));
     assertEquals(0.005, o.forSignal(Signal.LATENCY).getDouble(Cpi2Options.MIN_CPU_USAGE));
