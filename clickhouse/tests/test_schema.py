@@ -74,7 +74,7 @@ def test_sink_columns_match_the_avro_fields(backend):
         cols = [c for c, _ in columns(ch, db, table)]
         assert [f for f in fields if f not in cols] == [], table
     cols = [c for c, _ in columns(ch, db, "incident_suspects")]
-    assert cols[:11] == [
+    assert cols[:12] == [
         "incident_id",
         "host",
         "detected_at_us",
@@ -86,6 +86,7 @@ def test_sink_columns_match_the_avro_fields(backend):
         "cpu_usage",
         "lift",
         "comoving_cpu",
+        "chance",
     ]
 
 

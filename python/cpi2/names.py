@@ -62,6 +62,7 @@ DECISION = (
     "VICTIM_NOT_PROTECTED",
     "NO_SUSPECTS",
     "NO_SUSPECT_STANDS_OUT",
+    "JOB_WIDE_SHIFT",
 )
 
 # The symbols of the enum ActionKind, by index
@@ -147,6 +148,8 @@ FIELDS = {
         "weighted_sum_sq",
         "weighted_cpu_sum",
         "signal",
+        "shift_ratio",
+        "shift_share",
     ),
     "Incident": (
         "incident_id",

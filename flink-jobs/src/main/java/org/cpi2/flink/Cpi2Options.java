@@ -35,6 +35,25 @@ public final class Cpi2Options implements Serializable {
   public static final String SPEC_AGE_WEIGHT_PER_DAY = "spec.age-weight-per-day";
 
   public static final String SPEC_MIN_TASKS = "spec.min-tasks";
+
+  /**
+   * Job-wide shifts (a release, a new mix of requests): the buckets of event time (the sampling
+   * period) in which the spec builder compares each host's samples of a job with the job's spec.
+   * The spec period must be a multiple of it.
+   */
+  public static final String SHIFT_BUCKET_S = "shift.bucket-s";
+
+  /**
+   * When at least this share of the hosts that ran a job in one bucket had an outlier of it (or all
+   * its samples there under mean - k sigma), and at least {@link #SHIFT_MIN_HOSTS} hosts, the job
+   * as a whole has changed: its spec is re-baselined by the ratio of the job's median level to the
+   * spec's mean, from the bucket after next. 0 turns it off.
+   */
+  public static final String SHIFT_MIN_SHARE = "shift.min-share";
+
+  /** The fewest hosts with an outlier of a job in one bucket that make a job-wide shift. */
+  public static final String SHIFT_MIN_HOSTS = "shift.min-hosts";
+
   public static final String SPEC_MIN_SAMPLES_PER_TASK = "spec.min-samples-per-task";
   public static final String MIN_CPU_USAGE = "sample.min-cpu-usage";
   // Outliers and anomalies (paper 4.1).
@@ -93,6 +112,20 @@ public final class Cpi2Options implements Serializable {
    * threshold) over 14,000 analyses; antagonists 0.2 to 2.5.
    */
   public static final String CORRELATION_MIN_COMOVING_CPU = "correlation.min-comoving-cpu";
+
+  /**
+   * The stand-out gate's test (project policy): the largest chance per analysis that a suspect
+   * unrelated to the victim's CPI stands out (org.cpi2.flink.correlate.Significance), shared among
+   * the eligible suspects at or above the threshold; 1 turns the test off.
+   */
+  public static final String CORRELATION_STAND_OUT_P = "correlation.stand-out-p";
+
+  /**
+   * The window's ceiling (project policy): {@code true} judges a suspect's correlation against the
+   * threshold times the highest correlation the victim's CPI allows in the window, a bar under the
+   * paper's; {@code false} (the default) keeps the paper's threshold.
+   */
+  public static final String CORRELATION_SCALE_BY_CEILING = "correlation.scale-by-ceiling";
 
   /**
    * The decision policy: {@code project} (the paper's rules with the stand-out gate of {@link
@@ -227,6 +260,9 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(SPEC_AGE_WEIGHT, "");
     DEFAULTS.put(SPEC_AGE_WEIGHT_PER_DAY, "0.9");
     DEFAULTS.put(SPEC_MIN_TASKS, "5");
+    DEFAULTS.put(SHIFT_BUCKET_S, "60");
+    DEFAULTS.put(SHIFT_MIN_SHARE, "0.5");
+    DEFAULTS.put(SHIFT_MIN_HOSTS, "5");
     DEFAULTS.put(SPEC_MIN_SAMPLES_PER_TASK, "100");
     DEFAULTS.put(MIN_CPU_USAGE, "0.25");
     DEFAULTS.put(OUTLIER_SIGMAS, "2.0");
@@ -249,6 +285,8 @@ public final class Cpi2Options implements Serializable {
     DEFAULTS.put(CORRELATION_MIN_LIFT, "0.05");
     DEFAULTS.put(CORRELATION_MIN_COMOVING_CPU, "0.2");
     DEFAULTS.put(CORRELATION_POLICY, "project");
+    DEFAULTS.put(CORRELATION_STAND_OUT_P, "0.001");
+    DEFAULTS.put(CORRELATION_SCALE_BY_CEILING, "false");
     DEFAULTS.put(CORRELATION_SELF_INFLICTED_R, "0.5");
     DEFAULTS.put(CORRELATION_EARLY_WINDOW_S, "300");
     DEFAULTS.put(CORRELATION_MIN_BEYOND_OWN_USAGE, "0.3");
@@ -360,6 +398,9 @@ public final class Cpi2Options implements Serializable {
     if (options.values.containsKey(CORRELATION_POLICY)) {
       DecisionPolicy.Rules.parse(options.get(CORRELATION_POLICY));
     }
+    if (options.values.containsKey(SHIFT_BUCKET_S)) {
+      options.shiftBucketUs(); // a spec period that is no multiple of it fails here
+    }
     return options;
   }
 
@@ -422,6 +463,27 @@ public final class Cpi2Options implements Serializable {
       throw new IllegalArgumentException(SPEC_AGE_WEIGHT_PER_DAY + " must be in [0, 1]: " + perDay);
     }
     return Math.pow(perDay, getLong(SPEC_PERIOD_S) / 86_400.0);
+  }
+
+  /**
+   * {@link #SHIFT_BUCKET_S} in microseconds; the spec period must be a positive multiple of it (a
+   * spec period ends where a bucket ends).
+   */
+  public long shiftBucketUs() {
+    long bucket = getLong(SHIFT_BUCKET_S);
+    long period = getLong(SPEC_PERIOD_S);
+    if (bucket <= 0 || period <= 0 || period % bucket != 0) {
+      throw new IllegalArgumentException(
+          SPEC_PERIOD_S
+              + " ("
+              + period
+              + ") must be a multiple of "
+              + SHIFT_BUCKET_S
+              + " ("
+              + bucket
+              + ")");
+    }
+    return bucket * 1_000_000L;
   }
 
   /** Whether {@link #SPEC_AGE_WEIGHT} is given (then it wins over the per-day weight). */

@@ -61,7 +61,23 @@ public final class Analyzer {
       Set<String> excluded,
       long detectedAtUs,
       int round) {
-    return analyse(host, victim, others, excluded, detectedAtUs, round, windowUs);
+    return analyse(host, victim, others, excluded, detectedAtUs, round, windowUs, false);
+  }
+
+  /**
+   * As {@link #analyse(String, TaskSeries, Collection, Set, long, int)}; with {@code jobShifted}
+   * the victim's anomaly is its job's shift (a re-baselined spec): the suspects are ranked for the
+   * record, and the decision is JOB_WIDE_SHIFT.
+   */
+  public Incident analyse(
+      String host,
+      TaskSeries victim,
+      Collection<TaskSeries> others,
+      Set<String> excluded,
+      long detectedAtUs,
+      int round,
+      boolean jobShifted) {
+    return analyse(host, victim, others, excluded, detectedAtUs, round, windowUs, jobShifted);
   }
 
   /**
@@ -76,6 +92,18 @@ public final class Analyzer {
       long detectedAtUs,
       int round,
       long windowLengthUs) {
+    return analyse(host, victim, others, excluded, detectedAtUs, round, windowLengthUs, false);
+  }
+
+  private Incident analyse(
+      String host,
+      TaskSeries victim,
+      Collection<TaskSeries> others,
+      Set<String> excluded,
+      long detectedAtUs,
+      int round,
+      long windowLengthUs,
+      boolean jobShifted) {
     long start = detectedAtUs - windowLengthUs;
     // Victim: every sample in the window for the means, the reliable ones for the correlation.
     int n = victim.size();
@@ -121,12 +149,25 @@ public final class Analyzer {
       if (Double.isNaN(usage)) {
         continue; // no sample in the window: not a tenant any more
       }
+      // A task whose first sample here is inside the window was not on the host before it.
+      long absentBefore = s.size() > 0 && s.times[0] > start ? s.times[0] : Long.MIN_VALUE;
       AntagonistCorrelation.Measure c =
           AntagonistCorrelation.measure(
-              vt, vc, selfInflicted ? vu : null, m, threshold, s.times, s.cpu, s.size());
+              vt,
+              vc,
+              selfInflicted ? vu : null,
+              m,
+              threshold,
+              s.times,
+              s.cpu,
+              s.size(),
+              absentBefore);
       if (selfInflicted && !policy.explainsBeyondOwnUsage(c.beyondOwnUsage())) {
         explainedByVictim.add(s.task);
       }
+      // With self-inflicted spikes the victim's own usage moves its CPI too: what the suspect must
+      // explain is what is left, its partial correlation (the plain one would count that as noise).
+      double chance = selfInflicted ? c.beyondOwnUsageP() : c.pearsonP();
       // The constructor, in schema order (a new field breaks this line at compile time): the
       // builder checks and copies defaults per field, a third of an analysis's time in JMH.
       suspects.add(
@@ -137,7 +178,8 @@ public final class Analyzer {
               c.correlation(),
               usage,
               c.lift(),
-              c.comovingCpu()));
+              c.comovingCpu(),
+              chance));
     }
     suspects.sort(BY_CORRELATION_THEN_TASK);
     double victimCpu = cpuN == 0 ? 0 : cpuSum / cpuN;
@@ -147,6 +189,7 @@ public final class Analyzer {
             victimClass,
             victim.isProtected,
             victim.spec.usable(),
+            jobShifted,
             cpuPeak,
             suspects,
             explainedByVictim,

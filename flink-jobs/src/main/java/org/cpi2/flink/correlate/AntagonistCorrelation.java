@@ -15,10 +15,34 @@ public final class AntagonistCorrelation {
    * terms, which is what a suspect of constant usage would get. When the victim's CPI is above the
    * threshold through the whole window, every tenant correlates about equally (the terms are all
    * positive whatever the usage); the lift is what separates a suspect whose usage rose and fell
-   * with the victim's CPI from a bystander.
+   * with the victim's CPI from a bystander. Beside them the statistics that say how much of that
+   * could be chance ({@link Significance}): Pearson's r of the suspect's usage and the victim's CPI
+   * over the {@code pairs}, and the effective number of independent pairs given both series' lag-1
+   * autocorrelations.
    */
   public record Measure(
-      double correlation, double lift, double comovingCpu, double beyondOwnUsage) {}
+      double correlation,
+      double lift,
+      double comovingCpu,
+      double beyondOwnUsage,
+      double pearson,
+      int pairs,
+      double effectivePairs) {
+    /**
+     * The chance of a Pearson r this large over these pairs with no relation ({@link
+     * Significance}).
+     */
+    public double pearsonP() {
+      return Significance.pValue(pearson, effectivePairs, 2);
+    }
+
+    /**
+     * The same for the correlation beyond the victim's own usage (a partial r, one variable held).
+     */
+    public double beyondOwnUsageP() {
+      return Significance.pValue(beyondOwnUsage, effectivePairs, 3);
+    }
+  }
 
   /**
    * Fewer aligned samples than this give no co-moving CPU: a Pearson r of 3 or 4 points is noise.
@@ -61,68 +85,205 @@ public final class AntagonistCorrelation {
       long[] suspectTimes,
       double[] suspectCpu,
       int suspectLength) {
-    double ownSum = 0;
-    double ownSq = 0;
-    double ownCpi = 0;
-    double ownUsage = 0;
+    return measure(
+        victimTimes,
+        victimCpi,
+        victimCpu,
+        victimLength,
+        threshold,
+        suspectTimes,
+        suspectCpu,
+        suspectLength,
+        Long.MIN_VALUE);
+  }
+
+  /**
+   * As {@link #measure(long[], double[], double[], int, double, long[], double[], int)}; the
+   * victim's samples before {@code absentBeforeUs} pair with a usage of 0: the suspect was not on
+   * the host then (a task new there, its first sample at that time), and used none of its CPU. A
+   * task that arrives as the victim's CPI rises then co-moves with it, as an antagonist already
+   * there does when its usage rises. The paper's correlation is unchanged by them (a usage of 0
+   * adds nothing to it); the lift, the co-moving CPU and r see them. Long.MIN_VALUE: none.
+   */
+  public static Measure measure(
+      long[] victimTimes,
+      double[] victimCpi,
+      double[] victimCpu,
+      int victimLength,
+      double threshold,
+      long[] suspectTimes,
+      double[] suspectCpu,
+      int suspectLength,
+      long absentBeforeUs) {
+    // The aligned pairs, in time order: the suspect's usage u, the victim's CPI c (and usage v).
+    double[] us = new double[victimLength];
+    double[] cs = new double[victimLength];
+    double[] vs = victimCpu == null ? null : new double[victimLength];
+    int pairs = 0;
+    int j = 0;
+    for (int i = 0; i < victimLength; i++) {
+      long tv = victimTimes[i];
+      double u;
+      if (tv < absentBeforeUs) {
+        u = 0;
+      } else {
+        while (j < suspectLength && suspectTimes[j] < tv) {
+          j++;
+        }
+        if (j >= suspectLength || suspectTimes[j] != tv) {
+          continue;
+        }
+        u = suspectCpu[j];
+      }
+      if (!(u >= 0) || !Double.isFinite(u)) {
+        continue;
+      }
+      us[pairs] = u;
+      cs[pairs] = victimCpi[i];
+      if (vs != null) {
+        vs[pairs] = victimCpu[i];
+      }
+      pairs++;
+    }
     double usageSum = 0;
     double weighted = 0;
     double termSum = 0;
-    double usageSq = 0;
-    double cpiSum = 0;
-    double cpiSq = 0;
-    double cross = 0;
-    int pairs = 0;
-    int i = 0;
-    int j = 0;
-    while (i < victimLength && j < suspectLength) {
-      long tv = victimTimes[i];
-      long ts = suspectTimes[j];
-      if (tv < ts) {
-        i++;
-      } else if (ts < tv) {
-        j++;
-      } else {
-        double u = suspectCpu[j];
-        double c = victimCpi[i];
-        if (u >= 0 && Double.isFinite(u)) {
-          double t = term(c, threshold);
-          usageSum += u;
-          weighted += u * t;
-          termSum += t;
-          usageSq += u * u;
-          cpiSum += c;
-          cpiSq += c * c;
-          cross += u * c;
-          pairs++;
-          if (victimCpu != null) {
-            double v = victimCpu[i];
-            ownSum += v;
-            ownSq += v * v;
-            ownCpi += v * c;
-            ownUsage += v * u;
-          }
-        }
-        i++;
-        j++;
-      }
+    for (int k = 0; k < pairs; k++) {
+      double t = term(cs[k], threshold);
+      usageSum += us[k];
+      weighted += us[k] * t;
+      termSum += t;
     }
     double beyond = Double.NaN;
-    if (victimCpu != null && pairs >= MIN_COMOVING_PAIRS) {
-      double rcv = pearson(pairs, cpiSum, cpiSq, ownSum, ownSq, ownCpi);
-      double rcu = pearson(pairs, cpiSum, cpiSq, usageSum, usageSq, cross);
-      double ruv = pearson(pairs, usageSum, usageSq, ownSum, ownSq, ownUsage);
-      beyond = partial(rcu, rcv, ruv);
+    double rcu = Double.NaN;
+    double effective = pairs;
+    if (pairs >= MIN_COMOVING_PAIRS) {
+      rcu = pearson(us, cs, pairs);
+      effective =
+          Significance.effectivePairs(
+              pairs, lagOne(us, pairs), lagOne(residuals(cs, us, pairs), pairs, mean(cs, pairs)));
+      if (vs != null) {
+        double rcv = pearson(cs, vs, pairs);
+        double ruv = pearson(us, vs, pairs);
+        beyond = partial(rcu, rcv, ruv);
+      }
     }
     if (usageSum <= 0) {
-      return new Measure(0, 0, 0, Double.isNaN(beyond) ? beyond : 0);
+      return new Measure(0, 0, 0, Double.isNaN(beyond) ? beyond : 0, 0, pairs, effective);
     }
     double correlation = weighted / usageSum;
     return new Measure(
         correlation,
         correlation - termSum / pairs,
-        comovingCpu(pairs, usageSum, usageSq, cpiSum, cpiSq, cross),
-        beyond);
+        comovingCpu(us, cs, pairs),
+        beyond,
+        Double.isNaN(rcu) ? 0 : rcu,
+        pairs,
+        effective);
+  }
+
+  /**
+   * The residuals of y's least-squares line on x over the first n values: what of y its relation to
+   * x leaves. Their autocorrelation is the one the test of that relation must allow for: the
+   * victim's CPI with its own slow moves (a step, a drift) left in, what follows the suspect's
+   * usage taken out.
+   */
+  static double[] residuals(double[] y, double[] x, int n) {
+    double mx = 0;
+    double my = 0;
+    for (int i = 0; i < n; i++) {
+      mx += x[i];
+      my += y[i];
+    }
+    mx /= n;
+    my /= n;
+    double sxx = 0;
+    double sxy = 0;
+    for (int i = 0; i < n; i++) {
+      sxx += (x[i] - mx) * (x[i] - mx);
+      sxy += (x[i] - mx) * (y[i] - my);
+    }
+    double b = flat(sxx / n, mx) ? 0 : sxy / sxx;
+    double[] e = new double[n];
+    for (int i = 0; i < n; i++) {
+      e[i] = y[i] - my - b * (x[i] - mx);
+    }
+    return e;
+  }
+
+  /**
+   * The lag-1 autocorrelation of the first n values: sum (x_k - m)(x_k+1 - m) / sum (x_k - m)^2.
+   * NaN under 3 values or without variation.
+   */
+  static double lagOne(double[] x, int n) {
+    return lagOne(x, n, mean(x, n));
+  }
+
+  /**
+   * As {@link #lagOne(double[], int)}; without variation means a variance under that {@link #flat}
+   * allows a series of mean {@code scale} (the residuals of a series have mean 0: their scale is
+   * the series').
+   */
+  static double lagOne(double[] x, int n, double scale) {
+    if (n < 3) {
+      return Double.NaN;
+    }
+    double m = 0;
+    for (int i = 0; i < n; i++) {
+      m += x[i];
+    }
+    m /= n;
+    double num = 0;
+    double den = 0;
+    for (int i = 0; i < n; i++) {
+      den += (x[i] - m) * (x[i] - m);
+      if (i + 1 < n) {
+        num += (x[i] - m) * (x[i + 1] - m);
+      }
+    }
+    return flat(den / n, scale) ? Double.NaN : num / den;
+  }
+
+  private static double mean(double[] x, int n) {
+    double m = 0;
+    for (int i = 0; i < n; i++) {
+      m += x[i];
+    }
+    return n == 0 ? 0 : m / n;
+  }
+
+  /** Pearson's r of the first n values of x and y; NaN when either does not vary. */
+  static double pearson(double[] x, double[] y, int n) {
+    double sx = 0;
+    double sxx = 0;
+    double sy = 0;
+    double syy = 0;
+    double sxy = 0;
+    for (int i = 0; i < n; i++) {
+      sx += x[i];
+      sxx += x[i] * x[i];
+      sy += y[i];
+      syy += y[i] * y[i];
+      sxy += x[i] * y[i];
+    }
+    return pearson(n, sx, sxx, sy, syy, sxy);
+  }
+
+  /** {@link #comovingCpu(int, double, double, double, double, double)} of the first n pairs. */
+  static double comovingCpu(double[] u, double[] c, int n) {
+    double su = 0;
+    double suu = 0;
+    double sc = 0;
+    double scc = 0;
+    double suc = 0;
+    for (int i = 0; i < n; i++) {
+      su += u[i];
+      suu += u[i] * u[i];
+      sc += c[i];
+      scc += c[i] * c[i];
+      suc += u[i] * c[i];
+    }
+    return comovingCpu(n, su, suu, sc, scc, suc);
   }
 
   /** r(u, c | v) from r(c, u), r(c, v) and r(u, v); see {@link #measure}. */
@@ -150,7 +311,7 @@ public final class AntagonistCorrelation {
       return 0;
     }
     double cpiVar = cc / n - (c / n) * (c / n);
-    if (cpiVar <= 1e-12) {
+    if (flat(cpiVar, c / n)) {
       return 0;
     }
     return (uc / n - (u / n) * (c / n)) / Math.sqrt(cpiVar);
@@ -180,13 +341,22 @@ public final class AntagonistCorrelation {
     return pearson(n, x, xx, y, yy, xy);
   }
 
+  /**
+   * Whether a series of this variance and mean does not vary: its variance is under 1e-12 of its
+   * mean squared, rounding's share, whatever the signal's unit (a latency in seconds varies by
+   * 1e-13 s^2 and moves all the same); a series of mean 0 varies when its variance is positive.
+   */
+  static boolean flat(double variance, double mean) {
+    return !(variance > 1e-12 * mean * mean);
+  }
+
   /** 1 − r(u, v)² below this: the suspect's usage is the victim's own, mirrored or in step. */
   private static final double MIRROR = 0.05;
 
   private static double pearson(int n, double x, double xx, double y, double yy, double xy) {
     double vx = xx / n - (x / n) * (x / n);
     double vy = yy / n - (y / n) * (y / n);
-    if (vx <= 1e-12 || vy <= 1e-12) {
+    if (flat(vx, x / n) || flat(vy, y / n)) {
       return Double.NaN;
     }
     double r = (xy / n - (x / n) * (y / n)) / Math.sqrt(vx * vy);

@@ -352,7 +352,9 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     boolean episodeStart = last == null || last <= detectedAt - windowUs;
     Long until = episodeStart ? null : reanalyseUntilUs.get(victim);
     int needed = until != null && detectedAt < until ? 1 : anomalyOutliers;
-    if (last != null && v.outliersAfter(last) < needed) {
+    // A shift anomaly is reported once per re-baseline by the detector: its outliers are the ones
+    // before the re-baseline, which an analysis may have seen already.
+    if (last != null && !due.shifted && v.outliersAfter(last) < needed) {
       return false;
     }
     TreeSet<String> excluded = new TreeSet<>();
@@ -378,8 +380,12 @@ public class CorrelatorFunction extends KeyedProcessFunction<String, HostEvent, 
     }
     Integer prev = lastRound.get(victim);
     int round = cappedForVictim && prev != null ? prev + 1 : 1;
-    Incident incident = analyzer.analyse(host, v, tenants, excluded, detectedAt, round);
-    if (earlyWindowUs > 0 && incident.getDecision() != Decision.THROTTLE && episodeStart) {
+    Incident incident =
+        analyzer.analyse(host, v, tenants, excluded, detectedAt, round, due.shifted);
+    if (earlyWindowUs > 0
+        && incident.getDecision() != Decision.THROTTLE
+        && incident.getDecision() != Decision.JOB_WIDE_SHIFT
+        && episodeStart) {
       // The episode's first analysis: its onset may be only the anomaly's few samples of a long
       // window, so a window of those samples may name the antagonist a window earlier.
       Incident early =

@@ -60,6 +60,8 @@ public final class DecisionPolicy {
   private final int capDurationS;
   private double selfInflictedR;
   private double minBeyondOwnUsage;
+  private double standOutP = 1;
+  private boolean scaleByCeiling = true;
 
   /** A policy of {@code rules}; {@code minLift} and {@code minComovingCpu} serve only PROJECT. */
   public DecisionPolicy(
@@ -89,7 +91,29 @@ public final class DecisionPolicy {
     return withOptions(o)
         .withSelfInflicted(
             o.getDouble(Cpi2Options.CORRELATION_SELF_INFLICTED_R),
-            o.getDouble(Cpi2Options.CORRELATION_MIN_BEYOND_OWN_USAGE));
+            o.getDouble(Cpi2Options.CORRELATION_MIN_BEYOND_OWN_USAGE))
+        .withStandOutP(o.getDouble(Cpi2Options.CORRELATION_STAND_OUT_P))
+        .withCeiling(Boolean.parseBoolean(o.get(Cpi2Options.CORRELATION_SCALE_BY_CEILING)));
+  }
+
+  /**
+   * This policy with the stand-out gate's test (PROJECT only): a suspect stands out only if its
+   * chance ({@link Suspect#getChance}, {@link Significance}) is at most {@code p} divided by the
+   * eligible suspects at or above the bar (Bonferroni: at most {@code p} per analysis that any of
+   * them stands out by chance). 1 turns the test off.
+   */
+  public DecisionPolicy withStandOutP(double p) {
+    this.standOutP = p;
+    return this;
+  }
+
+  /**
+   * This policy with or without the window's ceiling (PROJECT only, {@link #threshold(double)}):
+   * off, the bar is the paper's threshold.
+   */
+  public DecisionPolicy withCeiling(boolean on) {
+    this.scaleByCeiling = on;
+    return this;
   }
 
   private static DecisionPolicy withOptions(Cpi2Options o) {
@@ -152,30 +176,36 @@ public final class DecisionPolicy {
       boolean specUsable,
       double victimPeakCpu,
       List<Suspect> ranked) {
-    return decide(victimClass, victimProtected, specUsable, victimPeakCpu, ranked, Set.of(), 1);
+    return decide(
+        victimClass, victimProtected, specUsable, false, victimPeakCpu, ranked, Set.of(), 1);
   }
 
   /**
-   * As {@link #decide(TaskClass, boolean, boolean, double, List)}; the suspects named in {@code
-   * explainedByVictim} follow the victim's CPI no further than its own usage does (the
-   * self-inflicted rule): under PROJECT they do not stand out. With the window's {@code ceiling}
-   * ({@link AntagonistCorrelation#ceiling}): under PROJECT a suspect's correlation is judged
-   * against the threshold times the ceiling, that is, as a share of the highest correlation the
-   * victim's CPI lets any suspect reach. The paper's threshold holds as it is for a victim whose
-   * CPI is far above its threshold, where the ceiling nears 1, and a victim whose CPI rose less
-   * (the ceiling under the threshold) can still be defended; the stand-out gate still asks every
-   * suspect to have risen and fallen with the CPI.
+   * As {@link #decide(TaskClass, boolean, boolean, double, List)}; with {@code jobShifted} the
+   * victim's anomaly is its job's shift (JOB_WIDE_SHIFT: no cap, whatever the suspects); the
+   * suspects named in {@code explainedByVictim} follow the victim's CPI no further than its own
+   * usage does (the self-inflicted rule): under PROJECT they do not stand out. With the window's
+   * {@code ceiling} ({@link AntagonistCorrelation#ceiling}): under PROJECT a suspect's correlation
+   * is judged against the threshold times the ceiling, that is, as a share of the highest
+   * correlation the victim's CPI lets any suspect reach. The paper's threshold holds as it is for a
+   * victim whose CPI is far above its threshold, where the ceiling nears 1, and a victim whose CPI
+   * rose less (the ceiling under the threshold) can still be defended; the stand-out gate still
+   * asks every suspect to have risen and fallen with the CPI.
    */
   public Verdict decide(
       TaskClass victimClass,
       boolean victimProtected,
       boolean specUsable,
+      boolean jobShifted,
       double victimPeakCpu,
       List<Suspect> ranked,
       Set<String> explainedByVictim,
       double ceiling) {
     if (!specUsable) {
       return none(Decision.SPEC_NOT_USABLE);
+    }
+    if (jobShifted) {
+      return none(Decision.JOB_WIDE_SHIFT); // the spec moved, not a neighbour (JobShift)
     }
     if (victimClass != TaskClass.LATENCY_SENSITIVE && !victimProtected) {
       return none(Decision.VICTIM_NOT_PROTECTED);
@@ -187,6 +217,14 @@ public final class DecisionPolicy {
       return none(Decision.NO_SUSPECTS);
     }
     double bar = threshold(ceiling);
+    int tested = 0;
+    for (Suspect s : ranked) {
+      if (s.getCorrelation() < bar) {
+        break;
+      }
+      tested += capOf(s) != null ? 1 : 0;
+    }
+    double maxChance = standOutP / Math.max(1, tested);
     boolean anyAbove = false;
     boolean anyEligible = false;
     for (Suspect s : ranked) {
@@ -194,15 +232,12 @@ public final class DecisionPolicy {
         break;
       }
       anyAbove = true;
-      Double cap =
-          s.getTaskClass() == TaskClass.BEST_EFFORT
-              ? Double.valueOf(capBestEffort)
-              : s.getTaskClass() == TaskClass.BATCH ? Double.valueOf(capBatch) : null;
+      Double cap = capOf(s);
       if (cap == null) {
         continue;
       }
       anyEligible = true;
-      if (standsOut(s) && !explainedByVictim.contains(s.getTask().toString())) {
+      if (standsOut(s, maxChance) && !explainedByVictim.contains(s.getTask().toString())) {
         return new Verdict(Decision.THROTTLE, s, cap, capDurationS);
       }
     }
@@ -213,17 +248,35 @@ public final class DecisionPolicy {
         anyAbove ? Decision.ONLY_LATENCY_SENSITIVE_SUSPECTS : Decision.NO_SUSPECT_ABOVE_THRESHOLD);
   }
 
-  /** The correlation a suspect must reach, given the window's ceiling (see {@link #decide}). */
+  /**
+   * The correlation a suspect must reach, given the window's ceiling (see {@link #decide}): scaled
+   * by it only under PROJECT with {@link #withCeiling} on.
+   */
   public double threshold(double ceiling) {
-    return rules == Rules.PROJECT && ceiling > 0 && ceiling < 1 ? threshold * ceiling : threshold;
+    return rules == Rules.PROJECT && scaleByCeiling && ceiling > 0 && ceiling < 1
+        ? threshold * ceiling
+        : threshold;
   }
 
-  private boolean standsOut(Suspect s) {
+  /** The cap of a batch or best-effort suspect; null for any other class (never capped). */
+  private Double capOf(Suspect s) {
+    return s.getTaskClass() == TaskClass.BEST_EFFORT
+        ? Double.valueOf(capBestEffort)
+        : s.getTaskClass() == TaskClass.BATCH ? Double.valueOf(capBatch) : null;
+  }
+
+  /**
+   * PROJECT: its lift or co-moving CPU is large enough, and its chance at most {@code maxChance} (a
+   * suspect without a chance, from a writer before it, passes that test).
+   */
+  private boolean standsOut(Suspect s, double maxChance) {
     if (rules == Rules.PAPER) {
       return true;
     }
-    return (s.getLift() != null && s.getLift() >= minLift)
-        || (s.getComovingCpu() != null && s.getComovingCpu() >= minComovingCpu);
+    boolean large =
+        (s.getLift() != null && s.getLift() >= minLift)
+            || (s.getComovingCpu() != null && s.getComovingCpu() >= minComovingCpu);
+    return large && (s.getChance() == null || s.getChance() <= maxChance);
   }
 
   private static Verdict none(Decision d) {

@@ -65,6 +65,7 @@ public class AnomalyDetectorFunction
   private final int outliers;
   private final long windowUs;
   private final long specPeriodUs;
+  private final long bucketUs;
   private final long taskTtlUs;
   private final boolean perTask;
 
@@ -93,6 +94,7 @@ public class AnomalyDetectorFunction
     this.outliers = o.getInt(Cpi2Options.ANOMALY_OUTLIERS);
     this.windowUs = o.getLong(Cpi2Options.ANOMALY_WINDOW_S) * 1_000_000L;
     this.specPeriodUs = o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
+    this.bucketUs = o.shiftBucketUs();
     this.taskTtlUs = o.getLong(Cpi2Options.TASK_TTL_S) * 1_000_000L;
   }
 
@@ -221,7 +223,9 @@ public class AnomalyDetectorFunction
 
   /**
    * Whether the spec in force at {@code tUs} can no longer change: the watermark has passed the
-   * last spec period boundary at or before it (where the spec builder's timers fire).
+   * last spec period boundary at or before it (where the spec builder's timers fire), and the end
+   * of the bucket two before its own (a re-baselined spec found in a bucket is in force from the
+   * end of the next one).
    */
   boolean specFinal(long watermarkMs, long tUs) {
     return watermarkMs != Long.MIN_VALUE && watermarkMs >= finalAtMs(tUs);
@@ -229,7 +233,9 @@ public class AnomalyDetectorFunction
 
   /** The watermark (ms) from which the spec in force at {@code tUs} is final. */
   private long finalAtMs(long tUs) {
-    return Math.floorDiv(tUs, specPeriodUs) * specPeriodUs / 1000 - 1;
+    long period = Math.floorDiv(tUs, specPeriodUs) * specPeriodUs;
+    long bucket = Math.floorDiv(tUs, bucketUs) * bucketUs - bucketUs;
+    return Math.max(period, bucket) / 1000 - 1;
   }
 
   /** The waiting sample of {@code key}, removed from the state, or null. */
@@ -256,6 +262,9 @@ public class AnomalyDetectorFunction
       double stddev = spec.getCpiStddev();
       o.spec = new SpecVerdict(spec.getUsable(), mean, stddev, rule.threshold(mean, stddev));
       o.outlier = rule.isOutlier(o.cpi, o.cpu, o.spec.threshold(), mean);
+      if (!o.outlier && spec.getShiftRatio() > 0 && spec.getShiftRatio() != 1) {
+        judgeShift(o, spec);
+      }
       if (o.outlier) {
         DetectorTask t = task(o.task);
         t.outliers = window.insert(t.outliers, o.timeUs);
@@ -269,6 +278,27 @@ public class AnomalyDetectorFunction
       }
     }
     return o;
+  }
+
+  /**
+   * Under a re-baselined spec: whether {@code o} is an outlier against the spec before the
+   * re-baseline (its job moved), and whether it would then have made its task anomalous; that
+   * anomaly is reported once per re-baseline ({@link ScoredSample#shifted}).
+   */
+  private void judgeShift(ScoredSample o, CpiSpec spec) throws Exception {
+    double r = spec.getShiftRatio();
+    double meanBefore = spec.getCpiMean() / r;
+    double before = rule.threshold(meanBefore, spec.getCpiStddev() / r);
+    if (!rule.isOutlier(o.cpi, o.cpu, before, meanBefore)) {
+      return;
+    }
+    o.shifted = true;
+    DetectorTask t = task(o.task);
+    if (t.shiftReportedUs != spec.getPeriodEndUs() && window.completes(t.outliers, o.timeUs)) {
+      o.anomalous = true;
+      t.shiftReportedUs = spec.getPeriodEndUs();
+      tasks.put(o.task, t);
+    }
   }
 
   private DetectorTask task(String name) throws Exception {

@@ -45,6 +45,20 @@ public final class AnomalyWindow {
     return first == 0 ? all : Arrays.copyOfRange(all, first, all.length);
   }
 
+  /** How many of the sorted times lie in the window that ends just before {@code t}. */
+  public int before(long[] sortedTimes, long t) {
+    int n = 0;
+    for (long s : sortedTimes) {
+      n += s < t && s > t - windowUs ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** Whether {@code t} would complete an anomaly: enough outliers in the window before it. */
+  public boolean completes(long[] sortedTimes, long t) {
+    return before(sortedTimes, t) + 1 >= outliers;
+  }
+
   /** Whether some window of the configured length holds {@code t} and enough outliers. */
   public boolean isAnomalous(long[] sortedTimes, long t) {
     for (int i = 0; i < sortedTimes.length; i++) {

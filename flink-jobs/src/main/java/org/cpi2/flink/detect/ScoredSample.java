@@ -28,6 +28,13 @@ public class ScoredSample {
   public boolean outlier;
   public boolean anomalous;
 
+  /**
+   * Not an outlier against its spec, a re-baselined one (CpiSpec.shift_ratio), but one against the
+   * spec before that re-baseline: its job as a whole moved. With {@link #anomalous}: the task would
+   * have been anomalous but for its job's shift (its analysis says JOB_WIDE_SHIFT, once a shift).
+   */
+  public boolean shifted;
+
   /** The spec it was judged against; null when none was known. */
   public SpecVerdict spec;
 

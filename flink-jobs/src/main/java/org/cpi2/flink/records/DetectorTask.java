@@ -9,6 +9,12 @@ public class DetectorTask {
   public long[] outliers = new long[0];
   public long[] waiting = new long[0];
 
+  /**
+   * The re-baselined spec (its period_end_us) for which the task's shift anomaly was reported; 0:
+   * none.
+   */
+  public long shiftReportedUs;
+
   public DetectorTask() {}
 
   public long newestOutlier() {

@@ -16,6 +16,9 @@ public class PendingAnalysis {
   public double specStddev;
   public double threshold;
 
+  /** The anomaly is its job's shift ({@link ScoredSample#shifted}): no cap, JOB_WIDE_SHIFT. */
+  public boolean shifted;
+
   public PendingAnalysis() {}
 
   /** {@code s} must have been judged against a spec. */
@@ -26,6 +29,7 @@ public class PendingAnalysis {
     p.specMean = s.spec.mean();
     p.specStddev = s.spec.stddev();
     p.threshold = s.spec.threshold();
+    p.shifted = s.shifted;
     return p;
   }
 

@@ -16,6 +16,7 @@ import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 import org.cpi2.flink.Cpi2Options;
 import org.cpi2.flink.logic.PeriodMoments;
+import org.cpi2.flink.records.BucketHosts;
 import org.cpi2.flink.records.TaskCount;
 import org.cpi2.flink.signal.Signal;
 import org.cpi2.flink.stream.RecordTypes;
@@ -25,11 +26,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Builds the CPI spec of one (job, platform), paper section 3.1. Input 1: the samples that count
- * towards a spec, combined per period before the shuffle ({@link SpecInputCombiner}); input 2:
- * specs from the compacted cpi2.specs topic, which seed a fresh deployment (a seed is adopted when
- * it is newer than the spec in state). Samples are accumulated per event-time period; when the
- * watermark passes a period's end the period is folded into the spec with age weighting and the
- * spec is emitted.
+ * towards a spec, combined per bucket of event time before the shuffle ({@link SpecInputCombiner});
+ * input 2: specs from the compacted cpi2.specs topic, which seed a fresh deployment (a seed is
+ * adopted when it is newer than the spec in state). Samples are accumulated per event-time period;
+ * when the watermark passes a period's end the period is folded into the spec with age weighting
+ * and the spec is emitted.
+ *
+ * <p>Job-wide shifts ({@link JobShift}): a bucket is held until the watermark passes its end, then
+ * compared, host by host, with the spec in force before it joins its period. When the job as a
+ * whole moved off the spec, the spec is re-baselined (its moments and those of the open period so
+ * far scaled by the ratio of the job's new level to its mean) and emitted at once with {@code
+ * shift_ratio} and {@code shift_share}, in force from the end of the bucket after (its {@code
+ * period_end_us}): the detector judges a sample only once the watermark has passed the start of the
+ * bucket before the sample's, so every sample of a later bucket sees it, whenever it arrives.
  *
  * <p>Late samples: a sample whose period was already folded is not counted (metric {@code
  * lateSamples}); with the bounded out-of-orderness of the watermarks, that is a sample more than
@@ -46,13 +55,17 @@ public class SpecBuilderFunction
   private final int minTasks;
   private final long minSamplesPerTask;
   private final long taskTtlS;
+  private final long bucketUs;
   private final Signal signal;
+  private final JobShift jobShift;
 
   private transient SpecMath math;
   private transient ValueState<CpiSpec> spec;
   private transient ValueState<Integer> seededEligible;
   private transient ValueState<Long> seedEndUs;
   private transient MapState<Long, PeriodMoments> periods;
+  private transient MapState<Long, BucketHosts> buckets;
+  private transient Counter shifts;
   private transient MapState<String, TaskCount> samplesPerTask;
   private transient Counter lateSamples;
   private transient Counter seedsDropped;
@@ -82,6 +95,13 @@ public class SpecBuilderFunction
     this.minTasks = o.getInt(Cpi2Options.SPEC_MIN_TASKS);
     this.minSamplesPerTask = o.getLong(Cpi2Options.SPEC_MIN_SAMPLES_PER_TASK);
     this.taskTtlS = o.getLong(Cpi2Options.TASK_TTL_S);
+    this.bucketUs = o.shiftBucketUs();
+    this.jobShift =
+        new JobShift(
+            o.getDouble(Cpi2Options.OUTLIER_SIGMAS),
+            o.getDouble(Cpi2Options.OUTLIER_FLOOR),
+            o.getDouble(Cpi2Options.SHIFT_MIN_SHARE),
+            o.getInt(Cpi2Options.SHIFT_MIN_HOSTS));
   }
 
   /** The key of a spec in the spec builder. */
@@ -119,6 +139,12 @@ public class SpecBuilderFunction
                     "samples-per-task",
                     RecordTypes.STATE_STRING,
                     TypeInformation.of(TaskCount.class)));
+    buckets =
+        getRuntimeContext()
+            .getMapState(
+                new MapStateDescriptor<>(
+                    "shift-buckets", Types.LONG, TypeInformation.of(BucketHosts.class)));
+    shifts = getRuntimeContext().getMetricGroup().counter("jobShifts");
     lateSamples = getRuntimeContext().getMetricGroup().counter("lateSamples");
     seedsDropped = getRuntimeContext().getMetricGroup().counter("seedsDropped");
   }
@@ -144,13 +170,27 @@ public class SpecBuilderFunction
       lateSamples.inc(in.count);
       return;
     }
-    PeriodMoments m = periods.get(periodEnd);
-    if (m == null) {
-      m = new PeriodMoments();
-      ctx.timerService().registerEventTimeTimer(periodEnd / 1000 - 1);
+    long wm = ctx.timerService().currentWatermark();
+    if (jobShift.enabled()
+        && in.bucketEndUs > 0
+        && (wm == Long.MIN_VALUE || wm < in.bucketEndUs / 1000 - 1)) {
+      // Held until the watermark passes the bucket's end, to be compared with the spec first.
+      BucketHosts b = buckets.get(in.bucketEndUs);
+      if (b == null) {
+        b = new BucketHosts();
+        b.periodEndUs = periodEnd;
+        ctx.timerService().registerEventTimeTimer(in.bucketEndUs / 1000 - 1);
+        ctx.timerService().registerEventTimeTimer(periodEnd / 1000 - 1);
+      }
+      b.count += in.count;
+      b.sum += in.sum;
+      b.sumSq += in.sumSq;
+      b.cpuSum += in.cpuSum;
+      b.addHosts(in.hosts, in.hostSamples, in.hostSum, in.hostMax);
+      buckets.put(in.bucketEndUs, b);
+    } else {
+      addToPeriod(periodEnd, in.count, in.sum, in.sumSq, in.cpuSum, ctx);
     }
-    m.add(in.count, in.sum, in.sumSq, in.cpuSum);
-    periods.put(periodEnd, m);
     for (int i = 0; i < in.tasks.length; i++) {
       TaskCount h = samplesPerTask.get(in.tasks[i]);
       if (h == null) {
@@ -185,15 +225,87 @@ public class SpecBuilderFunction
         return; // samples of the seed's periods are here: the data is older than the seed
       }
     }
+    for (BucketHosts b : buckets.values()) {
+      if (b.periodEndUs <= seed.getPeriodEndUs()) {
+        seedsDropped.inc();
+        return; // the same, still held in their bucket
+      }
+    }
     spec.update(seed);
     seedEndUs.update(seed.getPeriodEndUs());
     seededEligible.update(seed.getEligibleTasks());
+  }
+
+  private void addToPeriod(
+      long periodEnd, long count, double sum, double sumSq, double cpuSum, Context ctx)
+      throws Exception {
+    PeriodMoments m = periods.get(periodEnd);
+    if (m == null) {
+      m = new PeriodMoments();
+      ctx.timerService().registerEventTimeTimer(periodEnd / 1000 - 1);
+    }
+    m.add(count, sum, sumSq, cpuSum);
+    periods.put(periodEnd, m);
+  }
+
+  /**
+   * The buckets that end at or before {@code end}, oldest first: each compared with the spec in
+   * state (re-baselining it on a job-wide shift), then added to its period. The shifted spec to
+   * emit, or null.
+   */
+  private CpiSpec shiftBuckets(long end, Context ctx) throws Exception {
+    List<Long> due = new ArrayList<>();
+    for (Long b : buckets.keys()) {
+      if (b <= end) {
+        due.add(b);
+      }
+    }
+    due.sort(Long::compare);
+    CpiSpec shifted = null;
+    for (long bucketEnd : due) {
+      BucketHosts b = buckets.get(bucketEnd);
+      buckets.remove(bucketEnd);
+      CpiSpec current = spec.value();
+      JobShift.Shift found = seedEndUs.value() == null ? jobShift.find(current, b) : null;
+      if (found != null) {
+        spec.update(JobShift.rescale(current, found.ratio()));
+        double r = found.ratio();
+        for (Map.Entry<Long, PeriodMoments> e : periods.entries()) {
+          if (e.getKey() > current.getPeriodEndUs()) { // open: the samples before the shift
+            PeriodMoments m = e.getValue();
+            m.sum *= r;
+            m.sumSq *= r * r;
+            periods.put(e.getKey(), m);
+          }
+        }
+        shifts.inc();
+        LOG.info(
+            "spec builder {}: {} shifted x{} ({} of {} hosts off its spec in the bucket ending"
+                + " {} us); re-baselined from {} us",
+            signal.wireName(),
+            ctx.getCurrentKey(),
+            String.format("%.3f", r),
+            found.hostsOff(),
+            found.hosts(),
+            bucketEnd,
+            bucketEnd + bucketUs);
+        shifted =
+            CpiSpec.newBuilder(spec.value())
+                .setPeriodEndUs(bucketEnd + bucketUs)
+                .setShiftRatio(r)
+                .setShiftShare(found.share())
+                .build();
+      }
+      addToPeriod(b.periodEndUs, b.count, b.sum, b.sumSq, b.cpuSum, ctx);
+    }
+    return shifted;
   }
 
   @Override
   public void onTimer(long timestampMs, OnTimerContext ctx, Collector<CpiSpec> out)
       throws Exception {
     long end = (timestampMs + 1) * 1000;
+    CpiSpec shifted = shiftBuckets(end, ctx);
     List<Long> due = new ArrayList<>();
     for (Long p : periods.keys()) {
       if (p <= end) {
@@ -227,6 +339,16 @@ public class SpecBuilderFunction
       next.setSignal(signal.wireName());
       spec.update(next);
       out.collect(next);
+    }
+    if (shifted != null) {
+      // What the state holds now: after a fold at the same time, the re-baselined spec has it.
+      out.collect(
+          CpiSpec.newBuilder(spec.value())
+              .setPeriodEndUs(shifted.getPeriodEndUs())
+              .setShiftRatio(shifted.getShiftRatio())
+              .setShiftShare(shifted.getShiftShare())
+              .setSignal(signal.wireName())
+              .build());
     }
   }
 

@@ -19,48 +19,56 @@ import org.cpi2.schema.CpiSample;
 /**
  * The spec builder's input, combined before the shuffle: in the source's thread, the samples that
  * count towards a spec (a finite positive CPI at or above the CPU floor) are summed per (job,
- * platform) and spec period, with per task the samples it contributed, and leave as one {@link
- * SpecInput} per (job, platform) and period. Sent one by one, they would be a second shuffle of
- * every sample.
+ * platform) and bucket of event time ({@code shift.bucket-s}, within a spec period), with per task
+ * the samples it contributed and per host their count, sum and largest value, and leave as one
+ * {@link SpecInput} per (job, platform) and bucket. Sent one by one, they would be a second shuffle
+ * of every sample.
  *
  * <p>What it holds leaves before anything could need it downstream, so it keeps no state and
  * nothing is lost or counted twice on a restore: before it forwards a watermark that closes a
- * period it holds (where the spec builder folds that period), before it forwards that its input
- * went idle (other inputs may then move the spec builder's watermark on), before every checkpoint
- * barrier, at the end of input, and when it holds {@link #maxTasks} task entries.
+ * bucket it holds (where the spec builder looks at that bucket, and folds a period that ends
+ * there), before it forwards that its input went idle (other inputs may then move the spec
+ * builder's watermark on), before every checkpoint barrier, at the end of input, and when it holds
+ * {@link #maxTasks} task entries (a bucket's host entries are never more than its task entries).
  */
 public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
     implements OneInputStreamOperator<CpiSample, SpecInput>, BoundedOneInput {
   private static final long serialVersionUID = 1L;
 
-  /** The samples of one (job, platform) and period so far. */
+  /** The samples of one (job, platform) and bucket so far. */
   private static final class Open {
     final String key;
     final long periodEndUs;
+    final long bucketEndUs;
     final PeriodMoments moments = new PeriodMoments();
     long maxTimeUs = Long.MIN_VALUE;
 
     /** Per task: samples, last seen (µs). */
     final HashMap<String, long[]> tasks = new HashMap<>();
 
-    Open(String key, long periodEndUs) {
+    /** Per host: samples, sum of values, largest value. */
+    final HashMap<String, double[]> hosts = new HashMap<>();
+
+    Open(String key, long periodEndUs, long bucketEndUs) {
       this.key = key;
       this.periodEndUs = periodEndUs;
+      this.bucketEndUs = bucketEndUs;
     }
   }
 
   private final Signal signal;
   private final double minCpu;
   private final long periodUs;
+  private final long bucketUs;
   private final int maxTasks;
 
-  /** The open combinations by job and platform (usually one period, two across a boundary). */
+  /** The open combinations by job and platform (usually one bucket, two across a boundary). */
   private transient JobPlatformMap<List<Open>> byJobPlatform;
 
   private transient List<Open> open;
   private transient int taskEntries;
 
-  /** The earliest watermark (ms) at which an open period closes. */
+  /** The earliest watermark (ms) at which an open bucket closes. */
   private transient long firstCloseMs;
 
   private transient Counter emitted;
@@ -73,37 +81,47 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
     return of(o, Signal.CPI);
   }
 
-  /** The combiner of {@code signal}'s spec: its CPU floor, the spec period of {@code o}. */
+  /**
+   * The combiner of {@code signal}'s spec: its CPU floor, the spec period and shift bucket of
+   * {@code o}.
+   */
   public static SpecInputCombiner of(Cpi2Options o, Signal signal) {
     return new SpecInputCombiner(
         signal,
         o.forSignal(signal).getDouble(Cpi2Options.MIN_CPU_USAGE),
         o.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L,
+        o.shiftBucketUs(),
         MAX_TASKS);
   }
 
   /**
+   * One bucket per spec period.
+   *
    * @param minCpu the CPU floor of the samples that count
    * @param periodUs the spec period
    * @param maxTasks task entries held at most before everything is sent on
    */
   public SpecInputCombiner(double minCpu, long periodUs, int maxTasks) {
-    this(Signal.CPI, minCpu, periodUs, maxTasks);
+    this(Signal.CPI, minCpu, periodUs, periodUs, maxTasks);
   }
 
   /**
    * @param signal the signal whose values are combined (a sample without it is left out)
    * @param minCpu the CPU floor of the samples that count
    * @param periodUs the spec period
+   * @param bucketUs the buckets of event time, a divisor of the spec period
    * @param maxTasks task entries held at most before everything is sent on
    */
-  public SpecInputCombiner(Signal signal, double minCpu, long periodUs, int maxTasks) {
-    if (periodUs <= 0 || maxTasks <= 0) {
-      throw new IllegalArgumentException("spec period and task entries must be positive");
+  public SpecInputCombiner(
+      Signal signal, double minCpu, long periodUs, long bucketUs, int maxTasks) {
+    if (periodUs <= 0 || bucketUs <= 0 || periodUs % bucketUs != 0 || maxTasks <= 0) {
+      throw new IllegalArgumentException(
+          "spec period, bucket (a divisor of the period) and task entries must be positive");
     }
     this.signal = signal;
     this.minCpu = minCpu;
     this.periodUs = periodUs;
+    this.bucketUs = bucketUs;
     this.maxTasks = maxTasks;
   }
 
@@ -125,38 +143,49 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
       return;
     }
     long t = s.getWindowStartUs();
-    long periodEnd = Math.floorDiv(t, periodUs) * periodUs + periodUs;
-    Open o = find(s.getJob(), s.getPlatform(), periodEnd);
+    long bucketEnd = Math.floorDiv(t, bucketUs) * bucketUs + bucketUs;
+    Open o = find(s.getJob(), s.getPlatform(), bucketEnd);
     o.moments.add(cpi, cpu);
     o.maxTimeUs = Math.max(o.maxTimeUs, t);
+    double[] host = o.hosts.get(s.getHost()); // never more than the tasks: counted with them
+    if (host == null) {
+      o.hosts.put(s.getHost(), new double[] {1, cpi, cpi});
+    } else {
+      host[0]++;
+      host[1] += cpi;
+      host[2] = Math.max(host[2], cpi);
+    }
     long[] task = o.tasks.get(s.getTask());
     if (task == null) {
       o.tasks.put(s.getTask(), new long[] {1, t});
-      if (++taskEntries >= maxTasks) {
-        sendAll();
-      }
+      taskEntries++;
     } else {
       task[0]++;
       task[1] = Math.max(task[1], t);
     }
+    if (taskEntries >= maxTasks) {
+      sendAll();
+    }
   }
 
-  private Open find(String job, String platform, long periodEnd) {
-    List<Open> periods = byJobPlatform.get(job, platform, null);
-    if (periods == null) {
-      periods = new ArrayList<>(2);
-      byJobPlatform.put(job, platform, periods);
+  private Open find(String job, String platform, long bucketEnd) {
+    List<Open> buckets = byJobPlatform.get(job, platform, null);
+    if (buckets == null) {
+      buckets = new ArrayList<>(2);
+      byJobPlatform.put(job, platform, buckets);
     }
-    for (int i = 0; i < periods.size(); i++) {
-      if (periods.get(i).periodEndUs == periodEnd) {
-        return periods.get(i);
+    for (int i = 0; i < buckets.size(); i++) {
+      if (buckets.get(i).bucketEndUs == bucketEnd) {
+        return buckets.get(i);
       }
     }
-    Open o = new Open(SpecBuilderFunction.key(job, platform), periodEnd);
-    periods.add(o);
+    long periodEnd = Math.floorDiv(bucketEnd - 1, periodUs) * periodUs + periodUs;
+    Open o = new Open(SpecBuilderFunction.key(job, platform), periodEnd, bucketEnd);
+    buckets.add(o);
     open.add(o);
-    // The spec builder folds the period when the watermark reaches its end minus 1 ms.
-    firstCloseMs = Math.min(firstCloseMs, periodEnd / 1000 - 1);
+    // The spec builder looks at the bucket (and folds a period that ends with it) when the
+    // watermark reaches its end minus 1 ms.
+    firstCloseMs = Math.min(firstCloseMs, bucketEnd / 1000 - 1);
     return o;
   }
 
@@ -166,6 +195,7 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
       SpecInput in = new SpecInput();
       in.key = o.key;
       in.periodEndUs = o.periodEndUs;
+      in.bucketEndUs = o.bucketEndUs;
       in.count = o.moments.count;
       in.sum = o.moments.sum;
       in.sumSq = o.moments.sumSq;
@@ -179,6 +209,19 @@ public final class SpecInputCombiner extends AbstractStreamOperator<SpecInput>
         in.tasks[i] = e.getKey();
         in.taskSamples[i] = e.getValue()[0];
         in.taskLastSeenUs[i] = e.getValue()[1];
+        i++;
+      }
+      int h = o.hosts.size();
+      in.hosts = new String[h];
+      in.hostSamples = new long[h];
+      in.hostSum = new double[h];
+      in.hostMax = new double[h];
+      i = 0;
+      for (Map.Entry<String, double[]> e : o.hosts.entrySet()) {
+        in.hosts[i] = e.getKey();
+        in.hostSamples[i] = (long) e.getValue()[0];
+        in.hostSum[i] = e.getValue()[1];
+        in.hostMax[i] = e.getValue()[2];
         i++;
       }
       output.collect(new StreamRecord<>(in, o.maxTimeUs / 1000));

@@ -27,6 +27,7 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
   private static final int ANOMALOUS = 4;
   private static final int SPEC_KNOWN = 8;
   private static final int SPEC_USABLE = 16;
+  private static final int SHIFTED = 32;
 
   @Override
   public boolean isImmutableType() {
@@ -52,6 +53,7 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     o.cpu = from.cpu;
     o.outlier = from.outlier;
     o.anomalous = from.anomalous;
+    o.shifted = from.shifted;
     o.spec = from.spec; // immutable
     return o;
   }
@@ -77,6 +79,7 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     out.writeByte(
         (s.outlier ? OUTLIER : 0)
             | (s.anomalous ? ANOMALOUS : 0)
+            | (s.shifted ? SHIFTED : 0)
             | (v != null ? SPEC_KNOWN : 0)
             | (v != null && v.usable() ? SPEC_USABLE : 0));
     out.writeDouble(v != null ? v.mean() : 0);
@@ -90,6 +93,7 @@ public final class ScoredSampleSerializer extends TypeSerializerSingleton<Scored
     int flags = in.readByte();
     s.outlier = (flags & OUTLIER) != 0;
     s.anomalous = (flags & ANOMALOUS) != 0;
+    s.shifted = (flags & SHIFTED) != 0;
     s.spec = readSpec(flags, in);
     return s;
   }

@@ -40,6 +40,11 @@ public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput
     s.tasks = from.tasks.clone();
     s.taskSamples = from.taskSamples.clone();
     s.taskLastSeenUs = from.taskLastSeenUs.clone();
+    s.bucketEndUs = from.bucketEndUs;
+    s.hosts = from.hosts.clone();
+    s.hostSamples = from.hostSamples.clone();
+    s.hostSum = from.hostSum.clone();
+    s.hostMax = from.hostMax.clone();
     return s;
   }
 
@@ -71,6 +76,18 @@ public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput
       out.writeLong(s.taskSamples[i]);
       out.writeLong(s.taskLastSeenUs[i]);
     }
+    out.writeLong(s.bucketEndUs);
+    int h = s.hosts.length;
+    if (s.hostSamples.length != h || s.hostSum.length != h || s.hostMax.length != h) {
+      throw new IOException("SpecInput of " + s.key + ": host arrays of different lengths");
+    }
+    out.writeInt(h);
+    for (int i = 0; i < h; i++) {
+      Strings.write(s.hosts[i], out);
+      out.writeLong(s.hostSamples[i]);
+      out.writeDouble(s.hostSum[i]);
+      out.writeDouble(s.hostMax[i]);
+    }
   }
 
   @Override
@@ -93,6 +110,21 @@ public final class SpecInputSerializer extends TypeSerializerSingleton<SpecInput
       s.tasks[i] = Strings.read(in);
       s.taskSamples[i] = in.readLong();
       s.taskLastSeenUs[i] = in.readLong();
+    }
+    s.bucketEndUs = in.readLong();
+    int h = in.readInt();
+    if (h < 0) {
+      throw new IOException("SpecInput of " + s.key + ": negative host count " + h);
+    }
+    s.hosts = new String[h];
+    s.hostSamples = new long[h];
+    s.hostSum = new double[h];
+    s.hostMax = new double[h];
+    for (int i = 0; i < h; i++) {
+      s.hosts[i] = Strings.read(in);
+      s.hostSamples[i] = in.readLong();
+      s.hostSum[i] = in.readDouble();
+      s.hostMax[i] = in.readDouble();
     }
     return s;
   }

@@ -6,6 +6,7 @@ import static org.cpi2.flink.correlate.Series.constant;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
 import java.util.Set;
@@ -158,6 +159,15 @@ class AnalyzerTest {
         DecisionPolicy.of(Cpi2Options.defaults().with("correlation.policy", policy)));
   }
 
+  /** The project policy with the window's ceiling turned on (correlation.scale-by-ceiling). */
+  private static Analyzer withCeiling() {
+    return new Analyzer(
+        10 * MIN,
+        0.25,
+        DecisionPolicy.of(
+            Cpi2Options.defaults().with(Cpi2Options.CORRELATION_SCALE_BY_CEILING, "true")));
+  }
+
   @Test
   void aBatchTaskThatOnlyTakesUpTheVictimsOwnSlackIsNotCapped() {
     // The victim's CPI rises when its own usage falls (self-inflicted, paper case 3); the batch
@@ -214,7 +224,7 @@ class AnalyzerTest {
   }
 
   @Test
-  void aSteadyAntagonistIsNamedAtItsOnsetThoughTheVictimsCpiCapsEveryCorrelation() {
+  void aSteadyAntagonistIsNamedAtItsOnsetOnlyWithTheCeilingTurnedOn() {
     // Paper 6.2 case 5: from minute 6 a batch task runs at 4 CPUs instead of 1 and doubles the
     // victim's CPI (1.1 -> 2.1; spec 1.1 + 2 * 0.2 = 1.5). No suspect can pass 1 - 1.5/2.1 = 0.286,
     // the window's ceiling: the paper's 0.35 is out of reach, however well a usage follows the CPI.
@@ -232,8 +242,16 @@ class AnalyzerTest {
     double ceiling = 1 - 1.5 / 2.1;
     assertEquals(ceiling, AntagonistCorrelation.ceiling(cpi, 10, 1.5), 1e-12);
     // (5 * 4 * 0.286 - 5 * (1.1 / 1.5 - 1)) / 25 = 0.175: 0.61 of the ceiling, a lift of 0.17.
-    Incident project =
+    // The project policy keeps the paper's bar by default (issue 35: a bar under 0.35 named
+    // innocents on fleets it was not designed on): nobody is named.
+    assertEquals(
+        Decision.NO_SUSPECT_ABOVE_THRESHOLD,
         analyzerOf("project")
+            .analyse("h1", victim, List.of(victim, replayer, other), Set.of(), 10 * MIN, 1)
+            .getDecision());
+    // With correlation.scale-by-ceiling the bar is 0.35 of the ceiling, and the replayer is named.
+    Incident project =
+        withCeiling()
             .analyse("h1", victim, List.of(victim, replayer, other), Set.of(), 10 * MIN, 1);
     double expected = (20 * ceiling + 5 * (1.1 / 1.5 - 1)) / 25;
     assertEquals("replayer/0", project.getSuspects().get(0).getTask());
@@ -251,7 +269,7 @@ class AnalyzerTest {
     double[] high = constant(2.1, 10);
     TaskSeries steady = Series.victim("query/0", high, constant(1.5, 10), 1.1, 0.2);
     Incident later =
-        analyzerOf("project")
+        withCeiling()
             .analyse(
                 "h1",
                 steady,
@@ -260,5 +278,109 @@ class AnalyzerTest {
                 10 * MIN,
                 1);
     assertEquals(Decision.NO_SUSPECT_STANDS_OUT, later.getDecision());
+  }
+
+  /** A batch task's usage bursting at random: 3 CPUs for runs of about 3 minutes, 0.3 between. */
+  private static double[] bursts(java.util.Random rnd, int n) {
+    double[] u = new double[n];
+    boolean on = rnd.nextBoolean();
+    for (int i = 0; i < n; i++) {
+      if (rnd.nextDouble() < 1 / 3.0) {
+        on = !on;
+      }
+      u[i] = (on ? 3.0 : 0.3) * (1 + 0.05 * rnd.nextGaussian());
+    }
+    return u;
+  }
+
+  /**
+   * Issue 35.1: every task of a job slows down together (a release: CPI 1.5 times at unchanged CPU)
+   * beside an ordinary bursty batch task that has nothing to do with it. Over 500 windows of such a
+   * victim, the batch task must be named at most as often as the gate's error rate allows (0.1% an
+   * analysis). Before, a bar of 0.35 times the window's ceiling (about 0.09 here) and a co-moving
+   * CPU that bursty tasks reach by chance named it in 149 of the 500.
+   */
+  @Test
+  void aBurstyBystanderOfAJobWideSlowdownIsNotNamed() {
+    java.util.Random rnd = new java.util.Random(351);
+    int named = 0;
+    for (int k = 0; k < 500; k++) {
+      double[] cpi = new double[10];
+      for (int i = 0; i < 10; i++) {
+        cpi[i] = 1.5 * (1.2 + 0.15 * rnd.nextGaussian());
+      }
+      TaskSeries victim = Series.victim("frontend/0", cpi, constant(2.0, 10), 1.2, 0.15);
+      TaskSeries batch = Series.of("mapreduce/3", "BATCH", null, bursts(rnd, 10));
+      TaskSeries tenant = Series.of("tenant/1", "BATCH", null, constant(0.5, 10));
+      Incident inc =
+          analyzerOf("project")
+              .analyse("h1", victim, List.of(victim, batch, tenant), Set.of(), 10 * MIN, 1);
+      named += inc.getDecision() == Decision.THROTTLE ? 1 : 0;
+    }
+    assertTrue(named <= 2, named + " of 500 windows named the bystander");
+  }
+
+  /**
+   * Issue 35.2: a latency-sensitive victim whose CPI rises when its own usage drops, beside a
+   * harmless bursty batch task; the self-inflicted rule's check of what the batch task explains
+   * beyond the victim's usage is made on the window's 10 samples. Over 500 windows it must name the
+   * batch task at most at the gate's error rate; before, a partial correlation of 0.3 (which 10
+   * unrelated samples reach one time in five) named it in 37.
+   */
+  @Test
+  void aSelfInflictedVictimsBurstyNeighbourIsNotNamedByChance() {
+    java.util.Random rnd = new java.util.Random(352);
+    int named = 0;
+    for (int k = 0; k < 500; k++) {
+      double[] own = new double[10];
+      double[] cpi = new double[10];
+      boolean busy = rnd.nextBoolean();
+      for (int i = 0; i < 10; i++) {
+        if (rnd.nextDouble() < 0.4) {
+          busy = !busy;
+        }
+        own[i] = busy ? 2.0 : 0.4;
+        cpi[i] = (busy ? 1.5 : 3.5) * (1 + 0.1 * rnd.nextGaussian());
+      }
+      TaskSeries victim = Series.victim("frontend/0", cpi, own, 1.5, 0.2);
+      TaskSeries batch = Series.of("indexer/0", "BATCH", null, bursts(rnd, 10));
+      Incident inc =
+          analyzerOf("project")
+              .analyse("h1", victim, List.of(victim, batch), Set.of(), 10 * MIN, 1);
+      named += inc.getDecision() == Decision.THROTTLE ? 1 : 0;
+    }
+    assertTrue(named <= 2, named + " of 500 windows named the bystander");
+  }
+
+  /**
+   * Issue 35.4: an antagonist restarted on this host arrives in the middle of the window and the
+   * victim's CPI rises with it. Before its first sample it was not here and used no CPU on this
+   * host: it is named at once. Before, only its own samples (all high CPI) counted, its lift was 0
+   * and it could not stand out.
+   */
+  @Test
+  void anAntagonistNewOnItsHostIsNamedAsItArrives() {
+    java.util.Random rnd = new java.util.Random(354);
+    double[] cpi = new double[10];
+    for (int i = 0; i < 10; i++) {
+      cpi[i] = (i < 5 ? 1.0 : 2.6) * (1 + 0.05 * rnd.nextGaussian());
+    }
+    TaskSeries victim = Series.victim("query/0", cpi, constant(1.5, 10), 1.0, 0.15);
+    TaskSeries arrived = new TaskSeries();
+    arrived.task = "encode/0";
+    arrived.job = "encode";
+    arrived.platform = "p1";
+    arrived.taskClass = TaskClass.BATCH;
+    for (int i = 5; i < 10; i++) {
+      arrived.add((i + 1) * MIN, Double.NaN, 4.0 * (1 + 0.05 * rnd.nextGaussian()), false);
+    }
+    TaskSeries tenant = Series.of("tenant/1", "BATCH", null, constant(0.5, 10));
+    Incident inc =
+        analyzerOf("project")
+            .analyse("h1", victim, List.of(victim, arrived, tenant), Set.of(), 10 * MIN, 1);
+    assertEquals("encode/0", inc.getSuspects().get(0).getTask());
+    assertEquals(Decision.THROTTLE, inc.getDecision());
+    assertEquals("encode/0", inc.getAntagonistTask());
+    assertTrue(inc.getSuspects().get(0).getLift() > 0.3, "its absence counts: a large lift");
   }
 }

@@ -1,6 +1,7 @@
 package org.cpi2.flink.correlate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -101,6 +102,26 @@ class AntagonistCorrelationTest {
         measure(new double[] {1, 2, 4, 4}, 2, new double[] {0, 0, 2, 2});
     assertEquals(0.5, m.correlation(), 1e-12);
     assertEquals(0.5 - 0.125, m.lift(), 1e-12);
+  }
+
+  @Test
+  void aSignalInSmallUnitsMovesAsTheSameSignalInLargeOnes() {
+    // A latency in seconds (variance about 1e-13 s^2) rises with the usage as the same series in
+    // microseconds does: the same co-moving CPU, Pearson's r and chance (not "does not vary").
+    double[] cpi = {1.5, 1.6, 3.0, 1.5, 3.1, 1.6, 3.0};
+    double[] usage = {0.2, 0.2, 1.0, 0.05, 1.0, 0.05, 1.0};
+    double[] seconds = new double[cpi.length];
+    for (int i = 0; i < cpi.length; i++) {
+      seconds[i] = cpi[i] * 1e-6;
+    }
+    AntagonistCorrelation.Measure large = measure(cpi, 2, usage);
+    AntagonistCorrelation.Measure small = measure(seconds, 2e-6, usage);
+    assertTrue(large.comovingCpu() > 0.3, "moves: " + large);
+    assertEquals(large.comovingCpu(), small.comovingCpu(), 1e-9);
+    assertEquals(large.pearson(), small.pearson(), 1e-9);
+    assertEquals(large.pearsonP(), small.pearsonP(), 1e-9);
+    assertEquals(
+        0.0, measure(new double[] {2e-6, 2e-6, 2e-6, 2e-6, 2e-6}, 1e-6, usage).comovingCpu());
   }
 
   @Test

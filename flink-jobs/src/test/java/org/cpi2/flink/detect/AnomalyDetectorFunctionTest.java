@@ -74,7 +74,9 @@ class AnomalyDetectorFunctionTest {
   void threeOutliersInFiveMinutesOutOfOrderMakeAnAnomaly() throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // threshold 1.5, in force for the hour from 0
-    watermark(h, 0); // the hour from 0 has begun: its specs are in
+    // The stream has reached minute 3: the hour's specs are in, and any re-baseline (JobShift)
+    // in force up to minute 4, found in a bucket the watermark has passed.
+    watermark(h, 3 * MIN);
     add(h, 4 * MIN, 2.0, 0.8); // outlier
     add(h, 1 * MIN, 2.0, 0.8); // outlier, arrives out of order
     add(h, 2 * MIN, 3.0, 0.1); // high CPI but idle: not an outlier (CPU < 0.25)
@@ -134,6 +136,7 @@ class AnomalyDetectorFunctionTest {
         List.of(61 * MIN, 61 * MIN + 30_000_000L),
         scored(h).stream().map(s -> s.timeUs).toList(),
         "judged before the watermark reaches their own time, oldest first");
+    watermark(h, 62 * MIN); // the stream has reached minute 62: its re-baselines are in too
     add(h, 63 * MIN, 2.0, 0.8); // nothing waits any more: at once
     List<ScoredSample> out = scored(h);
     assertEquals(
@@ -145,6 +148,37 @@ class AnomalyDetectorFunctionTest {
         "three outliers by minute 63");
     h.processWatermark(63 * MIN / 1000);
     assertEquals(3, scored(h).size(), "the timers of judged samples emit nothing");
+    h.close();
+  }
+
+  @Test
+  void aJobWideShiftIsNoAnomalyButTheOneItWouldHaveBeenIsReportedOnce() throws Exception {
+    var h = harness();
+    h.processBroadcastElement(spec(1.0, 0.25, 0), 0); // threshold 1.5
+    watermark(h, 1 * MIN);
+    add(h, 1 * MIN, 2.0, 0.8); // outlier
+    add(h, 2 * MIN, 2.0, 0.8); // outlier
+    // The job as a whole moved: its spec re-baselined x1.8 (threshold 2.7), in force from 3 min,
+    // found in the bucket that ended at 2 min.
+    h.processBroadcastElement(
+        CpiSpec.newBuilder(spec(1.8, 0.45, 3 * MIN)).setShiftRatio(1.8).setShiftShare(0.9).build(),
+        0);
+    add(h, 3 * MIN, 2.0, 0.8); // waits: the watermark has not passed 2 min
+    assertEquals(2, scored(h).size());
+    watermark(h, 3 * MIN);
+    add(h, 4 * MIN, 2.1, 0.8);
+    List<ScoredSample> out = scored(h);
+    assertEquals(List.of(true, true, false, false), out.stream().map(x -> x.outlier).toList());
+    assertEquals(List.of(false, false, true, true), out.stream().map(x -> x.shifted).toList());
+    assertEquals(
+        List.of(false, false, true, false),
+        out.stream().map(x -> x.anomalous).toList(),
+        "the third would-be outlier makes the shift's anomaly, once");
+    assertEquals(2.7, out.get(2).spec.threshold(), 1e-12);
+    watermark(h, 4 * MIN);
+    add(h, 5 * MIN, 3.0, 0.8); // an outlier against the new baseline: judged as any
+    assertTrue(scored(h).get(4).outlier);
+    assertFalse(scored(h).get(4).shifted);
     h.close();
   }
 
@@ -194,7 +228,7 @@ class AnomalyDetectorFunctionTest {
   void theTasksOfOneHostKeepTheirOwnOutliersAndActionsPassThrough() throws Exception {
     var h = harness();
     h.processBroadcastElement(spec(1.0, 0.25, 0), 0);
-    watermark(h, 0);
+    watermark(h, 2 * MIN);
     for (long m = 1; m <= 2; m++) {
       h.processElement(
           HostEvent.of(sample("h1", "web/0", TaskClass.LATENCY_SENSITIVE, m * MIN, 2.0, 0.8)),

@@ -103,6 +103,79 @@ class SpecBuilderFunctionTest {
     h.close();
   }
 
+  /** One sample of task web/HOST on host hHOST at minute {@code m}, in its 1-minute bucket. */
+  private static void addOnHost(
+      KeyedTwoInputStreamOperatorTestHarness<String, SpecInput, CpiSpec, CpiSpec> h,
+      int host,
+      double m,
+      double cpi)
+      throws Exception {
+    long t = (long) (m * MIN) + host * 1_000_000L;
+    long periodUs = OPTIONS.getLong(Cpi2Options.SPEC_PERIOD_S) * 1_000_000L;
+    h.processElement1(
+        SpecInput.ofSample(
+            SpecBuilderFunction.key("web", "p1"),
+            (t / periodUs + 1) * periodUs,
+            (t / MIN + 1) * MIN,
+            "h" + host,
+            "web/" + host,
+            t,
+            cpi,
+            1.0),
+        t / 1000);
+  }
+
+  @Test
+  void aJobWideShiftReBaselinesTheSpecFromTheBucketAfterNext() throws Exception {
+    var h = harness();
+    // Ten hosts, a task each, CPI about 1.0 for the first period: a usable spec.
+    for (int m = 0; m < 9; m++) {
+      for (int i = 0; i < 10; i++) {
+        addOnHost(h, i, m, 1.0 + 0.1 * ((m + i) % 3 - 1));
+      }
+    }
+    h.processBothWatermarks(new Watermark(10 * MIN / 1000));
+    CpiSpec learnt = h.extractOutputValues().get(0);
+    assertTrue(learnt.getUsable());
+    assertEquals(1.0, learnt.getCpiMean(), 0.01);
+    assertEquals(1.0, learnt.getShiftRatio(), 0);
+    // Minute 11 as before; minute 12 on 2 of the hosts at 1.5: interference, no shift.
+    for (int i = 0; i < 10; i++) {
+      addOnHost(h, i, 11, 1.0 + 0.1 * (i % 3 - 1));
+      addOnHost(h, i, 12, i < 2 ? 1.5 : 1.0);
+    }
+    h.processBothWatermarks(new Watermark(13 * MIN / 1000 - 1));
+    assertEquals(1, h.extractOutputValues().size(), "two hosts of ten: no shift");
+    // Minute 13: the release reached every host, CPI 1.5.
+    for (int i = 0; i < 10; i++) {
+      addOnHost(h, i, 13, 1.5 + 0.02 * (i % 3 - 1));
+    }
+    h.processBothWatermarks(new Watermark(14 * MIN / 1000 - 2));
+    assertEquals(1, h.extractOutputValues().size(), "the bucket is held to its end");
+    h.processBothWatermarks(new Watermark(14 * MIN / 1000 - 1));
+    List<CpiSpec> out = h.extractOutputValues();
+    assertEquals(2, out.size());
+    CpiSpec shifted = out.get(1);
+    assertEquals(15 * MIN, shifted.getPeriodEndUs(), "in force from the end of the next bucket");
+    assertEquals(1.5, shifted.getShiftRatio(), 1e-9, "the median host's level over the mean");
+    assertEquals(1.0, shifted.getShiftShare(), 0);
+    assertEquals(1.5 * learnt.getCpiMean(), shifted.getCpiMean(), 1e-9);
+    assertEquals(1.5 * learnt.getCpiStddev(), shifted.getCpiStddev(), 1e-9);
+    // The open period so far (minutes 11, 12) was rescaled with the history: the next fold sees
+    // the job at its new level, not a mix of the old and the new.
+    for (int m = 14; m < 19; m++) {
+      for (int i = 0; i < 10; i++) {
+        addOnHost(h, i, m, 1.5);
+      }
+    }
+    h.processBothWatermarks(new Watermark(20 * MIN / 1000));
+    CpiSpec next = h.extractOutputValues().get(2);
+    assertEquals(20 * MIN, next.getPeriodEndUs());
+    assertEquals(1.0, next.getShiftRatio(), 0, "learnt from the data again");
+    assertEquals(1.5, next.getCpiMean(), 0.01);
+    h.close();
+  }
+
   @Test
   void specsSurviveASnapshotAndRestore() throws Exception {
     var h = harness();

@@ -41,6 +41,8 @@ class SpecInputSerializerTest {
         f.set(s, new String[] {"web/" + r.nextInt(), "db/ü" + r.nextInt()});
       } else if (t == long[].class) {
         f.set(s, new long[] {r.nextLong(), r.nextLong()});
+      } else if (t == double[].class) {
+        f.set(s, new double[] {r.nextGaussian(), r.nextGaussian()});
       } else {
         throw new AssertionError("SpecInputSerializer does not know " + t + " " + f.getName());
       }
@@ -65,5 +67,10 @@ class SpecInputSerializerTest {
     assertThrows(
         java.io.IOException.class,
         () -> SpecInputSerializer.INSTANCE.serialize(s, new DataOutputSerializer(64)));
+    SpecInput h = SpecInput.ofSample("web|p1", 600, "web/0", 1, 1.0, 0.5);
+    h.hostMax = new double[0];
+    assertThrows(
+        java.io.IOException.class,
+        () -> SpecInputSerializer.INSTANCE.serialize(h, new DataOutputSerializer(64)));
   }
 }
