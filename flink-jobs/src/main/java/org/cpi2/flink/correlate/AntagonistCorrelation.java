@@ -254,36 +254,27 @@ public final class AntagonistCorrelation {
 
   /** Pearson's r of the first n values of x and y; NaN when either does not vary. */
   static double pearson(double[] x, double[] y, int n) {
-    double sx = 0;
-    double sxx = 0;
-    double sy = 0;
-    double syy = 0;
-    double sxy = 0;
-    for (int i = 0; i < n; i++) {
-      sx += x[i];
-      sxx += x[i] * x[i];
-      sy += y[i];
-      syy += y[i] * y[i];
-      sxy += x[i] * y[i];
-    }
-    return pearson(n, sx, sxx, sy, syy, sxy);
+    double[] m = sums(x, y, n);
+    return pearson(n, m[0], m[1], m[2], m[3], m[4]);
   }
 
   /** {@link #comovingCpu(int, double, double, double, double, double)} of the first n pairs. */
   static double comovingCpu(double[] u, double[] c, int n) {
-    double su = 0;
-    double suu = 0;
-    double sc = 0;
-    double scc = 0;
-    double suc = 0;
+    double[] m = sums(u, c, n);
+    return comovingCpu(n, m[0], m[1], m[2], m[3], m[4]);
+  }
+
+  /** The sums of x, x^2, y, y^2 and xy over the first n pairs. */
+  private static double[] sums(double[] x, double[] y, int n) {
+    double[] m = new double[5];
     for (int i = 0; i < n; i++) {
-      su += u[i];
-      suu += u[i] * u[i];
-      sc += c[i];
-      scc += c[i] * c[i];
-      suc += u[i] * c[i];
+      m[0] += x[i];
+      m[1] += x[i] * x[i];
+      m[2] += y[i];
+      m[3] += y[i] * y[i];
+      m[4] += x[i] * y[i];
     }
-    return comovingCpu(n, su, suu, sc, scc, suc);
+    return m;
   }
 
   /** r(u, c | v) from r(c, u), r(c, v) and r(u, v); see {@link #measure}. */
@@ -326,19 +317,7 @@ public final class AntagonistCorrelation {
     if (n < MIN_COMOVING_PAIRS) {
       return Double.NaN;
     }
-    double x = 0;
-    double xx = 0;
-    double y = 0;
-    double yy = 0;
-    double xy = 0;
-    for (int i = 0; i < n; i++) {
-      x += victimCpu[i];
-      xx += victimCpu[i] * victimCpu[i];
-      y += victimCpi[i];
-      yy += victimCpi[i] * victimCpi[i];
-      xy += victimCpu[i] * victimCpi[i];
-    }
-    return pearson(n, x, xx, y, yy, xy);
+    return pearson(victimCpu, victimCpi, n);
   }
 
   /**
