@@ -215,3 +215,20 @@ def test_bench_report_rewrites_only_the_part_between_its_markers(tmp_path):
     assert "| case9 (1h at 240x) | project | 1 | 1.00 | 1/2 | 0.50 | 0 |" in text
     assert "- missed in case9 (1h at 240x) (project): jobs/noisy/0 on h1" in text
     assert "- project: precision 1.00" in text and "0.5 0.5 0.5 before" in text
+
+
+def test_throttles_in_a_job_wide_shift_are_counted_wrong_and_job_wide_shift_decisions_counted():
+    # web's release from minute 140 to 170: a THROTTLE about web/2 then (or up to 10 minutes
+    # after) is a wrong one in the shift; at minute 185 it is not in the shift any more.
+    shift = {"type": "shift", "job": "web", "class": "latency-sensitive", "start_us": 140 * MIN, "end_us": 170 * MIN}
+    truth = TRUTH + [shift]
+    inside = dict(incident("jobs/mr/0", "jobs/web/2", 150), victim_job="web")
+    fading = dict(incident("jobs/mr/0", "jobs/web/2", 178), victim_job="web")
+    after = dict(incident("jobs/mr/0", "jobs/web/2", 185), victim_job="web")
+    other = dict(incident("jobs/mr/0", "jobs/db/0", 150), victim_job="db")
+    said = dict(incident(None, "jobs/web/3", 152, decision="JOB_WIDE_SHIFT"), victim_job="web")
+    right = dict(incident("jobs/bully/0", "jobs/web/0", 105), victim_job="web")
+    m = quality.measure(truth, Run([inside, fading, after, other, said, right]))
+    assert quality.in_shift(truth, inside) and quality.in_shift(truth, fading)
+    assert not quality.in_shift(truth, after) and not quality.in_shift(truth, other)
+    assert (m["shifts"], m["shift_throttles"], m["job_wide_shift"]) == (1, 2, 1)

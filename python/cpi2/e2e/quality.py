@@ -20,7 +20,10 @@ summary and `make bench` (bench_detection.py).
   antagonism (ground truth) to the job's first analysis of that victim on that host (the
   earliest incident about it, whatever its decision), at the incident's analysis time: a
   victim whose analysis waited for a free slot or for its host's period counts the wait;
-- caps on latency-sensitive tasks (target: none).
+- caps on latency-sensitive tasks (target: none);
+- job-wide shifts (the truth's `shift` lines: a release, a new mix of requests): wrong THROTTLEs
+  about a victim of a shifting job while it shifts (or in the 10 minutes after; target: none), and
+  the incidents that say JOB_WIDE_SHIFT.
 """
 
 import statistics
@@ -142,6 +145,17 @@ def analysis_latencies(truth, incidents):
     return first_after_onset(victim_onsets(truth), (((i["host"], i["victim_task"]), analysed_at(i)) for i in incidents))
 
 
+def in_shift(truth, incident):
+    """Is the incident's victim a task of a job that shifts (the truth's `shift` lines) at the
+    incident's (simulated) time, or in the 10 minutes after?"""
+    return any(
+        t["type"] == "shift"
+        and t["job"] == incident["victim_job"]
+        and t["start_us"] <= incident["detected_at_us"] <= t["end_us"] + FADE_US
+        for t in truth
+    )
+
+
 def measure(truth, monitor):
     """The figures of one run, as a dict (see the module's doc)."""
     throttles = [i for i in monitor.incidents if i["decision"] == "THROTTLE"]
@@ -182,6 +196,9 @@ def measure(truth, monitor):
         "analysis_median": statistics.median(analysed) if analysed else None,
         "analysis_max": analysed[-1] if analysed else None,
         "ls_caps": len(ls_caps),
+        "shifts": sum(1 for t in truth if t["type"] == "shift"),
+        "shift_throttles": sum(1 for i in throttles if in_shift(truth, i) and not truth_matches(truth, i)),
+        "job_wide_shift": sum(1 for i in monitor.incidents if i["decision"] == "JOB_WIDE_SHIFT"),
         "exits": sorted((t["host"], t["task"], t["start_us"]) for t in truth if t["type"] == "exit"),
     }
 
