@@ -154,6 +154,20 @@ class ServiceLab(lab_loop.Lab):
     def judged(self):
         return {n for n in range(len(self.antagonists)) if self.claimed(n)}
 
+    def check(self, rows, quiet_p99, onsets, caps, incidents):
+        """make lab's checks, and: an antagonist the calibration finds harmless to the victims
+        (p99 under 1.5 x quiet beside it) is never capped (a cap there is a wrong one, whatever
+        else its row shows)."""
+        failed = super().check(rows, quiet_p99, onsets, caps, incidents)
+        for n, (task, d) in enumerate(onsets):
+            c = self.row_of(n)
+            if d is not None and c is not None and not c["hurts"]:
+                failed.append(
+                    "%s was capped %.2f s after its start, though the calibration finds it does not hurt "
+                    "the victims (p99 x%.2f beside it)" % (task, d, c["uncapped_x"])
+                )
+        return failed
+
     def signal_mean(self, signal, spans):
         """The victims' mean value of signal over the collector's 1 s windows inside spans."""
         v = []
