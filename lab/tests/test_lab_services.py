@@ -20,6 +20,11 @@ WHY = lab_loop.cannot_run()
 pytestmark = pytest.mark.skipif(WHY is not None, reason="the lab cannot run here: %s" % WHY)
 
 
+# A quarter of the victims' CPU taken by work outside the lab: on a machine of its own (CI) the stack's
+# servers run on the other CPU and this is near 0.
+OTHER_LOAD = 0.25
+
+
 def test_a_cpu_hog_beside_redis_is_named_and_capped_within_make_labs_bounds(tmp_path):
     r = subprocess.run(
         [sys.executable, "-m", "cpi2.lab", "services", "--services", "redis", "--rows", "cpu/8@same"]
@@ -33,6 +38,15 @@ def test_a_cpu_hog_beside_redis_is_named_and_capped_within_make_labs_bounds(tmp_
     noise = [
         float(x) for f in failed for x in re.findall(r"noisiest phase without an antagonist: \S+ at ([0-9.]+) x", f)
     ]
+    calm = re.search(r"^no antagonist .* ([0-9.]+)  -$", r.stdout, re.M)
+    if failed and calm and float(calm.group(1)) > OTHER_LOAD:
+        # Other work the lab's collector does not see (it counts the lab's cgroups only) used the
+        # victims' CPU while no antagonist ran: the lab's premise (the victims share their CPU
+        # with the tasks it sees) does not hold, and neither detection nor the bounds can be judged.
+        pytest.skip(
+            "the machine's other work used %s CPU-sec/sec of the victims' CPU while no antagonist ran: %s"
+            % (calm.group(1), "; ".join(failed))
+        )
     if failed and len(noise) == len(failed) and min(noise) > 1.2:
         # Only the capped phase missed 20%, and a phase without any antagonist missed it as well:
         # the machine's own load moves the victims' p99 more than the bound, so this run cannot
