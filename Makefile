@@ -17,7 +17,7 @@ help: ## List the targets
 demo: setup build-demo ## setup, build-demo, then the stack and a 300-host simulated fleet end to end, an HTML report
 	@it/demo.sh
 
-setup: ## Install what the demo runs: Debian packages, .venv (requirements.txt), Kafka and Flink jars, Telegraf
+setup: ## Install what the demo runs: Debian packages, .venv (requirements.txt), Kafka and Flink jars
 	@stack/setup.sh
 
 lab: setup build ## Real interference on this machine, detected and capped end to end (lab/README.md; root)
@@ -49,7 +49,7 @@ clean: ## Remove build outputs (not the stack's state)
 	rm -rf build target */target
 
 ##@ Local stack (real servers as plain processes, state under .stack/)
-up: setup ## Start Kafka, Flink, ClickHouse and Telegraf; wait until each answers
+up: setup ## Start Kafka, Flink, ClickHouse (and Telegraf once make test built it); wait until each answers
 	@stack/up.sh
 
 down: ## Stop exactly the processes `make up` started

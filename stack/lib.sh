@@ -42,7 +42,10 @@ kafka_bootstrap() {
   echo "$out"
 }
 
-SERVERS="clickhouse $(members kafka "$KAFKA_BROKERS" | tr '\n' ' ')flink-jobmanager $(members flink-taskmanager "$FLINK_TASKMANAGERS" | tr '\n' ' ')telegraf"
+SERVERS="clickhouse $(members kafka "$KAFKA_BROKERS" | tr '\n' ' ')flink-jobmanager $(members flink-taskmanager "$FLINK_TASKMANAGERS" | tr '\n' ' ')"
+# Telegraf (host metrics) is one of them once built (stack/setup.sh telegraf; make test builds it,
+# make demo does not), or while one the stack started runs.
+if [ -x "$TELEGRAF" ] || [ -f "$RUN_DIR/telegraf.pid" ]; then SERVERS="${SERVERS}telegraf"; fi
 # ClickHouse as a cluster (shards x replicas > 1): its other nodes and ZooKeeper join SERVERS.
 if [ "${CLICKHOUSE_SHARDS:-1}" != 1 ] || [ "${CLICKHOUSE_REPLICAS:-1}" != 1 ]; then
   # shellcheck source=clickhouse-cluster.sh

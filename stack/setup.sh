@@ -6,10 +6,13 @@
 #   stack/setup.sh [demo]      make setup: what `make demo` runs and `make up` starts: Debian
 #                              packages (build tools, C libraries, ClickHouse, Java, Maven, Go),
 #                              .venv with requirements.txt and the cpi2 package, the Kafka and
-#                              Flink jars (.stack/lib), Telegraf (.stack/bin)
+#                              Flink jars (.stack/lib)
 #   stack/setup.sh test        the tier every folder's `make test` shares (mk/common.mk runs it):
 #                              .venv as above plus requirements-test.txt (pytest, chdb-core,
-#                              jsonschema, ruff) and clang-format and perf from Debian
+#                              jsonschema, ruff), clang-format and perf from Debian, and Telegraf
+#   stack/setup.sh telegraf    Telegraf (.stack/bin), which `make up` then starts: the hosts' CPU,
+#                              memory and load in ClickHouse (the demo's hosts are simulated, so
+#                              the demo does without it)
 #   stack/setup.sh apt PKG...  the Debian packages named, those missing (a folder's `make tools`)
 #
 # Tools only one folder's tests use are that folder's `make -C <folder> tools` (kube-apiserver and
@@ -87,7 +90,7 @@ step_telegraf() {
   [ -x "$TELEGRAF" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$TELEGRAF_VERSION" ] && return 0
   mkdir -p "$BIN_DIR"
   step "building Telegraf $TELEGRAF_VERSION with only the plugins used (inputs cpu, mem, system; output kafka)" \
-    "3 min cold, 1 min with the Go caches" \
+    "9 min cold on 2 loaded cores, 1 min with the Go caches" \
     env GOBIN="$BIN_DIR" GOFLAGS=-mod=mod go install \
     -tags "custom,inputs.cpu,inputs.mem,inputs.system,outputs.kafka,serializers.json" \
     "github.com/influxdata/telegraf/cmd/telegraf@$TELEGRAF_VERSION" \
@@ -102,7 +105,6 @@ tier_demo() {
   step_venv
   step_package
   step_jars
-  step_telegraf
   say "setup done (demo tier)"
 }
 
@@ -112,11 +114,14 @@ tier_test() {
   step_venv
   step_package
   pip_requirements requirements-test.txt "1 min cold, chdb-core being large; seconds with pip's cache"
+  mkdir -p "$BIN_DIR"
+  step_telegraf
 }
 
 case "${1:-demo}" in
   demo) tier_demo ;;
   test) tier_test ;;
+  telegraf) mkdir -p "$BIN_DIR"; step_telegraf ;;
   apt) shift; apt_install "$@" ;;
-  *) echo "usage: $0 [demo | test | apt PKG...]" >&2; exit 2 ;;
+  *) echo "usage: $0 [demo | test | telegraf | apt PKG...]" >&2; exit 2 ;;
 esac

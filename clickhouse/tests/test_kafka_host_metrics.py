@@ -7,6 +7,7 @@ import time
 from conftest import server
 
 from cpi2.clickhouse import schema
+from cpi2.testing import stack
 
 BROKERS = f"{os.environ.get('STACK_HOST', '127.0.0.1')}:{os.environ.get('KAFKA_PORT', '9092')}"
 # ClickHouse reads as principal clickhouse (the <kafka> section of the stack's config.xml), whose
@@ -15,6 +16,7 @@ GROUP_PREFIX = "cpi2-clickhouse-"
 
 
 def test_telegraf_metrics_reach_host_metrics_through_kafka():
+    stack.ensure_up()  # Telegraf too: a stack `make demo` started has none until the tests' tier built it
     ch = server()
     db = f"cpi2_test_{os.getpid()}_kafka"
     schema.drop_database(ch, db)
