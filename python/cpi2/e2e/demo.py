@@ -92,7 +92,8 @@ def wait_for_rows(inc, end_us):
         f"(SELECT count() FROM cpi2.samples WHERE window_start_us >= {end_us - 600_000_000})"
     )
     try:
-        stack.wait_until(lambda: stack.query(sql) != "0", 180, "the run's rows in ClickHouse", 2)
+        with pipeline.ticking("waiting for the run's last rows in ClickHouse"):
+            stack.wait_until(lambda: stack.query(sql) != "0", 180, "the run's rows in ClickHouse", 2)
     except AssertionError as e:
         print("(%s: what follows may miss some)" % e)
 
@@ -155,14 +156,15 @@ def write_report(run, window, inc):
             "cpi2-job:signal": inc.get("signal") or "cpi",
             "cpi2-host:host": inc["host"],
         }
-    page, counts, titles = report.report(
-        chclient.connect(stack.CLICKHOUSE),
-        "cpi2",
-        *window,
-        overrides,
-        title="CPI² demo: %s" % run.scenario,
-        note="The run's work folder: %s." % run.dir,
-    )
+    with pipeline.ticking("drawing the HTML report: every panel's SQL over the run"):
+        page, counts, titles = report.report(
+            chclient.connect(stack.CLICKHOUSE),
+            "cpi2",
+            *window,
+            overrides,
+            title="CPI² demo: %s" % run.scenario,
+            note="The run's work folder: %s." % run.dir,
+        )
     path = os.path.join(run.dir, "cpi2-report.html")
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
@@ -323,7 +325,9 @@ def explore(run, a, t0, before_stop):
     if titles["empty"] or titles["error"]:
         print("  no data in this run: %s" % "; ".join(titles["empty"]))
         if any("(Telegraf)" in t for t in titles["empty"]):
-            print("  (Telegraf measures this machine, not the simulated hosts the host view shows)")
+            print(
+                "  (Telegraf measures real hosts, not the simulated ones the host view shows; make demo does not build it)"
+            )
     for t in titles["error"]:
         print("  FAILED: %s" % t)
     cmds = explore_commands(window, inc, record, m, png)

@@ -3,6 +3,7 @@ produces), cpi2-fleetsim playing the scenario into Kafka with its cgroup tree, o
 acting for every simulated host on that tree in simulated time, ClickHouse receiving
 everything. Used by `make demo` and by the end-to-end tests."""
 
+import contextlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -31,6 +33,27 @@ REST = os.path.join(ROOT, "flink-jobs", "scripts", "flink-rest.sh")
 
 def log(msg):
     print("e2e: " + msg, flush=True)
+
+
+@contextlib.contextmanager
+def ticking(what, every=20):
+    """Says what a slow step does, then the time so far every `every` seconds until it ends, and
+    the time it took (as stack/step.sh does for setup): nothing is silent for minutes."""
+    t0, done = time.time(), threading.Event()
+
+    def tick():
+        while not done.wait(every):
+            log("... %s: %.0f s so far" % (what, time.time() - t0))
+
+    log(what + " ...")
+    t = threading.Thread(target=tick, daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        done.set()
+        t.join()
+    log("%s: done in %.0f s" % (what, time.time() - t0))
 
 
 def apply_clickhouse_schema(database="cpi2"):
@@ -116,9 +139,14 @@ def submit_job(extra_args=(), options=None, savepoint="", jar=None):
     returns its id once it runs."""
     # flink-rest.sh waits until every task of the job and of the loader runs (a minute or more for
     # transactional sinks on a loaded machine)
-    jid = rest(
-        "submit", jar or JOB_JAR, savepoint, *(options if options is not None else job_options(extra_args)), timeout=420
-    )
+    with ticking("submitting the detection job and the loader to Flink (about a minute)"):
+        jid = rest(
+            "submit",
+            jar or JOB_JAR,
+            savepoint,
+            *(options if options is not None else job_options(extra_args)),
+            timeout=420,
+        )
     time.sleep(3)  # the Kafka source resolves "latest" when its readers start
     return jid
 
@@ -285,7 +313,7 @@ class Run:
             + self.fleetsim_args
         )
         path = os.path.join(self.dir, "fleetsim-warmup.log")
-        with open(path, "w") as f:
+        with open(path, "w") as f, ticking("publishing the warm-up (%s) at full speed" % self.scenario):
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=1800)
         text = open(path).read()
         done = re.findall(r"done: (\d+) samples", text)
@@ -297,9 +325,15 @@ class Run:
         log("warm-up: %d samples published; waiting until the job has read them" % n)
         t0 = time.time()
 
+        said = [t0]
+
         def read_all():
             self.monitor.poll(1)  # follows the outputs meanwhile: the consumer stays in its group
-            return samples_read(self.job)[0] >= n
+            read = samples_read(self.job)[0]
+            if time.time() - said[0] >= 20:
+                said[0] = time.time()
+                log("... the job has read %d of the warm-up's %d samples (%.0f s)" % (read, n, time.time() - t0))
+            return read >= n
 
         stack.wait_until(read_all, 1200, "the job to read the warm-up's %d samples" % n, interval=1)
         log("the job read the warm-up in %.0f s" % (time.time() - t0))
