@@ -5,7 +5,8 @@
 # .venv and no .stack), then once more warm. Debian's packages stay as they are: removing them
 # would break every other user of the machine, so "cold" here means everything but apt.
 # The shared caches (~/.m2, ~/go, ~/.cache) are never touched. Writes REPORT
-# (default bench-report/setup-tiers.md) with the conditions and both times.
+# (default bench-report/setup-tiers.md) with the conditions and both times, and beside it
+# demo-report.png: the cold run's HTML report as headless Chromium draws it.
 #
 # The clone's stack uses STACK_ENV's ports (default stack/stack.env): stop any stack on them first.
 # Needs about 20 minutes and 3 GB of disk under TMPDIR.
@@ -38,9 +39,21 @@ run() {
 # step_times LOG: the setup and build steps' own times, from their "done in" lines
 step_times() { grep -E '^(setup|build|stack): .*(done in|setup done)' "$1" | sed 's/^/    /' || true; }
 
+# shoot LOG: a screenshot of the HTML report the demo of LOG wrote (headless Chromium), next to REPORT
+shot="$(dirname "$report")/demo-report.png"
+shoot() {
+  local html
+  html="$(grep -o 'file://[^ ]*cpi2-report\.html' "$1" | tail -1 | sed 's|^file://||')"
+  [ -n "$html" ] || { echo "no HTML report named in $1" >&2; return 1; }
+  mkdir -p "$(dirname "$shot")"
+  "$clone/.venv/bin/python" -c 'import sys; from cpi2.testing import browser
+print(browser.screenshot_page(sys.argv[1], sys.argv[2], sys.argv[3]))' "$html" "$shot" "$work/chromium"
+}
+
 load0="$(load)"
 cold="$(run cold)"
 load1="$(load)"
+shot_height="$(shoot "$work/cold.log" || echo none)"
 warm="$(run warm)"
 load2="$(load)"
 (cd "$clone" && make down) > "$work/down.log" 2>&1 || true
@@ -73,5 +86,12 @@ mkdir -p "$(dirname "$report")"
   echo "The demo's own last lines (cold run):"
   echo
   grep -E 'The demo took|panels with data|most severe incident' "$work/cold.log" | sed 's/^/    /' || true
+  echo
+  if [ "$shot_height" != none ]; then
+    echo "The cold run's HTML report as headless Chromium drew it (1600 x $shot_height px):"
+    echo "[$(basename "$shot")]($(basename "$shot"))."
+  else
+    echo "No screenshot of the report: see the output of stack/measure-demo.sh."
+  fi
 } > "$report"
 echo "wrote $report; the clone and its logs stay in $work (rm -rf it when done)"

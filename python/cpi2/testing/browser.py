@@ -42,6 +42,22 @@ def screenshot(path, png, profile, width=1600, height=2400):
     _run([f"--window-size={width},{height}", "--hide-scrollbars", f"--screenshot={png}", f"file://{path}"], profile)
 
 
+def screenshot_page(path, png, profile, width=1600, max_height=16000):
+    """The whole page as one PNG: a window max_height tall (headless Chromium shoots the window,
+    not the page), cut below the page's last pixel that differs from its bottom-right corner (the
+    page's background). Returns the height kept."""
+    from PIL import Image, ImageChops
+
+    screenshot(path, png, profile, width, max_height)
+    with Image.open(png) as img:
+        img = img.convert("RGB")
+        bg = Image.new("RGB", img.size, img.getpixel((img.width - 1, img.height - 1)))
+        box = ImageChops.difference(img, bg).getbbox()
+        height = min(img.height, (box[3] if box else img.height) + 16)
+        img.crop((0, 0, img.width, height)).save(png, optimize=True)
+    return height
+
+
 def report_panels(page):
     """[(state, rows, drawn or None, title)] of every panel of a cpi2.grafana.report page; drawn is
     what the page's load handler counted in a browser (None before one loaded it)."""
