@@ -36,8 +36,9 @@ run() {
   echo $(($(date +%s) - t0))
 }
 
-# step_times LOG: the setup and build steps' own times, from their "done in" lines
-step_times() { grep -E '^(setup|build|stack): .*(done in|setup done)' "$1" | sed 's/^/    /' || true; }
+# step_times LOG: the setup and build steps' own times, from their "done in" lines (Maven's colour
+# escapes cut first: they start some of those lines)
+step_times() { sed 's/\x1b\[[0-9;]*m//g' "$1" | grep -E '^(setup|build|stack): .*(done in|setup done)' | sed 's/^/    /' || true; }
 
 # shoot LOG: a screenshot of the HTML report the demo of LOG wrote (headless Chromium), next to REPORT
 shot="$(dirname "$report")/demo-report.png"
