@@ -171,11 +171,16 @@ current-context: t
 }
 
 func identityBinary(t *testing.T) string {
-	if p := os.Getenv("CPI2_IDENTITY"); p != "" {
+	return goBinary(t, "CPI2_IDENTITY", "cpi2-k8s-identity", ".")
+}
+
+// goBinary is the binary env names (make test builds it), or pkg built for the test.
+func goBinary(t *testing.T, env, name, pkg string) string {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	p := filepath.Join(t.TempDir(), "cpi2-k8s-identity")
-	if out, err := exec.Command("go", "build", "-o", p, ".").CombinedOutput(); err != nil {
+	p := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", p, pkg).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return p

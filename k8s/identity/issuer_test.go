@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,17 +55,6 @@ func TestHostKeyVectors(t *testing.T) {
 			t.Errorf("%s: %s, want %s", row.Host, got, row.HostKeyHex)
 		}
 	}
-}
-
-func issuerBinary(t *testing.T) string {
-	if p := os.Getenv("CPI2_ISSUER"); p != "" {
-		return p
-	}
-	p := filepath.Join(t.TempDir(), "cpi2-issuer")
-	if out, err := exec.Command("go", "build", "-o", p, "./cmd/cpi2-issuer").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return p
 }
 
 func TestIssuerAgainstARealAPIServer(t *testing.T) {
@@ -121,7 +109,7 @@ func TestIssuerAgainstARealAPIServer(t *testing.T) {
 	must(t, cs.CoreV1().Pods("cpi2").Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}))
 
 	port := freePort(t)
-	p := spawn(t, issuerBinary(t), "--kubeconfig", s.kubeconfig(dir), "--master-file", masterFile, "--key-id", v.KeyID,
+	p := spawn(t, goBinary(t, "CPI2_ISSUER", "cpi2-issuer", "./cmd/cpi2-issuer"), "--kubeconfig", s.kubeconfig(dir), "--master-file", masterFile, "--key-id", v.KeyID,
 		"--namespace", "cpi2", "--listen", fmt.Sprintf("127.0.0.1:%d", port))
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/credentials", port)
 	ask := func(token string) (int, string) {
