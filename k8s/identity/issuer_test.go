@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,7 +110,8 @@ func TestIssuerAgainstARealAPIServer(t *testing.T) {
 	must(t, cs.CoreV1().Pods("cpi2").Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}))
 
 	port := freePort(t)
-	p := spawn(t, goBinary(t, "CPI2_ISSUER", "cpi2-issuer", "./cmd/cpi2-issuer"), "--kubeconfig", s.kubeconfig(dir), "--master-file", masterFile, "--key-id", v.KeyID,
+	bin := goBinary(t, "CPI2_ISSUER", "cpi2-issuer", "./cmd/cpi2-issuer")
+	p := spawn(t, bin, "--kubeconfig", s.kubeconfig(dir), "--master-file", masterFile, "--key-id", v.KeyID,
 		"--namespace", "cpi2", "--listen", fmt.Sprintf("127.0.0.1:%d", port))
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/credentials", port)
 	ask := func(token string) (int, string) {
@@ -179,6 +181,29 @@ func TestIssuerAgainstARealAPIServer(t *testing.T) {
 	}
 	if get, err := http.Get(url); err != nil || get.StatusCode != 405 {
 		t.Errorf("GET: %v %v", get, err)
+	}
+	// the agents' init step: the base client file with the node's lines appended; a refusal
+	// ends it at once with the reason
+	base := filepath.Join(dir, "kafka-collector.properties")
+	must(t, os.WriteFile(base, []byte("security.protocol=ssl\n"), 0o600))
+	out := filepath.Join(dir, "out")
+	must(t, os.Mkdir(out, 0o700))
+	for _, c := range []struct {
+		pod  *corev1.Pod
+		ok   bool
+		file string
+	}{{agentA, true, "security.protocol=ssl\n\n" + want("node-a")}, {other, false, "is not an agent"}} {
+		tf := filepath.Join(dir, "token")
+		must(t, os.WriteFile(tf, []byte(token(c.pod, "cpi2-issuer")), 0o600))
+		os.Remove(filepath.Join(out, "kafka-collector.properties"))
+		res, err := exec.Command(bin, "fetch", "--url", url, "--token-file", tf, "--out-dir", out, base).CombinedOutput()
+		got, _ := os.ReadFile(filepath.Join(out, "kafka-collector.properties"))
+		if c.ok && (err != nil || string(got) != c.file) {
+			t.Errorf("fetch for %s: %v %s, file %q, want %q", c.pod.Name, err, res, got, c.file)
+		}
+		if !c.ok && (err == nil || !strings.Contains(string(res), c.file) || got != nil) {
+			t.Errorf("fetch for %s: %v %s, file %q", c.pod.Name, err, res, got)
+		}
 	}
 	if strings.Contains(p.log.String(), v.MasterHex) {
 		t.Errorf("the master in the issuer's log")

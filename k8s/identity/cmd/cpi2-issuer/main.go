@@ -3,6 +3,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -11,6 +13,7 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +39,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "fetch" {
+		return fetch(args[1:], stderr)
+	}
 	fs := flag.NewFlagSet("cpi2-issuer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", ":8443", "address to serve POST /v1/credentials on")
@@ -49,7 +55,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig file (in-cluster config without it)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: cpi2-issuer --master-file FILE --namespace NS [options]\n\n"+
+		fmt.Fprintf(stderr, "usage: cpi2-issuer --master-file FILE --namespace NS [options]\n"+
+			"       cpi2-issuer fetch --url URL --token-file FILE --out-dir DIR BASE... (an agent's init step; fetch --help)\n\n"+
 			"Answers POST /v1/credentials (Authorization: Bearer <projected service-account token of an\n"+
 			"agent pod>) with the cpi2.host, cpi2.host.key and cpi2.host.key.id lines of the pod's node.\n\n")
 		fs.PrintDefaults()
@@ -112,4 +119,71 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	lg.Printf("serving HTTPS on %s", *listen)
 	return srv.ListenAndServeTLS(*cert, *key)
+}
+
+// fetch is an agent pod's init step: it asks the issuer for its node's lines with the pod's
+// token and writes each BASE client file, those lines appended, into DIR (a memory volume).
+func fetch(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cpi2-issuer fetch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", "", "the issuer's POST /v1/credentials URL (required)")
+	tokenFile := fs.String("token-file", "", "the pod's projected service-account token (required)")
+	caFile := fs.String("ca-file", "", "CA certificate of the issuer's TLS certificate (https URLs)")
+	outDir := fs.String("out-dir", "", "directory the client files are written to (required)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long (retries every 2 s until then)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *url == "" || *tokenFile == "" || *outDir == "" || fs.NArg() == 0 {
+		return errors.New("fetch: --url, --token-file, --out-dir and at least one BASE client file are required")
+	}
+	token, err := os.ReadFile(*tokenFile)
+	if err != nil {
+		return err
+	}
+	tr := &http.Transport{}
+	if *caFile != "" {
+		pem, err := os.ReadFile(*caFile)
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%s: no PEM certificate", *caFile)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var lines []byte
+	for t0 := time.Now(); ; time.Sleep(2 * time.Second) {
+		req, _ := http.NewRequest(http.MethodPost, *url, nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+		resp, err := hc.Do(req)
+		if err == nil {
+			lines, err = io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+			err = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(lines)))
+			if resp.StatusCode < 500 {
+				return err // refused: retrying would not help
+			}
+		}
+		if time.Since(t0) > *timeout {
+			return fmt.Errorf("no credentials within %s: %v", *timeout, err)
+		}
+		fmt.Fprintf(stderr, "cpi2-issuer fetch: %v (retrying)\n", err)
+	}
+	for _, base := range fs.Args() {
+		text, err := os.ReadFile(base)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(*outDir, filepath.Base(base))
+		if err := os.WriteFile(out, append(append(text, '\n'), lines...), 0o400); err != nil {
+			return err
+		}
+	}
+	return nil
 }
