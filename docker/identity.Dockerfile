@@ -3,7 +3,7 @@
 # version in it. Nothing else: no shell, no libraries; uid 65532, as the chart runs it.
 FROM scratch
 ARG VERSION
-COPY cpi2-k8s-identity /usr/local/bin/cpi2-k8s-identity
+COPY cpi2-k8s-identity cpi2-issuer /usr/local/bin/
 LABEL org.opencontainers.image.title="cpi2-k8s-identity" org.opencontainers.image.version="${VERSION}"
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/cpi2-k8s-identity"]

@@ -118,7 +118,7 @@ stage_identity() {
   local d="$CTX/identity"
   make --no-print-directory -C "$ROOT/k8s" build >/dev/null
   rm -rf "$d"; mkdir -p "$d"
-  cp "$ROOT/build/k8s/cpi2-k8s-identity" "$d/"
+  cp "$ROOT/build/k8s/cpi2-k8s-identity" "$ROOT/build/k8s/cpi2-issuer" "$d/"
 }
 
 # A folder of Maven Central's jars for the Flink image, by docker/flink/pom.xml's PROFILE, kept in

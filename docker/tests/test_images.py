@@ -120,6 +120,7 @@ def test_programs_know_the_options_compose_gives(staged, project, service, progr
         ("agents", "bin/cpi2-fleetsim"),
         ("agents", "bin/cpi2-enforcer"),
         ("identity", "cpi2-k8s-identity"),
+        ("identity", "cpi2-issuer"),
     ],
 )
 def test_programs_print_the_images_version(staged, ctx, program):
