@@ -43,11 +43,11 @@ class SignificanceTest {
 
   /**
    * The error rate the stand-out gate states, measured: two unrelated series of n samples, and how
-   * often their correlation's chance is at most 1%. Independent samples: at most 1% (within the
-   * Monte Carlo error of 20,000 trials) at 5 to 20 samples, and not far under it from 8 on. Bursty
-   * usage beside a CPI that drifts (both AR(1), rho 0.8): the plain t-test calls several times as
-   * many (5% at 10 samples, 9% at 20); with the effective count 2% at 10 samples and 1.6% at 20 (a
-   * lag-1 autocorrelation of a few values is a rough estimate).
+   * often their correlation's chance is at most 1%. Independent samples: the rate stays within the
+   * stated level (up to the Monte Carlo error) at 5 to 20 samples. Bursty usage beside a CPI that
+   * drifts (both AR(1)): the plain t-test calls several times as many, the effective count brings
+   * it back near the level (a lag-1 autocorrelation of a few values is a rough estimate); the
+   * measured rates are in the message of the commit that took them out of this comment.
    */
   @Test
   void theChanceIsTheErrorRateAtTheSampleCount() {

@@ -176,11 +176,11 @@ class SignalDetectionIT {
   }
 
   /**
-   * A short-request server (the real-service lab's redis: 5 replicas on one host, 3 us of work per
-   * GET at 1000 requests/s each) waits 0.03 of each 1 s window; a CPU hog or a cache stressor
-   * beside it takes its p99 7-9x higher (lab calibration) while it waits only 0.11-0.23 of each
-   * window, far under a quarter. With the 1-second profile's defaults it is named and capped within
-   * five windows of the hog's start, on every replica's pressure.
+   * A short-request server (shaped like the real-service lab's redis: 5 replicas on one host, a few
+   * us of work per request) waits a few hundredths of each 1 s window; a CPU hog beside it hurts it
+   * badly (bench-report/lab-calibration.md) while it still waits well under a quarter of each
+   * window. With the 1-second profile's defaults it is named and capped within five windows of the
+   * hog's start, on every replica's pressure.
    */
   @Test
   void aShortRequestServerHurtSevenfoldIsCaughtThoughItWaitsUnderAQuarter() throws Exception {
